@@ -1,0 +1,13 @@
+//! Orchestration: reads a kustomization tree and produces its resources, as
+//! `kustomize build` does.
+
+pub mod error;
+pub mod kustomization;
+pub mod loader;
+pub mod read;
+pub mod target;
+
+pub use error::BuildError;
+pub use kustomization::{Kustomization, SortOptions};
+pub use loader::{LoadRestrictor, Loader};
+pub use target::{build, BuildOptions};

@@ -1,0 +1,131 @@
+//! File access for a build: resolving paths against a kustomization root and
+//! enforcing the load restrictor.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{BuildError, BuildResult};
+
+/// Which files a kustomization may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadRestrictor {
+    /// Only files in or below the kustomization's directory (Kustomize's default).
+    #[default]
+    RootOnly,
+    /// Any file.
+    None,
+}
+
+impl std::str::FromStr for LoadRestrictor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "LoadRestrictionsRootOnly" | "rootOnly" => Ok(LoadRestrictor::RootOnly),
+            "LoadRestrictionsNone" | "none" => Ok(LoadRestrictor::None),
+            other => Err(format!(
+                "invalid load restrictor '{other}': use LoadRestrictionsRootOnly or LoadRestrictionsNone"
+            )),
+        }
+    }
+}
+
+/// Reads files relative to one kustomization root.
+#[derive(Debug, Clone)]
+pub struct Loader {
+    /// The kustomization's directory, with symlinks resolved.
+    pub root: PathBuf,
+    /// The file restriction in force.
+    pub restrictor: LoadRestrictor,
+}
+
+/// What a path in `resources:` names.
+pub enum Entry {
+    /// A directory holding a kustomization.
+    Dir(PathBuf),
+    /// A file of resources.
+    File(PathBuf),
+}
+
+impl Loader {
+    /// A loader rooted at `dir` (which must exist and be a directory).
+    pub fn new(dir: &Path, restrictor: LoadRestrictor) -> BuildResult<Loader> {
+        let root = canonical(dir)?;
+        if !root.is_dir() {
+            return Err(BuildError::new(format!(
+                "must build at directory: '{}': file is not directory",
+                root.display()
+            )));
+        }
+        Ok(Loader { root, restrictor })
+    }
+
+    /// Classifies a `resources:` path: a directory or a file (with symlinks
+    /// resolved). Files are subject to the load restrictor.
+    pub fn entry(&self, rel: &str) -> BuildResult<Entry> {
+        let joined = self.root.join(rel);
+        let path = canonical(&joined)?;
+        if path.is_dir() {
+            return Ok(Entry::Dir(path));
+        }
+        self.check_restriction(&path)?;
+        Ok(Entry::File(path))
+    }
+
+    /// Resolves a file path and checks the load restrictor.
+    pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
+        let path = canonical(&self.root.join(rel))?;
+        self.check_restriction(&path)?;
+        Ok(path)
+    }
+
+    fn check_restriction(&self, path: &Path) -> BuildResult<()> {
+        if self.restrictor == LoadRestrictor::RootOnly && !path.starts_with(&self.root) {
+            return Err(BuildError::new(format!(
+                "security; file '{}' is not in or below '{}' (use --load-restrictor LoadRestrictionsNone to allow it)",
+                path.display(),
+                self.root.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads a file as UTF-8 text.
+    pub fn read(&self, path: &Path) -> BuildResult<String> {
+        read_text(path)
+    }
+}
+
+/// Resolves symlinks, with Kustomize's wording when the path does not exist.
+pub fn canonical(path: &Path) -> BuildResult<PathBuf> {
+    std::fs::canonicalize(path).map_err(|e| {
+        BuildError::new(format!(
+            "evalsymlink failure on '{}' : {}",
+            path.display(),
+            describe_io(&e)
+        ))
+    })
+}
+
+fn describe_io(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Reads a file as UTF-8, reporting the line and column of invalid bytes.
+pub fn read_text(path: &Path) -> BuildResult<String> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        BuildError::new(format!("{}: cannot read file: {}", path.display(), describe_io(&e)))
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let col = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        BuildError::new(format!(
+            "{}:{line}:{col}: invalid UTF-8: the file must be UTF-8 encoded text",
+            path.display()
+        ))
+    })
+}

@@ -1,0 +1,14 @@
+//! Resources and their identity: the layer between YAML nodes and the
+//! operations that transform them.
+
+pub mod id;
+pub mod order;
+pub mod resmap;
+pub mod resource;
+pub mod scope;
+
+pub use id::{Gvk, ResId};
+pub use order::{sort_legacy, LegacyOrder};
+pub use resmap::{ResMap, ResMapError};
+pub use resource::{Resource, ResourceError};
+pub use scope::is_cluster_scoped;

@@ -1,0 +1,111 @@
+//! Output order: Kustomize's legacy kind-based ordering.
+
+use std::collections::HashMap;
+
+use crate::id::ResId;
+use crate::resource::Resource;
+
+/// Kinds printed first, in this order, by the default ordering.
+pub const DEFAULT_ORDER_FIRST: [&str; 22] = [
+    "Namespace",
+    "ResourceQuota",
+    "StorageClass",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "PodSecurityPolicy",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "Secret",
+    "Endpoints",
+    "Service",
+    "LimitRange",
+    "PriorityClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Deployment",
+    "StatefulSet",
+    "CronJob",
+    "PodDisruptionBudget",
+];
+
+/// Kinds printed last, in this order, by the default ordering.
+pub const DEFAULT_ORDER_LAST: [&str; 2] = [
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+/// A legacy ordering: kinds listed first, then all others, then kinds listed last.
+#[derive(Debug, Clone)]
+pub struct LegacyOrder {
+    rank: HashMap<String, i64>,
+}
+
+impl Default for LegacyOrder {
+    fn default() -> Self {
+        LegacyOrder::new(
+            DEFAULT_ORDER_FIRST.iter().map(|s| s.to_string()).collect(),
+            DEFAULT_ORDER_LAST.iter().map(|s| s.to_string()).collect(),
+        )
+    }
+}
+
+impl LegacyOrder {
+    /// An ordering from explicit first and last kind lists.
+    pub fn new(first: Vec<String>, last: Vec<String>) -> LegacyOrder {
+        let mut rank = HashMap::new();
+        let n = first.len() as i64;
+        for (i, k) in first.into_iter().enumerate() {
+            rank.insert(k, i as i64 - n);
+        }
+        for (i, k) in last.into_iter().enumerate() {
+            rank.insert(k, i as i64 + 1);
+        }
+        LegacyOrder { rank }
+    }
+
+    fn rank(&self, kind: &str) -> i64 {
+        self.rank.get(kind).copied().unwrap_or(0)
+    }
+}
+
+/// Sorts resources by kind rank, then by `Kind.version.group`, then by
+/// namespace and name. Stable, so equal ids keep their input order.
+pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
+    let mut keyed: Vec<(i64, String, ResId, usize)> = resources
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let id = r.id();
+            (order.rank(&id.gvk.kind), id.gvk.to_string(), id, i)
+        })
+        .collect();
+    keyed.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| {
+                if a.2.gvk == b.2.gvk {
+                    std::cmp::Ordering::Equal
+                } else {
+                    a.1.cmp(&b.1)
+                }
+            })
+            .then_with(|| a.2.namespace.cmp(&b.2.namespace))
+            .then_with(|| a.2.name.cmp(&b.2.name))
+    });
+    let perm: Vec<usize> = keyed.into_iter().map(|k| k.3).collect();
+    apply_permutation(resources, perm);
+}
+
+fn apply_permutation(resources: &mut [Resource], perm: Vec<usize>) {
+    let mut taken: Vec<Option<Resource>> = resources
+        .iter_mut()
+        .map(|r| Some(std::mem::replace(r, Resource { node: krusty_yaml::Node::null() })))
+        .collect();
+    for (slot, from) in resources.iter_mut().zip(perm) {
+        if let Some(r) = taken[from].take() {
+            *slot = r;
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! An ordered collection of resources with unique identities.
+
+use std::collections::HashMap;
+
+use crate::id::ResId;
+use crate::resource::Resource;
+
+/// Why resources could not be added.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResMapError {
+    /// A resource with the same identity is already present.
+    Duplicate(ResId),
+}
+
+impl std::fmt::Display for ResMapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResMapError::Duplicate(id) => write!(
+                f,
+                "may not add resource with an already registered id: {id}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ResMapError {}
+
+/// Resources in the order they were added, indexed by identity.
+#[derive(Debug, Clone, Default)]
+pub struct ResMap {
+    resources: Vec<Resource>,
+    index: HashMap<ResId, usize>,
+}
+
+impl ResMap {
+    /// An empty map.
+    pub fn new() -> ResMap {
+        ResMap::default()
+    }
+
+    /// Adds a resource; its identity must be new.
+    pub fn append(&mut self, r: Resource) -> Result<(), ResMapError> {
+        let id = r.id();
+        if self.index.contains_key(&id) {
+            return Err(ResMapError::Duplicate(id));
+        }
+        self.index.insert(id, self.resources.len());
+        self.resources.push(r);
+        Ok(())
+    }
+
+    /// Adds every resource of `other`, in order.
+    pub fn append_all(&mut self, other: ResMap) -> Result<(), ResMapError> {
+        self.resources.reserve(other.resources.len());
+        for r in other.resources {
+            self.append(r)?;
+        }
+        Ok(())
+    }
+
+    /// The resource with this identity.
+    pub fn get(&self, id: &ResId) -> Option<&Resource> {
+        self.index.get(id).map(|&i| &self.resources[i])
+    }
+
+    /// Number of resources.
+    pub fn len(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// `true` if there are no resources.
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+    }
+
+    /// Resources in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Resource> {
+        self.resources.iter()
+    }
+
+    /// Takes the resources out, in order.
+    pub fn into_vec(self) -> Vec<Resource> {
+        self.resources
+    }
+
+    /// Builds a map from resources already known to have unique identities
+    /// (e.g. after reordering a valid map).
+    pub fn from_vec(resources: Vec<Resource>) -> Result<ResMap, ResMapError> {
+        let mut m = ResMap::new();
+        for r in resources {
+            m.append(r)?;
+        }
+        Ok(m)
+    }
+}

@@ -1,0 +1,94 @@
+//! A resource: one YAML mapping with `apiVersion`, `kind` and `metadata`.
+
+use krusty_yaml::{Node, Value};
+
+use crate::id::{Gvk, ResId};
+
+/// Why a document cannot be a resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceError(pub String);
+
+impl std::fmt::Display for ResourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ResourceError {}
+
+/// One Kubernetes-style object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    /// The object's root mapping.
+    pub node: Node,
+}
+
+impl Resource {
+    /// Wraps a mapping node as a resource, checking it has the fields every
+    /// resource needs.
+    pub fn from_node(node: Node) -> Result<Resource, ResourceError> {
+        if !matches!(node.value, Value::Map(_)) {
+            return Err(ResourceError(
+                "a resource must be a YAML mapping (object)".into(),
+            ));
+        }
+        let r = Resource { node };
+        if r.kind().is_empty() {
+            return Err(ResourceError("missing kind in object".into()));
+        }
+        Ok(r)
+    }
+
+    fn str_at(&self, path: &[&str]) -> &str {
+        self.node
+            .get_path(path)
+            .and_then(Node::as_str)
+            .unwrap_or("")
+    }
+
+    /// `kind`.
+    pub fn kind(&self) -> &str {
+        self.str_at(&["kind"])
+    }
+
+    /// `apiVersion`.
+    pub fn api_version(&self) -> &str {
+        self.str_at(&["apiVersion"])
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        self.str_at(&["metadata", "name"])
+    }
+
+    /// `metadata.namespace`.
+    pub fn namespace(&self) -> &str {
+        self.str_at(&["metadata", "namespace"])
+    }
+
+    /// Group, version and kind.
+    pub fn gvk(&self) -> Gvk {
+        Gvk::from_api_version(self.api_version(), self.kind())
+    }
+
+    /// The current identity.
+    pub fn id(&self) -> ResId {
+        ResId {
+            gvk: self.gvk(),
+            name: self.name().to_string(),
+            namespace: self.namespace().to_string(),
+        }
+    }
+
+    /// `true` for `kind: List` and other `...List` kinds holding `items`.
+    pub fn is_list(&self) -> bool {
+        self.kind().ends_with("List") && self.node.get("items").is_some()
+    }
+
+    /// An annotation's value.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.node
+            .get_path(&["metadata", "annotations", key])
+            .and_then(Node::as_str)
+    }
+}

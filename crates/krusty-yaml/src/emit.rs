@@ -1,0 +1,681 @@
+//! Writes nodes exactly as `kustomize build` prints resources.
+//!
+//! Kustomize turns each resource into JSON and back into YAML with go-yaml v2,
+//! so its output has: keys in go-yaml's "natural" order, no comments, values
+//! typed as go-yaml v3 read them, strings quoted only where a reader would
+//! mistake them for another type or where the syntax needs it, literal block
+//! scalars for multi-line strings, sequences not indented under their key, and
+//! long plain and quoted strings folded after column 80. This module
+//! reproduces those rules; the rule for each choice is documented beside it.
+
+use crate::keyorder::natural_less;
+use crate::node::{Node, Value};
+use crate::resolve::{go_parse_int, needs_quotes, resolve_input, Resolved};
+
+/// Fold plain and quoted scalars once a line is longer than this.
+const BEST_WIDTH: usize = 80;
+/// Indentation step.
+const BEST_INDENT: usize = 2;
+/// Keys longer than this are not simple keys.
+const MAX_SIMPLE_KEY: usize = 128;
+
+/// Why a node cannot be printed the way Kustomize prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmitError(pub String);
+
+impl std::fmt::Display for EmitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EmitError {}
+
+/// Appends `node` to `out` as one Kustomize-formatted YAML document (no `---`).
+pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
+    let mut e = Emitter {
+        out,
+        col: 0,
+        open_ended: false,
+    };
+    match &node.value {
+        Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
+        Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
+        _ => {
+            e.inline_value(node, 0, true)?;
+            e.newline();
+        }
+    }
+    if e.open_ended {
+        e.out.push_str("...\n");
+    }
+    Ok(())
+}
+
+/// Emits one document to a new string.
+pub fn to_kustomize_yaml(node: &Node) -> Result<String, EmitError> {
+    let mut out = String::new();
+    emit_document(node, &mut out)?;
+    Ok(out)
+}
+
+struct Emitter<'o> {
+    out: &'o mut String,
+    /// Current column in characters.
+    col: usize,
+    /// A keep-chomped literal was the last thing written.
+    open_ended: bool,
+}
+
+/// How a string scalar will be written.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Style {
+    Plain,
+    Single,
+    Double,
+    Literal,
+}
+
+impl Emitter<'_> {
+    fn push(&mut self, s: &str) {
+        self.out.push_str(s);
+        self.col += if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
+    }
+
+    fn push_char(&mut self, c: char) {
+        self.out.push(c);
+        self.col += 1;
+    }
+
+    fn newline(&mut self) {
+        self.out.push('\n');
+        self.col = 0;
+    }
+
+    fn pad_to(&mut self, indent: usize) {
+        while self.col < indent {
+            self.out.push(' ');
+            self.col += 1;
+        }
+    }
+
+    /// A block mapping whose keys stand at column `indent`. With `inline_first`
+    /// the first key continues the current line (after `- `).
+    fn block_map(
+        &mut self,
+        entries: &[(Node, Node)],
+        indent: usize,
+        inline_first: bool,
+        root: bool,
+    ) -> Result<(), EmitError> {
+        let mut keyed: Vec<(&str, &Node)> = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            let key = match &k.value {
+                Value::Scalar(s) => {
+                    if !root && !matches!(resolve_input(s), Resolved::Str(_)) {
+                        return Err(EmitError(format!(
+                            "json: unsupported type: map[interface {{}}]interface {{}} (key {:?} is not a string)",
+                            s.text
+                        )));
+                    }
+                    s.text.as_str()
+                }
+                _ => {
+                    return Err(EmitError(
+                        "json: unsupported type: map[interface {}]interface {} (a key is a collection)"
+                            .into(),
+                    ))
+                }
+            };
+            keyed.push((key, v));
+        }
+        keyed.sort_by(|a, b| {
+            if natural_less(a.0, b.0) {
+                std::cmp::Ordering::Less
+            } else if natural_less(b.0, a.0) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        for (i, (key, value)) in keyed.into_iter().enumerate() {
+            if i > 0 || !inline_first {
+                self.pad_to(indent);
+            }
+            self.key(key, indent)?;
+            self.push_char(':');
+            self.open_ended = false;
+            match &value.value {
+                Value::Map(m) if !m.is_empty() => {
+                    self.newline();
+                    self.block_map(m, indent + BEST_INDENT, false, false)?;
+                }
+                Value::Seq(s) if !s.is_empty() => {
+                    self.newline();
+                    self.block_seq(s, indent, false)?;
+                }
+                _ => {
+                    self.push_char(' ');
+                    self.inline_value(value, indent + BEST_INDENT, false)?;
+                    self.newline();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A block sequence whose `-` stand at column `indent`.
+    fn block_seq(
+        &mut self,
+        items: &[Node],
+        indent: usize,
+        inline_first: bool,
+    ) -> Result<(), EmitError> {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 || !inline_first {
+                self.pad_to(indent);
+            }
+            self.push_char('-');
+            self.open_ended = false;
+            self.push_char(' ');
+            match &item.value {
+                Value::Map(m) if !m.is_empty() => {
+                    self.block_map(m, indent + BEST_INDENT, true, false)?
+                }
+                Value::Seq(s) if !s.is_empty() => {
+                    self.block_seq(s, indent + BEST_INDENT, true)?
+                }
+                _ => {
+                    self.inline_value(item, indent + BEST_INDENT, false)?;
+                    self.newline();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A scalar or empty collection on the current line. `indent` is where
+    /// continuation lines of a folded or block scalar start.
+    fn inline_value(&mut self, node: &Node, indent: usize, _root: bool) -> Result<(), EmitError> {
+        match &node.value {
+            Value::Map(_) => self.push("{}"),
+            Value::Seq(_) => self.push("[]"),
+            Value::Scalar(s) => match resolve_input(s) {
+                Resolved::Null => self.push("null"),
+                Resolved::Bool(b) => self.push(if b { "true" } else { "false" }),
+                Resolved::Int(i) => self.push(&i.to_string()),
+                Resolved::Float(f) => {
+                    let text = float_text(f)?;
+                    self.push(&text);
+                }
+                Resolved::Str(text) => self.string(text, indent, false)?,
+            },
+        }
+        Ok(())
+    }
+
+    fn key(&mut self, key: &str, indent: usize) -> Result<(), EmitError> {
+        if key.chars().count() > MAX_SIMPLE_KEY || key.contains('\n') {
+            return Err(EmitError(format!(
+                "keys longer than {MAX_SIMPLE_KEY} characters or with line breaks are not supported: {:?}",
+                key.chars().take(40).collect::<String>()
+            )));
+        }
+        self.string(key, indent, true)
+    }
+
+    fn string(&mut self, text: &str, indent: usize, simple_key: bool) -> Result<(), EmitError> {
+        let style = select_style(text, simple_key);
+        let allow_breaks = !simple_key;
+        match style {
+            Style::Plain => self.plain(text, indent, allow_breaks),
+            Style::Single => self.single(text, indent, allow_breaks),
+            Style::Double => self.double(text, indent, allow_breaks),
+            Style::Literal => self.literal(text, indent),
+        }
+        Ok(())
+    }
+
+    fn break_line(&mut self, indent: usize) {
+        self.newline();
+        self.pad_to(indent);
+    }
+
+    fn plain(&mut self, text: &str, indent: usize, allow_breaks: bool) {
+        // Fast path: nothing can fold.
+        if !allow_breaks || self.col + text.len() <= BEST_WIDTH + 1 {
+            self.push(text);
+            return;
+        }
+        let chars: Vec<char> = text.chars().collect();
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let next_space = chars.get(i + 1) == Some(&' ');
+                if !spaces && self.col > BEST_WIDTH && !next_space {
+                    self.break_line(indent);
+                } else {
+                    self.push_char(c);
+                }
+                spaces = true;
+            } else {
+                self.push_char(c);
+                spaces = false;
+            }
+        }
+    }
+
+    fn single(&mut self, text: &str, indent: usize, allow_breaks: bool) {
+        self.push_char('\'');
+        let chars: Vec<char> = text.chars().collect();
+        let last = chars.len().saturating_sub(1);
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let next_space = chars.get(i + 1) == Some(&' ');
+                if allow_breaks
+                    && !spaces
+                    && self.col > BEST_WIDTH
+                    && i != 0
+                    && i != last
+                    && !next_space
+                {
+                    self.break_line(indent);
+                } else {
+                    self.push_char(c);
+                }
+                spaces = true;
+            } else {
+                if c == '\'' {
+                    self.push_char('\'');
+                }
+                self.push_char(c);
+                spaces = false;
+            }
+        }
+        self.push_char('\'');
+    }
+
+    fn double(&mut self, text: &str, indent: usize, allow_breaks: bool) {
+        self.push_char('"');
+        let chars: Vec<char> = text.chars().collect();
+        let last = chars.len().saturating_sub(1);
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if !is_printable(c) || c == '\u{feff}' || is_break(c) || c == '"' || c == '\\' {
+                self.escape(c);
+                spaces = false;
+            } else if c == ' ' {
+                if allow_breaks && !spaces && self.col > BEST_WIDTH && i != 0 && i != last {
+                    self.break_line(indent);
+                    if chars.get(i + 1) == Some(&' ') {
+                        self.push_char('\\');
+                    }
+                } else {
+                    self.push_char(c);
+                }
+                spaces = true;
+            } else {
+                self.push_char(c);
+                spaces = false;
+            }
+        }
+        self.push_char('"');
+    }
+
+    fn escape(&mut self, c: char) {
+        self.push_char('\\');
+        let simple = match c {
+            '\0' => Some('0'),
+            '\x07' => Some('a'),
+            '\x08' => Some('b'),
+            '\t' => Some('t'),
+            '\n' => Some('n'),
+            '\x0b' => Some('v'),
+            '\x0c' => Some('f'),
+            '\r' => Some('r'),
+            '\x1b' => Some('e'),
+            '"' => Some('"'),
+            '\\' => Some('\\'),
+            '\u{85}' => Some('N'),
+            '\u{a0}' => Some('_'),
+            '\u{2028}' => Some('L'),
+            '\u{2029}' => Some('P'),
+            _ => None,
+        };
+        match simple {
+            Some(s) => self.push_char(s),
+            None => {
+                let v = c as u32;
+                let text = if v <= 0xFF {
+                    format!("x{v:02X}")
+                } else if v <= 0xFFFF {
+                    format!("u{v:04X}")
+                } else {
+                    format!("U{v:08X}")
+                };
+                self.push(&text);
+            }
+        }
+    }
+
+    fn literal(&mut self, text: &str, indent: usize) {
+        self.push_char('|');
+        let first = text.chars().next();
+        if first.is_some_and(|c| c == ' ' || is_break(c)) {
+            self.push(&BEST_INDENT.to_string());
+        }
+        let mut rev = text.chars().rev();
+        let last = rev.next();
+        let before_last = rev.next();
+        let keep = match last {
+            Some(c) if !is_break(c) => {
+                self.push_char('-');
+                false
+            }
+            _ => match before_last {
+                None => true,
+                Some(c) => is_break(c),
+            },
+        };
+        if keep {
+            self.push_char('+');
+        }
+        self.newline();
+        let mut breaks = true;
+        for c in text.chars() {
+            if is_break(c) {
+                self.out.push(c);
+                self.col = 0;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.pad_to(indent);
+                    breaks = false;
+                }
+                self.push_char(c);
+            }
+        }
+        // The caller ends the line; a literal already ends with its break
+        // unless chomped with `-`.
+        if keep || matches!(last, Some(c) if is_break(c)) {
+            // Undo the newline the caller will add: literals end at column 0.
+            self.suppress_next_newline();
+        }
+        self.open_ended = keep;
+    }
+
+    fn suppress_next_newline(&mut self) {
+        // Remove the final break; the caller's newline() restores it.
+        if self.out.ends_with('\n') {
+            self.out.pop();
+        }
+    }
+}
+
+/// The style go-yaml v2 ends up with for a string.
+fn select_style(text: &str, simple_key: bool) -> Style {
+    let requested = if text.contains('\n') {
+        Style::Literal
+    } else if needs_quotes(text) {
+        Style::Double
+    } else {
+        Style::Plain
+    };
+    if requested == Style::Double {
+        return Style::Double;
+    }
+    let a = analyze(text);
+    let mut style = requested;
+    if style == Style::Plain && (!a.block_plain_allowed || (text.is_empty() && simple_key)) {
+        style = Style::Single;
+    }
+    if style == Style::Single && !a.single_quoted_allowed {
+        style = Style::Double;
+    }
+    if style == Style::Literal && (!a.block_allowed || simple_key) {
+        style = Style::Double;
+    }
+    style
+}
+
+struct Analysis {
+    block_plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+/// What a scalar's characters allow, as libyaml's emitter judges it.
+fn analyze(text: &str) -> Analysis {
+    if text.is_empty() {
+        return Analysis {
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    let mut block_indicators = text.starts_with("---") || text.starts_with("...");
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break, mut previous_space, mut previous_break) =
+        (false, false, false, false);
+    let mut line_breaks = false;
+    let mut special = false;
+    let mut preceded_by_ws = true;
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    for i in 0..n {
+        let c = chars[i];
+        let followed_by_ws = i + 1 >= n || matches!(chars[i + 1], ' ' | '\t');
+        if i == 0 {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => block_indicators = true,
+                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_ws => block_indicators = true,
+                '#' if preceded_by_ws => block_indicators = true,
+                _ => {}
+            }
+        }
+        if !is_printable(c) {
+            special = true;
+        }
+        if c == ' ' {
+            if i == 0 {
+                leading_space = true;
+            }
+            if i + 1 == n {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            if i == 0 {
+                leading_break = true;
+            }
+            if i + 1 == n {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_ws = matches!(c, ' ' | '\t' | '\0') || is_break(c);
+    }
+    let mut a = Analysis {
+        block_plain_allowed: true,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        a.block_plain_allowed = false;
+    }
+    if trailing_space {
+        a.block_allowed = false;
+    }
+    if break_space {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+    }
+    if space_break || special {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+        a.block_allowed = false;
+    }
+    if line_breaks || block_indicators {
+        a.block_plain_allowed = false;
+    }
+    a
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// go-yaml's printable set: LF, printable ASCII, and the BMP above U+00A0 except
+/// surrogates, U+FEFF, U+FFFE and U+FFFF. Characters outside the BMP count as
+/// not printable there, so they end up escaped.
+fn is_printable(c: char) -> bool {
+    let v = c as u32;
+    v == 0x0A
+        || (0x20..=0x7E).contains(&v)
+        || (0xA0..=0xD7FF).contains(&v)
+        || ((0xE000..=0xFFFD).contains(&v) && v != 0xFEFF)
+}
+
+/// Formats a float the way it comes out of JSON and back through go-yaml v2.
+fn float_text(f: f64) -> Result<String, EmitError> {
+    if !f.is_finite() {
+        let name = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(EmitError(format!("json: unsupported value: {name}")));
+    }
+    let json = go_json_float(f);
+    if let Some(i) = go_parse_int(&json) {
+        return Ok(i.to_string());
+    }
+    let reparsed: f64 = json.parse().unwrap_or(f);
+    Ok(go_format_g(reparsed))
+}
+
+/// Shortest decimal digits and exponent of `f` (`d.ddd × 10^exp`).
+fn shortest_digits(f: f64) -> (String, i32) {
+    let s = format!("{:e}", f.abs());
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    (digits, exp.parse().unwrap_or(0))
+}
+
+/// Go's `encoding/json` float format: plain decimal within [1e-6, 1e21),
+/// exponent form (with a trimmed exponent) outside.
+fn go_json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let (digits, exp) = shortest_digits(f);
+    let sign = if f < 0.0 { "-" } else { "" };
+    if (1e-6..1e21).contains(&abs) {
+        format!("{sign}{}", fixed_notation(&digits, exp))
+    } else {
+        let mut m = digits[..1].to_string();
+        if digits.len() > 1 {
+            m.push('.');
+            m.push_str(&digits[1..]);
+        }
+        let esign = if exp < 0 { '-' } else { '+' };
+        let e = exp.abs();
+        let etext = if e < 10 && exp >= 0 {
+            format!("0{e}")
+        } else {
+            e.to_string()
+        };
+        // JSON trims `e-07` to `e-7` but keeps `e+21`.
+        format!("{sign}{m}e{esign}{etext}")
+    }
+}
+
+fn fixed_notation(digits: &str, exp: i32) -> String {
+    let point = exp + 1; // digits before the decimal point
+    if point <= 0 {
+        format!("0.{}{}", "0".repeat((-point) as usize), digits)
+    } else if point as usize >= digits.len() {
+        format!("{}{}", digits, "0".repeat(point as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    }
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`: shortest digits, exponent
+/// form when the decimal exponent is below -4 or at least 6.
+fn go_format_g(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let (digits, exp) = shortest_digits(f);
+    let sign = if f < 0.0 { "-" } else { "" };
+    if !(-4..6).contains(&exp) {
+        exp_notation(sign, &digits, exp)
+    } else {
+        format!("{sign}{}", fixed_notation(&digits, exp))
+    }
+}
+
+fn exp_notation(sign: &str, digits: &str, exp: i32) -> String {
+    let mut m = digits[..1].to_string();
+    if digits.len() > 1 {
+        m.push('.');
+        m.push_str(&digits[1..]);
+    }
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}{m}e{esign}{:02}", exp.abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_floats() {
+        assert_eq!(go_json_float(1.5), "1.5");
+        assert_eq!(go_json_float(1e21), "1e+21");
+        assert_eq!(go_json_float(1e-7), "1e-7");
+        assert_eq!(go_json_float(100.0), "100");
+        assert_eq!(float_text(1.0).unwrap(), "1");
+        assert_eq!(float_text(0.000001).unwrap(), "0.000001");
+    }
+
+    #[test]
+    fn styles() {
+        assert_eq!(select_style("abc", false), Style::Plain);
+        assert_eq!(select_style("- a", false), Style::Single);
+        assert_eq!(select_style("a: b", false), Style::Single);
+        assert_eq!(select_style("yes", false), Style::Double);
+        assert_eq!(select_style("a\nb", false), Style::Literal);
+        assert_eq!(select_style("a \nb", false), Style::Double);
+        assert_eq!(select_style("a\tb", false), Style::Double);
+        assert_eq!(select_style(" a", false), Style::Single);
+    }
+}

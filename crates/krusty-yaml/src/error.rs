@@ -1,0 +1,34 @@
+//! Errors from reading YAML, with the position they were found at.
+
+use crate::node::Pos;
+
+/// A YAML syntax or limit error at a source position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlError {
+    /// What went wrong.
+    pub message: String,
+    /// Where it went wrong.
+    pub pos: Pos,
+}
+
+impl YamlError {
+    /// An error at `pos`.
+    pub fn new(pos: Pos, message: impl Into<String>) -> YamlError {
+        YamlError {
+            message: message.into(),
+            pos,
+        }
+    }
+}
+
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.pos.line, self.pos.col, self.message
+        )
+    }
+}
+
+impl std::error::Error for YamlError {}

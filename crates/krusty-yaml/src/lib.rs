@@ -1,0 +1,21 @@
+//! krusty's YAML engine: a reader that keeps positions, styles and comments,
+//! and a writer that prints exactly what `kustomize build` prints.
+//!
+//! ```
+//! let docs = krusty_yaml::parse_stream("b: 1\na: 'x'\n").unwrap();
+//! let root = docs[0].root.as_ref().unwrap();
+//! assert_eq!(krusty_yaml::to_kustomize_yaml(root).unwrap(), "a: x\nb: 1\n");
+//! ```
+
+pub mod emit;
+pub mod error;
+pub mod keyorder;
+pub mod node;
+pub mod parse;
+pub mod resolve;
+
+pub use emit::{emit_document, to_kustomize_yaml, EmitError};
+pub use error::YamlError;
+pub use node::{Comments, Document, Node, Pos, Scalar, ScalarStyle, Value};
+pub use parse::{parse_stream, parse_stream_with, Limits};
+pub use resolve::{resolve_input, Resolved};

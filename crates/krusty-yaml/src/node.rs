@@ -1,0 +1,252 @@
+//! The document model: a tree of nodes that remembers where each node came from
+//! and enough of its source form (scalar style, tags, comments, key order) to
+//! write a file back the way a person wrote it.
+
+/// A position in a source file: 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    /// 1-based line number.
+    pub line: u32,
+    /// 1-based column number (in characters).
+    pub col: u32,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// How a scalar was written in the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScalarStyle {
+    /// Unquoted; its type is resolved from its text.
+    #[default]
+    Plain,
+    /// `'single quoted'`.
+    SingleQuoted,
+    /// `"double quoted"`.
+    DoubleQuoted,
+    /// `|` literal block.
+    Literal,
+    /// `>` folded block.
+    Folded,
+}
+
+/// A scalar: its text after YAML escape and folding rules, and how it was written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Scalar {
+    /// The scalar's value text.
+    pub text: String,
+    /// Source style; `Plain` scalars are typed by resolution, others are strings.
+    pub style: ScalarStyle,
+    /// An explicit tag such as `!!str` or `!custom`, as written.
+    pub tag: Option<Box<str>>,
+}
+
+/// Comments attached to a node, kept for comment-preserving round trips.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comments {
+    /// Whole-line comments directly above the node (without the `#`).
+    pub head: Vec<String>,
+    /// A comment after the node on the same line.
+    pub line: Option<String>,
+}
+
+/// The content of a node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A scalar (string, number, boolean or null, decided by resolution).
+    Scalar(Scalar),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in source key order.
+    Map(Vec<(Node, Node)>),
+}
+
+/// One node of a document: a value plus where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The node's content.
+    pub value: Value,
+    /// Where the node starts in its source.
+    pub pos: Pos,
+    /// Comments around the node, if any (boxed: most nodes have none).
+    pub comments: Option<Box<Comments>>,
+    /// `true` when the collection was written in flow style (`[..]` or `{..}`).
+    pub flow: bool,
+}
+
+impl Node {
+    /// A node with no source position.
+    pub fn new(value: Value) -> Node {
+        Node {
+            value,
+            pos: Pos::default(),
+            comments: None,
+            flow: false,
+        }
+    }
+
+    /// A plain-style string scalar (its type still resolves from the text).
+    pub fn plain(text: impl Into<String>) -> Node {
+        Node::new(Value::Scalar(Scalar {
+            text: text.into(),
+            style: ScalarStyle::Plain,
+            tag: None,
+        }))
+    }
+
+    /// A scalar that is a string whatever its text looks like.
+    pub fn string(text: impl Into<String>) -> Node {
+        Node::new(Value::Scalar(Scalar {
+            text: text.into(),
+            style: ScalarStyle::DoubleQuoted,
+            tag: None,
+        }))
+    }
+
+    /// The null scalar.
+    pub fn null() -> Node {
+        Node::plain("null")
+    }
+
+    /// An empty mapping.
+    pub fn map() -> Node {
+        Node::new(Value::Map(Vec::new()))
+    }
+
+    /// An empty sequence.
+    pub fn seq() -> Node {
+        Node::new(Value::Seq(Vec::new()))
+    }
+
+    /// The scalar, if this node is one.
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The scalar's text, if this node is a scalar that is not null.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s) if !crate::resolve::is_null(s) => Some(&s.text),
+            _ => None,
+        }
+    }
+
+    /// `true` for a null scalar (`null`, `~`, empty plain).
+    pub fn is_null(&self) -> bool {
+        matches!(&self.value, Value::Scalar(s) if crate::resolve::is_null(s))
+    }
+
+    /// The mapping entries, if this node is a mapping.
+    pub fn as_map(&self) -> Option<&Vec<(Node, Node)>> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The mapping entries, mutably, if this node is a mapping.
+    pub fn as_map_mut(&mut self) -> Option<&mut Vec<(Node, Node)>> {
+        match &mut self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The sequence items, if this node is a sequence.
+    pub fn as_seq(&self) -> Option<&Vec<Node>> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The sequence items, mutably, if this node is a sequence.
+    pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
+        match &mut self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value under `key` in a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.key_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// The value under `key` in a mapping, mutably.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.as_map_mut()?
+            .iter_mut()
+            .find(|(k, _)| k.key_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Follows a path of mapping keys.
+    pub fn get_path(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// The text of a scalar used as a mapping key.
+    pub fn key_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s) => Some(&s.text),
+            _ => None,
+        }
+    }
+
+    /// Sets `key` to `value` in a mapping, replacing an existing entry in place
+    /// or appending a new one. Does nothing if this node is not a mapping.
+    pub fn set(&mut self, key: &str, value: Node) {
+        if let Some(map) = self.as_map_mut() {
+            if let Some(slot) = map.iter_mut().find(|(k, _)| k.key_str() == Some(key)) {
+                slot.1 = value;
+            } else {
+                map.push((Node::plain(key), value));
+            }
+        }
+    }
+
+    /// Removes `key` from a mapping, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        let map = self.as_map_mut()?;
+        let idx = map.iter().position(|(k, _)| k.key_str() == Some(key))?;
+        Some(map.remove(idx).1)
+    }
+
+    /// The mapping under `key`, created (or replacing a non-mapping value)
+    /// when missing. `None` if this node is not a mapping.
+    pub fn entry_map(&mut self, key: &str) -> Option<&mut Node> {
+        let map = self.as_map_mut()?;
+        let idx = match map.iter().position(|(k, _)| k.key_str() == Some(key)) {
+            Some(i) => {
+                if map[i].1.as_map().is_none() {
+                    map[i].1 = Node::map();
+                }
+                i
+            }
+            None => {
+                map.push((Node::plain(key), Node::map()));
+                map.len() - 1
+            }
+        };
+        Some(&mut map[idx].1)
+    }
+}
+
+/// One YAML document of a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The root node; `None` for an empty document.
+    pub root: Option<Node>,
+    /// Comments after the last node of the document.
+    pub foot_comments: Vec<String>,
+}

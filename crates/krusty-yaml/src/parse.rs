@@ -1,0 +1,1387 @@
+//! A YAML reader that builds [`Node`] trees directly from the source bytes.
+//!
+//! It covers the YAML that configuration is written in: block and flow
+//! collections, all five scalar styles, anchors and aliases (with a budget
+//! against exponential expansion), merge keys, tags, comments and multiple
+//! documents. Everything it does not accept is an error with a position,
+//! never a guess.
+
+use std::collections::HashMap;
+
+use crate::error::YamlError;
+use crate::node::{Comments, Document, Node, Pos, Scalar, ScalarStyle, Value};
+
+/// Limits that protect the reader from hostile input.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Deepest nesting of collections accepted.
+    pub max_depth: usize,
+    /// Most nodes that alias expansion may copy in one stream.
+    pub max_alias_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_depth: 256,
+            max_alias_nodes: 1_000_000,
+        }
+    }
+}
+
+/// Parses a stream of YAML documents.
+pub fn parse_stream(src: &str) -> Result<Vec<Document>, YamlError> {
+    parse_stream_with(src, Limits::default())
+}
+
+/// Parses a stream of YAML documents with explicit limits.
+pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, YamlError> {
+    let normalized;
+    let src = if src.contains('\r') {
+        normalized = src.replace("\r\n", "\n");
+        normalized.as_str()
+    } else {
+        src
+    };
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let mut parser = Parser {
+        src,
+        b: src.as_bytes(),
+        i: 0,
+        line: 1,
+        line_start: 0,
+        depth: 0,
+        limits,
+        anchors: HashMap::new(),
+        alias_nodes: 0,
+        comments: Vec::new(),
+    };
+    parser.stream()
+}
+
+/// Where a node stands, which decides what may start on its first line.
+#[derive(Clone, Copy, PartialEq)]
+enum Ctx {
+    /// Document root.
+    Doc,
+    /// Value after `key:`.
+    MapValue,
+    /// Item after `- `.
+    SeqItem,
+}
+
+/// An anchored node and its size, for the alias budget.
+struct Anchor {
+    node: Node,
+    size: usize,
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    b: &'a [u8],
+    i: usize,
+    line: u32,
+    line_start: usize,
+    depth: usize,
+    limits: Limits,
+    anchors: HashMap<String, Anchor>,
+    alias_nodes: usize,
+    comments: Vec<String>,
+}
+
+type PResult<T> = Result<T, YamlError>;
+
+fn is_ws(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+fn is_flow_indicator(c: u8) -> bool {
+    matches!(c, b',' | b'[' | b']' | b'{' | b'}')
+}
+
+impl<'a> Parser<'a> {
+    // ----------------------------------------------------------- positions
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn at(&self, off: usize) -> Option<u8> {
+        self.b.get(self.i + off).copied()
+    }
+
+    /// `true` when the byte after offset `off` ends a token (space, newline, end).
+    fn blank_at(&self, off: usize) -> bool {
+        matches!(self.at(off), None | Some(b' ') | Some(b'\t') | Some(b'\n'))
+    }
+
+    fn col_bytes(&self) -> i32 {
+        (self.i - self.line_start) as i32
+    }
+
+    fn pos(&self) -> Pos {
+        self.pos_at(self.i)
+    }
+
+    fn pos_at(&self, i: usize) -> Pos {
+        let prefix = &self.src[self.line_start..i.max(self.line_start)];
+        let col = if prefix.is_ascii() {
+            prefix.len()
+        } else {
+            prefix.chars().count()
+        };
+        Pos {
+            line: self.line,
+            col: col as u32 + 1,
+        }
+    }
+
+    fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
+        Err(YamlError::new(self.pos(), msg))
+    }
+
+    fn newline(&mut self) {
+        // self.b[self.i] == b'\n'
+        self.i += 1;
+        self.line += 1;
+        self.line_start = self.i;
+    }
+
+    fn skip_inline_ws(&mut self) {
+        while matches!(self.peek(), Some(b' ') | Some(b'\t')) {
+            self.i += 1;
+        }
+    }
+
+    fn at_eol(&self) -> bool {
+        matches!(self.peek(), None | Some(b'\n'))
+    }
+
+    /// Skips to the end of the line, returning a comment found on the way.
+    fn take_comment(&mut self) -> Option<String> {
+        self.skip_inline_ws();
+        if self.peek() == Some(b'#') {
+            let start = self.i + 1;
+            while !self.at_eol() {
+                self.i += 1;
+            }
+            Some(self.src[start..self.i].to_string())
+        } else {
+            None
+        }
+    }
+
+    /// Skips blank lines and comments (collected as pending head comments).
+    /// Returns `false` at the end of input. Tabs may not indent content.
+    fn skip_to_content(&mut self) -> PResult<bool> {
+        loop {
+            let line_begin = self.i == self.line_start;
+            let mut saw_tab = false;
+            while let Some(c) = self.peek() {
+                if c == b' ' {
+                    self.i += 1;
+                } else if c == b'\t' {
+                    saw_tab = true;
+                    self.i += 1;
+                } else {
+                    break;
+                }
+            }
+            match self.peek() {
+                None => return Ok(false),
+                Some(b'\n') => self.newline(),
+                Some(b'#') => {
+                    if let Some(c) = self.take_comment() {
+                        self.comments.push(c);
+                    }
+                }
+                Some(_) => {
+                    if saw_tab && line_begin {
+                        let tab_at = self.src[self.line_start..self.i]
+                            .find('\t')
+                            .map_or(self.i, |o| self.line_start + o);
+                        return Err(YamlError::new(
+                            self.pos_at(tab_at),
+                            "found a tab character where an indentation space is expected",
+                        ));
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    fn at_doc_marker(&self) -> bool {
+        self.i == self.line_start
+            && (self.b[self.i..].starts_with(b"---") || self.b[self.i..].starts_with(b"..."))
+            && self.blank_at(3)
+    }
+
+    fn take_head_comments(&mut self) -> Option<Box<Comments>> {
+        if self.comments.is_empty() {
+            None
+        } else {
+            Some(Box::new(Comments {
+                head: std::mem::take(&mut self.comments),
+                line: None,
+            }))
+        }
+    }
+
+    fn set_line_comment(node: &mut Node, comment: Option<String>) {
+        if let Some(c) = comment {
+            node.comments.get_or_insert_with(Default::default).line = Some(c);
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return self.err(format!(
+                "nesting is deeper than {} levels",
+                self.limits.max_depth
+            ));
+        }
+        Ok(())
+    }
+
+    // ----------------------------------------------------------- documents
+
+    fn stream(&mut self) -> PResult<Vec<Document>> {
+        let mut docs = Vec::new();
+        loop {
+            self.anchors.clear();
+            if !self.skip_to_content()? {
+                break;
+            }
+            while self.peek() == Some(b'%') && self.i == self.line_start {
+                while !self.at_eol() {
+                    self.i += 1;
+                }
+                if !self.skip_to_content()? {
+                    return self.err("a directive must be followed by a document start '---'");
+                }
+            }
+            let mut explicit = false;
+            if self.at_doc_marker() && self.b[self.i] == b'-' {
+                self.i += 3;
+                explicit = true;
+            } else if self.at_doc_marker() {
+                // A stray `...`: ends nothing, skip it.
+                self.i += 3;
+                continue;
+            }
+            let head = self.take_head_comments();
+            let root = self.node(-1, Ctx::Doc)?;
+            let root = root.map(|mut n| {
+                if let Some(h) = head {
+                    let c = n.comments.get_or_insert_with(Default::default);
+                    let mut all = h.head;
+                    all.append(&mut c.head);
+                    c.head = all;
+                }
+                n
+            });
+            let more = self.skip_to_content()?;
+            if more && !self.at_doc_marker() {
+                return self.err("did not find expected <document start>");
+            }
+            if more && self.b[self.i] == b'.' {
+                self.i += 3;
+                if let Some(c) = self.take_comment() {
+                    self.comments.push(c);
+                }
+            }
+            if root.is_some() || explicit {
+                docs.push(Document {
+                    root,
+                    foot_comments: std::mem::take(&mut self.comments),
+                });
+            }
+        }
+        if let Some(last) = docs.last_mut() {
+            last.foot_comments.append(&mut self.comments);
+        }
+        Ok(docs)
+    }
+
+    // ----------------------------------------------------------- block nodes
+
+    /// Parses the node that follows an indicator (or starts a document).
+    /// Content on a later line must be indented deeper than `parent`.
+    /// Returns `None` when the node is empty.
+    fn node(&mut self, parent: i32, ctx: Ctx) -> PResult<Option<Node>> {
+        self.skip_inline_ws();
+        let mut line_comment = None;
+        let mut same_line = true;
+        if self.peek() == Some(b'#') || self.at_eol() {
+            line_comment = self.take_comment();
+            if !self.skip_to_content()? || self.at_doc_marker() {
+                return Ok(None);
+            }
+            let col = self.col_bytes();
+            let indentless_seq = ctx == Ctx::MapValue && col == parent && self.at_seq_entry();
+            if col <= parent && !indentless_seq {
+                if let Some(c) = line_comment {
+                    self.comments.insert(0, c);
+                }
+                return Ok(None);
+            }
+            same_line = false;
+        } else if ctx == Ctx::Doc && self.at_doc_marker() {
+            return Ok(None);
+        }
+        let head = if same_line {
+            None
+        } else {
+            self.take_head_comments()
+        };
+
+        // Properties: anchor and tag, in either order.
+        let mut anchor = None;
+        let mut tag = None;
+        loop {
+            match self.peek() {
+                Some(b'&') => anchor = Some(self.name_after_indicator()?),
+                Some(b'!') => tag = Some(self.tag()?),
+                _ => break,
+            }
+            self.skip_inline_ws();
+        }
+        if (anchor.is_some() || tag.is_some()) && (self.at_eol() || self.peek() == Some(b'#')) {
+            // Properties alone on their line: the content follows, indented.
+            let c = self.take_comment();
+            line_comment = line_comment.or(c);
+            let has_content = self.skip_to_content()? && !self.at_doc_marker();
+            let col = self.col_bytes();
+            let indentless_seq = ctx == Ctx::MapValue && col == parent && self.at_seq_entry();
+            if !has_content || (col <= parent && !indentless_seq) {
+                let mut n = Node::new(Value::Scalar(Scalar {
+                    text: String::new(),
+                    style: ScalarStyle::Plain,
+                    tag: tag.map(Into::into),
+                }));
+                n.pos = self.pos();
+                if let Some(a) = anchor {
+                    self.register_anchor(a, &n);
+                }
+                return Ok(Some(n));
+            }
+            same_line = false;
+        }
+
+        self.enter()?;
+        let mut node = self.node_content(parent, ctx, same_line, tag.is_some() || anchor.is_some())?;
+        self.depth -= 1;
+        if let Some(t) = tag {
+            apply_tag(&mut node, t);
+        }
+        if let Some(h) = head {
+            node.comments = Some(match node.comments.take() {
+                Some(mut c) => {
+                    let mut all = h.head;
+                    all.append(&mut c.head);
+                    c.head = all;
+                    c
+                }
+                None => h,
+            });
+        }
+        if line_comment.is_some() && node.comments.as_ref().is_none_or(|c| c.line.is_none()) {
+            Self::set_line_comment(&mut node, line_comment);
+        }
+        if let Some(a) = anchor {
+            self.register_anchor(a, &node);
+        }
+        Ok(Some(node))
+    }
+
+    fn at_seq_entry(&self) -> bool {
+        self.peek() == Some(b'-') && self.blank_at(1)
+    }
+
+    fn node_content(
+        &mut self,
+        parent: i32,
+        ctx: Ctx,
+        same_line: bool,
+        has_props: bool,
+    ) -> PResult<Node> {
+        let col = self.col_bytes();
+        let inline_value = same_line && ctx == Ctx::MapValue;
+        let start = self.pos();
+        match self.peek() {
+            Some(b'-') if self.blank_at(1) => {
+                if inline_value {
+                    return self.err("block sequence entries are not allowed in this context");
+                }
+                self.block_seq(col)
+            }
+            Some(b'?') if self.blank_at(1) => {
+                if inline_value {
+                    return self.err("mapping keys are not allowed in this context");
+                }
+                self.block_map(col, None)
+            }
+            Some(b'|') | Some(b'>') => self.block_scalar(parent),
+            Some(b'[') | Some(b'{') => {
+                let node = self.flow_node()?;
+                self.skip_inline_ws();
+                if self.peek() == Some(b':') && self.blank_at(1) {
+                    return self.err("a flow collection cannot be a mapping key here");
+                }
+                let comment = self.take_comment();
+                let mut node = node;
+                Self::set_line_comment(&mut node, comment);
+                Ok(node)
+            }
+            Some(b'*') => {
+                let node = self.alias()?;
+                self.skip_inline_ws();
+                if self.peek() == Some(b':') && self.blank_at(1) {
+                    if inline_value {
+                        return self.err("mapping values are not allowed in this context");
+                    }
+                    return self.block_map(col, Some(node));
+                }
+                Ok(node)
+            }
+            Some(b'"') | Some(b'\'') => {
+                let node = self.quoted(parent)?;
+                self.skip_inline_ws();
+                if self.peek() == Some(b':') && self.blank_at(1) {
+                    if inline_value || node.pos.line != self.line {
+                        return self.err("mapping values are not allowed in this context");
+                    }
+                    return self.block_map(col, Some(node));
+                }
+                let comment = self.take_comment();
+                if !self.at_eol() {
+                    return self.err("did not find expected key or end of line after a quoted scalar");
+                }
+                let mut node = node;
+                Self::set_line_comment(&mut node, comment);
+                Ok(node)
+            }
+            Some(c) if matches!(c, b'@' | b'`') => {
+                self.err(format!("found character '{}' that cannot start any token", c as char))
+            }
+            Some(b'%') if col == 0 => self.err("found a directive inside a document"),
+            _ => {
+                let (text_end, is_key) = self.scan_plain_line(false);
+                if is_key {
+                    if inline_value {
+                        return self.err("mapping values are not allowed in this context");
+                    }
+                    let key = self.plain_key(text_end, start);
+                    return self.block_map(col, Some(key));
+                }
+                let _ = has_props;
+                self.plain_multiline(parent, text_end, start)
+            }
+        }
+    }
+
+    /// Scans a plain scalar on the current line from `self.i`. Returns the end
+    /// of its text (trailing blanks trimmed) and whether it is a mapping key
+    /// (followed by `: ` or `:` at the end of the line).
+    fn scan_plain_line(&self, flow: bool) -> (usize, bool) {
+        let b = self.b;
+        let mut j = self.i;
+        let mut end = j;
+        while j < b.len() {
+            let c = b[j];
+            match c {
+                b'\n' => break,
+                b':' => {
+                    let next = b.get(j + 1).copied();
+                    let ends = matches!(next, None | Some(b' ') | Some(b'\t') | Some(b'\n'))
+                        || (flow && next.is_some_and(is_flow_indicator));
+                    if ends {
+                        return (end, true);
+                    }
+                    j += 1;
+                    end = j;
+                }
+                b'#' if j > self.i && is_ws(b[j - 1]) => break,
+                b' ' | b'\t' => j += 1,
+                _ if flow && is_flow_indicator(c) => break,
+                _ => {
+                    j += 1;
+                    end = j;
+                }
+            }
+        }
+        (end, false)
+    }
+
+    fn plain_key(&mut self, end: usize, start: Pos) -> Node {
+        let text = self.src[self.i..end].to_string();
+        self.i = end;
+        self.skip_inline_ws();
+        let mut n = Node::plain(text);
+        n.pos = start;
+        n
+    }
+
+    fn plain_multiline(&mut self, parent: i32, first_end: usize, start: Pos) -> PResult<Node> {
+        let mut text = self.src[self.i..first_end].to_string();
+        self.i = first_end;
+        self.skip_inline_ws();
+        let mut comment = None;
+        if self.peek() == Some(b'#') {
+            comment = self.take_comment();
+        } else {
+            // Continuation lines, indented deeper than the parent.
+            loop {
+                let save = (self.i, self.line, self.line_start);
+                let mut blank_lines = 0;
+                if !self.at_eol() {
+                    break;
+                }
+                let mut found = false;
+                while self.peek() == Some(b'\n') {
+                    self.newline();
+                    let mut k = self.i;
+                    while k < self.b.len() && is_ws(self.b[k]) {
+                        k += 1;
+                    }
+                    if k < self.b.len() && self.b[k] != b'\n' {
+                        let indent = self.b[self.i..k].iter().take_while(|&&c| c == b' ').count()
+                            as i32;
+                        let c = self.b[k];
+                        if indent > parent && c != b'#' && !(indent == 0 && self.at_doc_marker())
+                        {
+                            self.i = k;
+                            found = true;
+                        }
+                        break;
+                    }
+                    blank_lines += 1;
+                    self.i = k;
+                }
+                if !found {
+                    (self.i, self.line, self.line_start) = save;
+                    break;
+                }
+                let (end, is_key) = self.scan_plain_line(false);
+                if is_key {
+                    return self.err("mapping values are not allowed in this context");
+                }
+                if blank_lines == 0 {
+                    text.push(' ');
+                } else {
+                    text.extend(std::iter::repeat_n('\n', blank_lines));
+                }
+                text.push_str(&self.src[self.i..end]);
+                self.i = end;
+                self.skip_inline_ws();
+                if self.peek() == Some(b'#') {
+                    comment = self.take_comment();
+                    break;
+                }
+            }
+        }
+        let mut n = Node::plain(text);
+        n.pos = start;
+        Self::set_line_comment(&mut n, comment);
+        Ok(n)
+    }
+
+    fn block_seq(&mut self, indent: i32) -> PResult<Node> {
+        let mut items = Vec::new();
+        let start = self.pos();
+        loop {
+            let head = self.take_head_comments();
+            self.i += 1; // '-'
+            let item = self.node(indent, Ctx::SeqItem)?;
+            let mut item = item.unwrap_or_else(|| {
+                let mut n = Node::plain("");
+                n.pos = self.pos();
+                n
+            });
+            if let Some(h) = head {
+                let c = item.comments.get_or_insert_with(Default::default);
+                let mut all = h.head;
+                all.append(&mut c.head);
+                c.head = all;
+            }
+            items.push(item);
+            if !self.skip_to_content()? {
+                break;
+            }
+            let col = self.col_bytes();
+            if col < indent || self.at_doc_marker() {
+                break;
+            }
+            if col == indent {
+                if self.at_seq_entry() {
+                    continue;
+                }
+                break;
+            }
+            return self.err("did not find expected '-' indicator");
+        }
+        let mut n = Node::new(Value::Seq(items));
+        n.pos = start;
+        Ok(n)
+    }
+
+    fn block_map(&mut self, indent: i32, first_key: Option<Node>) -> PResult<Node> {
+        let start = first_key.as_ref().map_or_else(|| self.pos(), |k| k.pos);
+        let mut entries: Vec<(Node, Node)> = Vec::new();
+        let mut first_key = first_key;
+        loop {
+            let mut key = match first_key.take() {
+                Some(k) => k,
+                None => self.block_key(indent)?,
+            };
+            if key.comments.is_none() {
+                key.comments = self.take_head_comments();
+            }
+            // At ':'.
+            if self.peek() != Some(b':') {
+                return self.err("could not find expected ':'");
+            }
+            self.i += 1;
+            let value = self.node(indent, Ctx::MapValue)?;
+            let value = value.unwrap_or_else(|| {
+                let mut n = Node::plain("");
+                n.pos = key.pos;
+                n
+            });
+            if let Value::Scalar(k) = &key.value {
+                if let Some((prev, _)) = entries
+                    .iter()
+                    .find(|(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == k.text))
+                {
+                    if k.text != "<<" {
+                        return Err(YamlError::new(
+                            key.pos,
+                            format!(
+                                "mapping key \"{}\" already defined at line {}",
+                                k.text, prev.pos.line
+                            ),
+                        ));
+                    }
+                }
+            }
+            entries.push((key, value));
+            if !self.skip_to_content()? {
+                break;
+            }
+            let col = self.col_bytes();
+            if col < indent || self.at_doc_marker() {
+                break;
+            }
+            if col > indent {
+                return self.err("mapping values are not allowed in this context");
+            }
+            if self.at_seq_entry() {
+                // An indentless sequence cannot follow a completed value.
+                return self.err("did not find expected key");
+            }
+        }
+        apply_merge_keys(&mut entries);
+        let mut n = Node::new(Value::Map(entries));
+        n.pos = start;
+        Ok(n)
+    }
+
+    /// Reads a key at the start of a mapping entry and stops at its `:`.
+    fn block_key(&mut self, _indent: i32) -> PResult<Node> {
+        let start = self.pos();
+        match self.peek() {
+            Some(b'?') if self.blank_at(1) => {
+                self.i += 1;
+                let key = self.node(self.col_bytes() - 1, Ctx::SeqItem)?;
+                let key = key.unwrap_or_else(|| Node::plain(""));
+                if !self.skip_to_content()? || self.peek() != Some(b':') {
+                    // `? key` with no value.
+                    return Ok(key);
+                }
+                Ok(key)
+            }
+            Some(b'"') | Some(b'\'') => {
+                let k = self.quoted(-1)?;
+                self.skip_inline_ws();
+                Ok(k)
+            }
+            Some(b'*') => {
+                let k = self.alias()?;
+                self.skip_inline_ws();
+                Ok(k)
+            }
+            Some(b'&') | Some(b'!') => {
+                let mut anchor = None;
+                let mut tag = None;
+                loop {
+                    match self.peek() {
+                        Some(b'&') => anchor = Some(self.name_after_indicator()?),
+                        Some(b'!') => tag = Some(self.tag()?),
+                        _ => break,
+                    }
+                    self.skip_inline_ws();
+                }
+                let mut k = self.block_key(_indent)?;
+                if let Some(t) = tag {
+                    apply_tag(&mut k, t);
+                }
+                if let Some(a) = anchor {
+                    self.register_anchor(a, &k);
+                }
+                Ok(k)
+            }
+            _ => {
+                let (end, is_key) = self.scan_plain_line(false);
+                if !is_key {
+                    return self.err("could not find expected ':'");
+                }
+                Ok(self.plain_key(end, start))
+            }
+        }
+    }
+
+    // ----------------------------------------------------------- scalars
+
+    fn block_scalar(&mut self, parent: i32) -> PResult<Node> {
+        let start = self.pos();
+        let literal = self.b[self.i] == b'|';
+        self.i += 1;
+        let mut chomp = 0i8; // -1 strip, 0 clip, 1 keep
+        let mut explicit_indent = None;
+        for _ in 0..2 {
+            match self.peek() {
+                Some(b'-') => {
+                    chomp = -1;
+                    self.i += 1;
+                }
+                Some(b'+') => {
+                    chomp = 1;
+                    self.i += 1;
+                }
+                Some(c @ b'1'..=b'9') => {
+                    explicit_indent = Some((c - b'0') as i32);
+                    self.i += 1;
+                }
+                _ => {}
+            }
+        }
+        let comment = self.take_comment();
+        if !self.at_eol() {
+            return self.err("did not find expected comment or line break after a block scalar header");
+        }
+        let base = parent.max(0);
+        let mut indent = explicit_indent.map(|d| if parent >= 0 { base + d } else { d });
+        // Collect lines.
+        let mut lines: Vec<&'a str> = Vec::new(); // content lines ("" marks an empty line)
+        let mut max_blank_indent = 0;
+        let mut end_pos = self.i;
+        let mut end_line = (self.line, self.line_start);
+        while self.peek() == Some(b'\n') {
+            let line_begin = self.i + 1;
+            let mut k = line_begin;
+            while k < self.b.len() && self.b[k] == b' ' {
+                k += 1;
+            }
+            let spaces = (k - line_begin) as i32;
+            let rest_blank = k >= self.b.len() || self.b[k] == b'\n';
+            let ind = match indent {
+                Some(n) => n,
+                None if rest_blank => {
+                    max_blank_indent = max_blank_indent.max(spaces);
+                    self.newline();
+                    self.i = k;
+                    lines.push("");
+                    continue;
+                }
+                None => {
+                    if spaces <= parent {
+                        break;
+                    }
+                    let n = spaces.max(max_blank_indent).max(parent + 1);
+                    indent = Some(n);
+                    n
+                }
+            };
+            if rest_blank {
+                self.newline();
+                self.i = k;
+                let extra = if spaces > ind {
+                    &self.src[line_begin + ind as usize..k]
+                } else {
+                    ""
+                };
+                lines.push(extra);
+                continue;
+            }
+            if spaces < ind {
+                if k < self.b.len() && self.b[k] == b'\t' && spaces >= base {
+                    return Err(YamlError::new(
+                        Pos {
+                            line: self.line + 1,
+                            col: spaces as u32 + 1,
+                        },
+                        "found a tab character where an indentation space is expected",
+                    ));
+                }
+                break;
+            }
+            self.newline();
+            let content_start = line_begin + ind as usize;
+            let mut e = content_start;
+            while e < self.b.len() && self.b[e] != b'\n' {
+                e += 1;
+            }
+            self.i = e;
+            lines.push(&self.src[content_start..e]);
+            end_pos = e;
+            end_line = (self.line, self.line_start);
+        }
+        // Trailing empty lines belong to chomping; rewind past them so the
+        // next token starts on its own line.
+        let content_count = lines
+            .iter()
+            .rposition(|l| !l.is_empty())
+            .map_or(0, |p| p + 1);
+        let trailing_empty = lines.len() - content_count;
+        if content_count > 0 {
+            self.i = end_pos;
+            (self.line, self.line_start) = end_line;
+        }
+        let body = &lines[..content_count];
+        let mut text = String::new();
+        if literal {
+            for (n, l) in body.iter().enumerate() {
+                if n > 0 {
+                    text.push('\n');
+                }
+                text.push_str(l);
+            }
+        } else {
+            fold_lines(body, &mut text);
+        }
+        match chomp {
+            -1 => {}
+            0 => {
+                if content_count > 0 {
+                    text.push('\n');
+                }
+            }
+            _ => {
+                if content_count > 0 {
+                    text.push('\n');
+                }
+                text.extend(std::iter::repeat_n('\n', trailing_empty));
+            }
+        }
+        let mut n = Node::new(Value::Scalar(Scalar {
+            text,
+            style: if literal {
+                ScalarStyle::Literal
+            } else {
+                ScalarStyle::Folded
+            },
+            tag: None,
+        }));
+        n.pos = start;
+        Self::set_line_comment(&mut n, comment);
+        Ok(n)
+    }
+
+    fn quoted(&mut self, _parent: i32) -> PResult<Node> {
+        let start = self.pos();
+        let q = self.b[self.i];
+        self.i += 1;
+        let mut text = String::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(YamlError::new(start, "found unexpected end of stream while scanning a quoted scalar"));
+            };
+            match c {
+                b'\'' if q == b'\'' => {
+                    if self.at(1) == Some(b'\'') {
+                        text.push('\'');
+                        self.i += 2;
+                    } else {
+                        self.i += 1;
+                        break;
+                    }
+                }
+                b'"' if q == b'"' => {
+                    self.i += 1;
+                    break;
+                }
+                b'\\' if q == b'"' => {
+                    if self.at(1) == Some(b'\n') {
+                        // Escaped line break: join without a space.
+                        self.i += 1;
+                        self.newline();
+                        self.skip_inline_ws();
+                        continue;
+                    }
+                    self.escape(&mut text)?;
+                }
+                b' ' | b'\t' | b'\n' => {
+                    // Whitespace: fold if a line break follows.
+                    let ws_start = self.i;
+                    while matches!(self.peek(), Some(b' ') | Some(b'\t')) {
+                        self.i += 1;
+                    }
+                    if self.peek() == Some(b'\n') {
+                        let mut breaks = 0;
+                        while self.peek() == Some(b'\n') {
+                            self.newline();
+                            breaks += 1;
+                            self.skip_inline_ws();
+                        }
+                        if self.at_doc_marker() {
+                            return self.err("found unexpected document indicator while scanning a quoted scalar");
+                        }
+                        if breaks == 1 {
+                            text.push(' ');
+                        } else {
+                            text.extend(std::iter::repeat_n('\n', breaks - 1));
+                        }
+                    } else {
+                        text.push_str(&self.src[ws_start..self.i]);
+                    }
+                }
+                _ => {
+                    let run_start = self.i;
+                    while let Some(c) = self.peek() {
+                        if matches!(c, b'\'' | b'"' | b'\\' | b' ' | b'\t' | b'\n') {
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                    text.push_str(&self.src[run_start..self.i]);
+                }
+            }
+        }
+        let mut n = Node::new(Value::Scalar(Scalar {
+            text,
+            style: if q == b'"' {
+                ScalarStyle::DoubleQuoted
+            } else {
+                ScalarStyle::SingleQuoted
+            },
+            tag: None,
+        }));
+        n.pos = start;
+        Ok(n)
+    }
+
+    fn escape(&mut self, out: &mut String) -> PResult<()> {
+        let c = self.at(1).unwrap_or(0);
+        let simple = match c {
+            b'0' => Some('\0'),
+            b'a' => Some('\x07'),
+            b'b' => Some('\x08'),
+            b't' | b'\t' => Some('\t'),
+            b'n' => Some('\n'),
+            b'v' => Some('\x0b'),
+            b'f' => Some('\x0c'),
+            b'r' => Some('\r'),
+            b'e' => Some('\x1b'),
+            b' ' => Some(' '),
+            b'"' => Some('"'),
+            b'/' => Some('/'),
+            b'\\' => Some('\\'),
+            b'N' => Some('\u{85}'),
+            b'_' => Some('\u{a0}'),
+            b'L' => Some('\u{2028}'),
+            b'P' => Some('\u{2029}'),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            self.i += 2;
+            return Ok(());
+        }
+        let len = match c {
+            b'x' => 2,
+            b'u' => 4,
+            b'U' => 8,
+            _ => return self.err("found unknown escape character while parsing a quoted scalar"),
+        };
+        let hex = self
+            .src
+            .get(self.i + 2..self.i + 2 + len)
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+        let Some(hex) = hex else {
+            return self.err("did not find expected hexadecimal number in an escape");
+        };
+        let code = u32::from_str_radix(hex, 16).unwrap_or(0xFFFF_FFFF);
+        let Some(ch) = char::from_u32(code) else {
+            return self.err("found invalid Unicode character escape code");
+        };
+        out.push(ch);
+        self.i += 2 + len;
+        Ok(())
+    }
+
+    // ----------------------------------------------------------- flow nodes
+
+    fn skip_flow_ws(&mut self) -> PResult<()> {
+        loop {
+            match self.peek() {
+                Some(b' ') | Some(b'\t') => self.i += 1,
+                Some(b'\n') => self.newline(),
+                Some(b'#') if self.i == self.line_start || is_ws(self.b[self.i - 1]) => {
+                    if let Some(c) = self.take_comment() {
+                        self.comments.push(c);
+                    }
+                }
+                None => return self.err("did not find expected ',' or closing bracket before the end of the stream"),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn flow_node(&mut self) -> PResult<Node> {
+        self.skip_flow_ws()?;
+        let mut anchor = None;
+        let mut tag = None;
+        loop {
+            match self.peek() {
+                Some(b'&') => anchor = Some(self.name_after_indicator()?),
+                Some(b'!') => tag = Some(self.tag()?),
+                _ => break,
+            }
+            self.skip_flow_ws()?;
+        }
+        self.enter()?;
+        let start = self.pos();
+        let mut node = match self.peek() {
+            Some(b'[') => {
+                self.i += 1;
+                let mut items = Vec::new();
+                loop {
+                    self.skip_flow_ws()?;
+                    if self.peek() == Some(b']') {
+                        self.i += 1;
+                        break;
+                    }
+                    let item = self.flow_node()?;
+                    self.skip_flow_ws()?;
+                    let item = if self.peek() == Some(b':') {
+                        self.i += 1;
+                        self.skip_flow_ws()?;
+                        let value = if matches!(self.peek(), Some(b',') | Some(b']')) {
+                            Node::plain("")
+                        } else {
+                            self.flow_node()?
+                        };
+                        self.skip_flow_ws()?;
+                        let mut m = Node::new(Value::Map(vec![(item, value)]));
+                        m.flow = true;
+                        m
+                    } else {
+                        item
+                    };
+                    items.push(item);
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            break;
+                        }
+                        _ => return self.err("did not find expected ',' or ']'"),
+                    }
+                }
+                Node::new(Value::Seq(items))
+            }
+            Some(b'{') => {
+                self.i += 1;
+                let mut entries: Vec<(Node, Node)> = Vec::new();
+                loop {
+                    self.skip_flow_ws()?;
+                    if self.peek() == Some(b'}') {
+                        self.i += 1;
+                        break;
+                    }
+                    if self.peek() == Some(b'?') && self.blank_at(1) {
+                        self.i += 1;
+                        self.skip_flow_ws()?;
+                    }
+                    let key = self.flow_node()?;
+                    self.skip_flow_ws()?;
+                    let value = if self.peek() == Some(b':') {
+                        self.i += 1;
+                        self.skip_flow_ws()?;
+                        if matches!(self.peek(), Some(b',') | Some(b'}')) {
+                            Node::plain("")
+                        } else {
+                            self.flow_node()?
+                        }
+                    } else {
+                        Node::plain("")
+                    };
+                    if let Value::Scalar(k) = &key.value {
+                        if let Some((prev, _)) = entries.iter().find(
+                            |(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == k.text),
+                        ) {
+                            return Err(YamlError::new(
+                                key.pos,
+                                format!(
+                                    "mapping key \"{}\" already defined at line {}",
+                                    k.text, prev.pos.line
+                                ),
+                            ));
+                        }
+                    }
+                    entries.push((key, value));
+                    self.skip_flow_ws()?;
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            break;
+                        }
+                        _ => return self.err("did not find expected ',' or '}'"),
+                    }
+                }
+                apply_merge_keys(&mut entries);
+                Node::new(Value::Map(entries))
+            }
+            Some(b'"') | Some(b'\'') => self.quoted(-1)?,
+            Some(b'*') => self.alias()?,
+            Some(b']') | Some(b'}') | Some(b',') => {
+                // Empty node (e.g. `[a, , b]` is an error in YAML; `{a: }` handled above).
+                return self.err(format!(
+                    "did not find expected node content, found '{}'",
+                    self.b[self.i] as char
+                ));
+            }
+            _ => self.flow_plain()?,
+        };
+        self.depth -= 1;
+        node.pos = start;
+        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+            node.flow = true;
+        }
+        if let Some(t) = tag {
+            apply_tag(&mut node, t);
+        }
+        if let Some(a) = anchor {
+            self.register_anchor(a, &node);
+        }
+        Ok(node)
+    }
+
+    fn flow_plain(&mut self) -> PResult<Node> {
+        let start = self.pos();
+        let mut text = String::new();
+        let mut pending_breaks = 0usize;
+        loop {
+            let (end, _) = self.scan_plain_line(true);
+            if end == self.i {
+                break;
+            }
+            if !text.is_empty() {
+                if pending_breaks <= 1 {
+                    text.push(' ');
+                } else {
+                    text.extend(std::iter::repeat_n('\n', pending_breaks - 1));
+                }
+            }
+            text.push_str(&self.src[self.i..end]);
+            self.i = end;
+            self.skip_inline_ws();
+            if self.peek() != Some(b'\n') {
+                break;
+            }
+            // The scalar may continue on the next line.
+            let save = (self.i, self.line, self.line_start);
+            pending_breaks = 0;
+            while self.peek() == Some(b'\n') {
+                self.newline();
+                pending_breaks += 1;
+                self.skip_inline_ws();
+            }
+            let c = self.peek();
+            let continues = c.is_some_and(|c| {
+                !is_flow_indicator(c) && c != b'#' && !(c == b':' && self.blank_at(1))
+            });
+            if !continues {
+                (self.i, self.line, self.line_start) = save;
+                break;
+            }
+        }
+        if text.is_empty() {
+            return self.err("did not find expected node content");
+        }
+        let mut n = Node::plain(text);
+        n.pos = start;
+        Ok(n)
+    }
+
+    // ----------------------------------------------------------- anchors and tags
+
+    fn name_after_indicator(&mut self) -> PResult<String> {
+        self.i += 1;
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if is_ws(c) || c == b'\n' || is_flow_indicator(c) {
+                break;
+            }
+            self.i += 1;
+        }
+        if self.i == start {
+            return self.err("did not find expected alphabetic or numeric character in an anchor or alias");
+        }
+        Ok(self.src[start..self.i].to_string())
+    }
+
+    fn tag(&mut self) -> PResult<String> {
+        let start = self.i;
+        if self.at(1) == Some(b'<') {
+            while let Some(c) = self.peek() {
+                self.i += 1;
+                if c == b'>' {
+                    break;
+                }
+            }
+        } else {
+            while let Some(c) = self.peek() {
+                if is_ws(c) || c == b'\n' || (c != b'!' && is_flow_indicator(c)) {
+                    break;
+                }
+                self.i += 1;
+            }
+        }
+        let t = &self.src[start..self.i];
+        Ok(match t {
+            "!<tag:yaml.org,2002:str>" => "!!str".into(),
+            "!<tag:yaml.org,2002:int>" => "!!int".into(),
+            _ => t.to_string(),
+        })
+    }
+
+    fn alias(&mut self) -> PResult<Node> {
+        let pos = self.pos();
+        let name = self.name_after_indicator()?;
+        let Some(anchor) = self.anchors.get(&name) else {
+            return Err(YamlError::new(pos, format!("unknown anchor '{name}' referenced")));
+        };
+        self.alias_nodes += anchor.size;
+        if self.alias_nodes > self.limits.max_alias_nodes {
+            return Err(YamlError::new(
+                pos,
+                format!(
+                    "aliases expand to more than {} nodes; refusing excessive aliasing",
+                    self.limits.max_alias_nodes
+                ),
+            ));
+        }
+        let mut node = anchor.node.clone();
+        node.pos = pos;
+        node.comments = None;
+        Ok(node)
+    }
+
+    fn register_anchor(&mut self, name: String, node: &Node) {
+        let size = count_nodes(node);
+        self.anchors.insert(
+            name,
+            Anchor {
+                node: node.clone(),
+                size,
+            },
+        );
+    }
+}
+
+fn count_nodes(node: &Node) -> usize {
+    1 + match &node.value {
+        Value::Scalar(_) => 0,
+        Value::Seq(items) => items.iter().map(count_nodes).sum(),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| count_nodes(k) + count_nodes(v))
+            .sum(),
+    }
+}
+
+fn apply_tag(node: &mut Node, tag: String) {
+    if let Value::Scalar(s) = &mut node.value {
+        let tag = match tag.as_str() {
+            "!" => return,
+            "!!str" | "!!int" | "!!float" | "!!bool" | "!!null" | "!!binary" | "!!timestamp" => tag,
+            _ => tag,
+        };
+        s.tag = Some(tag.into());
+    }
+}
+
+/// Folds the lines of a `>` block scalar: single line breaks between normal
+/// lines become spaces; more-indented lines and empty lines keep their breaks.
+fn fold_lines(lines: &[&str], out: &mut String) {
+    let mut prev_more = false;
+    let mut empties = 0usize;
+    let mut first = true;
+    for line in lines {
+        if line.is_empty() {
+            empties += 1;
+            continue;
+        }
+        let more = line.starts_with(' ') || line.starts_with('\t');
+        if first {
+            out.extend(std::iter::repeat_n('\n', empties));
+        } else if !more && !prev_more {
+            if empties == 0 {
+                out.push(' ');
+            } else {
+                out.extend(std::iter::repeat_n('\n', empties));
+            }
+        } else {
+            out.extend(std::iter::repeat_n('\n', empties + 1));
+        }
+        out.push_str(line);
+        prev_more = more;
+        empties = 0;
+        first = false;
+    }
+}
+
+/// Applies YAML merge keys (`<<: *anchor` or `<<: [*a, *b]`): keys of the
+/// merged mappings are added where the mapping does not define them itself.
+fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
+    let is_merge = |k: &Node| {
+        matches!(&k.value, Value::Scalar(s) if s.text == "<<" && s.style == ScalarStyle::Plain)
+    };
+    if !entries.iter().any(|(k, _)| is_merge(k)) {
+        return;
+    }
+    let mut own = Vec::new();
+    let mut sources = Vec::new();
+    for (k, v) in entries.drain(..) {
+        if is_merge(&k) {
+            match v.value {
+                Value::Map(m) => sources.push(m),
+                Value::Seq(items) => {
+                    for item in items {
+                        if let Value::Map(m) = item.value {
+                            sources.push(m);
+                        }
+                    }
+                }
+                other => own.push((k, Node::new(other))),
+            }
+        } else {
+            own.push((k, v));
+        }
+    }
+    let mut merged: Vec<(Node, Node)> = Vec::new();
+    for source in sources {
+        for (k, v) in source {
+            let exists = own.iter().chain(merged.iter()).any(|(o, _)| o.key_str() == k.key_str());
+            if !exists {
+                merged.push((k, v));
+            }
+        }
+    }
+    entries.extend(merged);
+    entries.extend(own);
+}

@@ -1,0 +1,403 @@
+//! Scalar resolution: what type an unquoted scalar has.
+//!
+//! Kustomize reads resources with go-yaml v3 rules (YAML 1.2 booleans, but
+//! Go's integer syntax with `0x`, `0o`, `0b`, legacy `0777` octal and `_`
+//! separators) and writes them with go-yaml v2 rules (YAML 1.1 booleans such
+//! as `yes`/`on`, timestamps, base-60 numbers). [`resolve_input`] gives the
+//! first, [`needs_quotes`] answers the second for the emitter.
+
+use crate::node::{Scalar, ScalarStyle};
+
+/// The data type of a scalar after resolution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Resolved<'a> {
+    /// `null`, `~` or empty.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer (wide enough for both `i64` and `u64` ranges).
+    Int(i128),
+    /// A floating point number.
+    Float(f64),
+    /// A string.
+    Str(&'a str),
+}
+
+const NULLS: [&str; 5] = ["", "~", "null", "Null", "NULL"];
+const TRUES_V3: [&str; 3] = ["true", "True", "TRUE"];
+const FALSES_V3: [&str; 3] = ["false", "False", "FALSE"];
+const TRUES_V2_EXTRA: [&str; 8] = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"];
+const FALSES_V2_EXTRA: [&str; 8] = ["n", "N", "no", "No", "NO", "off", "Off", "OFF"];
+const NANS: [&str; 3] = [".nan", ".NaN", ".NAN"];
+const INFS: [&str; 6] = [".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"];
+const NEG_INFS: [&str; 3] = ["-.inf", "-.Inf", "-.INF"];
+
+/// `true` if the scalar is null when read.
+pub fn is_null(s: &Scalar) -> bool {
+    match s.tag.as_deref() {
+        Some("!!null") => true,
+        Some(_) => false,
+        None => s.style == ScalarStyle::Plain && NULLS.contains(&s.text.as_str()),
+    }
+}
+
+/// Resolves a scalar as Kustomize's reader (go-yaml v3) types it.
+pub fn resolve_input(s: &Scalar) -> Resolved<'_> {
+    match s.tag.as_deref() {
+        None if s.style == ScalarStyle::Plain => resolve_plain_v3(&s.text),
+        Some("!!str") | Some("!!binary") | Some("!!timestamp") => Resolved::Str(&s.text),
+        Some("!!int") | Some("!!float") | Some("!!bool") | Some("!!null") => {
+            match resolve_plain_v3(&s.text) {
+                Resolved::Str(t) => Resolved::Str(t),
+                other => other,
+            }
+        }
+        _ => Resolved::Str(&s.text),
+    }
+}
+
+/// go-yaml v3's resolution of an unquoted scalar.
+pub fn resolve_plain_v3(text: &str) -> Resolved<'_> {
+    let Some(&first) = text.as_bytes().first() else {
+        return Resolved::Null;
+    };
+    match first {
+        b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => {
+            if NULLS.contains(&text) {
+                Resolved::Null
+            } else if TRUES_V3.contains(&text) {
+                Resolved::Bool(true)
+            } else if FALSES_V3.contains(&text) {
+                Resolved::Bool(false)
+            } else {
+                Resolved::Str(text)
+            }
+        }
+        b'.' => resolve_special_float(text)
+            .or_else(|| text.parse::<f64>().ok().map(Resolved::Float))
+            .unwrap_or(Resolved::Str(text)),
+        b'+' | b'-' | b'0'..=b'9' => {
+            if let Some(f) = resolve_special_float(text) {
+                return f;
+            }
+            if looks_like_timestamp(text) {
+                // v3 keeps timestamps as strings when decoding into untyped values.
+                return Resolved::Str(text);
+            }
+            resolve_number(text).unwrap_or(Resolved::Str(text))
+        }
+        _ => Resolved::Str(text),
+    }
+}
+
+fn resolve_special_float(text: &str) -> Option<Resolved<'static>> {
+    if NANS.contains(&text) {
+        Some(Resolved::Float(f64::NAN))
+    } else if INFS.contains(&text) {
+        Some(Resolved::Float(f64::INFINITY))
+    } else if NEG_INFS.contains(&text) {
+        Some(Resolved::Float(f64::NEG_INFINITY))
+    } else {
+        None
+    }
+}
+
+/// Integer or float by Go's rules, shared by v2 and v3.
+fn resolve_number(text: &str) -> Option<Resolved<'static>> {
+    let plain: std::borrow::Cow<str> = if text.contains('_') {
+        text.replace('_', "").into()
+    } else {
+        text.into()
+    };
+    if let Some(i) = go_parse_int(&plain) {
+        return Some(Resolved::Int(i));
+    }
+    if is_yaml_float(&plain) {
+        if let Ok(f) = plain.parse::<f64>() {
+            return Some(Resolved::Float(f));
+        }
+    }
+    let (neg, rest) = match plain.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, plain.as_ref()),
+    };
+    if let Some(bin) = rest.strip_prefix("0b") {
+        if let Ok(v) = i128::from_str_radix(bin, 2) {
+            let v = if neg { -v } else { v };
+            if (i64::MIN as i128..=u64::MAX as i128).contains(&v) {
+                return Some(Resolved::Int(v));
+            }
+        }
+    }
+    None
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)` falling back to `ParseUint`: sign, base
+/// prefixes `0x`, `0o`, `0b`, and a leading `0` for octal.
+pub fn go_parse_int(s: &str) -> Option<i128> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = |p: &str| body.len() > 2 && body[..2].eq_ignore_ascii_case(p);
+    let (radix, digits) = if lower("0x") {
+        (16, &body[2..])
+    } else if lower("0o") {
+        (8, &body[2..])
+    } else if lower("0b") {
+        (2, &body[2..])
+    } else if body.len() > 1 && body.starts_with('0') {
+        (8, &body[1..])
+    } else {
+        (10, body)
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| (b as char).is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u128::from_str_radix(digits, radix).ok()?;
+    if neg {
+        (magnitude <= i64::MAX as u128 + 1).then(|| -(magnitude as i128))
+    } else {
+        (magnitude <= u64::MAX as u128).then_some(magnitude as i128)
+    }
+}
+
+/// The YAML float pattern `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
+fn is_yaml_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+') | Some(b'-')) {
+        i += 1;
+    }
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e') | Some(b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+') | Some(b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// go-yaml's timestamp check: `YYYY-M-D` optionally followed by a time, as
+/// accepted by its timestamp layouts.
+pub fn looks_like_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let mut i = 5;
+    let Some(month) = take_number(b, &mut i, 2) else {
+        return false;
+    };
+    if b.get(i) != Some(&b'-') {
+        return false;
+    }
+    i += 1;
+    let Some(day) = take_number(b, &mut i, 2) else {
+        return false;
+    };
+    let year: u32 = s[..4].parse().unwrap_or(0);
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return false;
+    }
+    if i == b.len() {
+        return true;
+    }
+    // Time part: [Tt ]H:M:S(.fraction)?(Z|±HH:MM)? (the space form has no zone).
+    let sep = b[i];
+    if !matches!(sep, b'T' | b't' | b' ') {
+        return false;
+    }
+    i += 1;
+    let Some(hour) = take_number(b, &mut i, 2) else {
+        return false;
+    };
+    if b.get(i) != Some(&b':') {
+        return false;
+    }
+    i += 1;
+    let Some(min) = take_number(b, &mut i, 2) else {
+        return false;
+    };
+    if b.get(i) != Some(&b':') {
+        return false;
+    }
+    i += 1;
+    let Some(sec) = take_number(b, &mut i, 2) else {
+        return false;
+    };
+    if hour > 23 || min > 59 || sec > 59 {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    if i == b.len() {
+        return true;
+    }
+    if sep == b' ' {
+        return false;
+    }
+    match b[i] {
+        b'Z' => i + 1 == b.len(),
+        b'+' | b'-' => {
+            let rest = &b[i + 1..];
+            rest.len() == 5
+                && rest[..2].iter().all(u8::is_ascii_digit)
+                && rest[2] == b':'
+                && rest[3..].iter().all(u8::is_ascii_digit)
+        }
+        _ => false,
+    }
+}
+
+fn take_number(b: &[u8], i: &mut usize, max_len: usize) -> Option<u32> {
+    let start = *i;
+    while *i < b.len() && *i - start < max_len && b[*i].is_ascii_digit() {
+        *i += 1;
+    }
+    if *i == start {
+        return None;
+    }
+    std::str::from_utf8(&b[start..*i]).ok()?.parse().ok()
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// `true` when go-yaml v2 must quote this string: written plain it would read
+/// back as something other than the same string.
+pub fn needs_quotes(text: &str) -> bool {
+    let Some(&first) = text.as_bytes().first() else {
+        return true;
+    };
+    match first {
+        b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => {
+            NULLS.contains(&text)
+                || TRUES_V3.contains(&text)
+                || FALSES_V3.contains(&text)
+                || TRUES_V2_EXTRA.contains(&text)
+                || FALSES_V2_EXTRA.contains(&text)
+        }
+        b'.' => resolve_special_float(text).is_some() || text.parse::<f64>().is_ok(),
+        b'+' | b'-' | b'0'..=b'9' => {
+            resolve_special_float(text).is_some()
+                || (first.is_ascii_digit() && looks_like_timestamp(text))
+                || resolve_number(text).is_some()
+                || is_base60_float(text)
+        }
+        _ => false,
+    }
+}
+
+/// `[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?`
+fn is_base60_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+') | Some(b'-')) {
+        i += 1;
+    }
+    if !b.get(i).is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+        i += 1;
+    }
+    let mut groups = 0;
+    while b.get(i) == Some(&b':') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 2 {
+            i += 1;
+        }
+        let group = &b[start..i];
+        let ok = match group.len() {
+            1 => true,
+            2 => group[0] <= b'5',
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+        groups += 1;
+    }
+    if groups == 0 {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+            i += 1;
+        }
+    }
+    i == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v3_input_types() {
+        assert_eq!(resolve_plain_v3("yes"), Resolved::Str("yes"));
+        assert_eq!(resolve_plain_v3("True"), Resolved::Bool(true));
+        assert_eq!(resolve_plain_v3("0x1F"), Resolved::Int(31));
+        assert_eq!(resolve_plain_v3("0644"), Resolved::Int(420));
+        assert_eq!(resolve_plain_v3("1_000"), Resolved::Int(1000));
+        assert_eq!(resolve_plain_v3("08"), Resolved::Float(8.0));
+        assert_eq!(resolve_plain_v3("2001-12-14"), Resolved::Str("2001-12-14"));
+        assert_eq!(resolve_plain_v3("-"), Resolved::Str("-"));
+        assert_eq!(resolve_plain_v3(".5"), Resolved::Float(0.5));
+        assert_eq!(resolve_plain_v3("~"), Resolved::Null);
+    }
+
+    #[test]
+    fn v2_quoting() {
+        for s in [
+            "", "yes", "On", "n", "123", "1e3", "0x1", "2001-12-14", "1:20", ".inf", "null", "08",
+        ] {
+            assert!(needs_quotes(s), "{s} should need quotes");
+        }
+        for s in ["<<", "abc", "1.2.3", "2001-13-01", "-", "1:70", "v1", "1e", "0xg"] {
+            assert!(!needs_quotes(s), "{s} should not need quotes");
+        }
+    }
+}
