@@ -32,11 +32,42 @@ impl Resource {
                 "a resource must be a YAML mapping (object)".into(),
             ));
         }
-        let r = Resource { node };
+        let mut r = Resource { node };
         if r.kind().is_empty() {
             return Err(ResourceError("missing kind in object".into()));
         }
+        r.normalize_annotations();
         Ok(r)
+    }
+
+    /// Kustomize rewrites `metadata.annotations` when it reads a resource:
+    /// every value becomes a string (its source text; collections become
+    /// empty strings), and an empty or null annotations field disappears.
+    fn normalize_annotations(&mut self) {
+        let Some(meta) = self.node.get_mut("metadata") else {
+            return;
+        };
+        let keep = match meta.get_mut("annotations") {
+            None => return,
+            Some(ann) => match &mut ann.value {
+                Value::Map(entries) if !entries.is_empty() => {
+                    for (_, v) in entries.iter_mut() {
+                        let text = match &v.value {
+                            Value::Scalar(s) => s.text.clone(),
+                            _ => String::new(),
+                        };
+                        let pos = v.pos;
+                        *v = Node::string(text);
+                        v.pos = pos;
+                    }
+                    true
+                }
+                _ => false,
+            },
+        };
+        if !keep {
+            meta.remove("annotations");
+        }
     }
 
     fn str_at(&self, path: &[&str]) -> &str {

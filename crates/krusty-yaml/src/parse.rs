@@ -950,7 +950,13 @@ impl<'a> Parser<'a> {
                 _ => {
                     let run_start = self.i;
                     while let Some(c) = self.peek() {
-                        if matches!(c, b'\'' | b'"' | b'\\' | b' ' | b'\t' | b'\n') {
+                        let special = match c {
+                            b' ' | b'\t' | b'\n' => true,
+                            b'\'' => q == b'\'',
+                            b'"' | b'\\' => q == b'"',
+                            _ => false,
+                        };
+                        if special {
                             break;
                         }
                         self.i += 1;
