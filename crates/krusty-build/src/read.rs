@@ -50,7 +50,8 @@ fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResul
     if kind.is_empty() {
         return Err(at("missing kind in object".into()));
     }
-    if root.get_path(&["metadata", "name"]).and_then(Node::as_str).is_none() {
+    let name = root.get_path(&["metadata", "name"]).and_then(Node::as_str);
+    if name.is_none_or(str::is_empty) {
         return Err(at(format!("missing metadata.name in object of kind {kind}")));
     }
     let r = Resource::from_node(root).map_err(|e| at(e.0))?;

@@ -71,30 +71,35 @@ impl LegacyOrder {
     }
 }
 
-/// Sorts resources by kind rank, then by `Kind.version.group`, then by
+/// The sort key of the legacy order: kind rank, then `group_version_kind`
+/// and namespace, where blanks stand as `~G`, `~V`, `~K` and `~X` (so they
+/// sort after names), then name.
+fn legacy_key(order: &LegacyOrder, id: &ResId) -> (i64, String, String, String) {
+    let or = |s: &str, blank: &str| if s.is_empty() { blank.to_string() } else { s.to_string() };
+    let gvk = format!(
+        "{}_{}_{}",
+        or(&id.gvk.group, "~G"),
+        or(&id.gvk.version, "~V"),
+        or(&id.gvk.kind, "~K")
+    );
+    (
+        order.rank(&id.gvk.kind),
+        gvk,
+        or(&id.namespace, "~X"),
+        id.name.clone(),
+    )
+}
+
+/// Sorts resources by kind rank, then group, version and kind, then
 /// namespace and name. Stable, so equal ids keep their input order.
 pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
-    let mut keyed: Vec<(i64, String, ResId, usize)> = resources
+    let mut keyed: Vec<((i64, String, String, String), usize)> = resources
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            let id = r.id();
-            (order.rank(&id.gvk.kind), id.gvk.to_string(), id, i)
-        })
+        .map(|(i, r)| (legacy_key(order, &r.id()), i))
         .collect();
-    keyed.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| {
-                if a.2.gvk == b.2.gvk {
-                    std::cmp::Ordering::Equal
-                } else {
-                    a.1.cmp(&b.1)
-                }
-            })
-            .then_with(|| a.2.namespace.cmp(&b.2.namespace))
-            .then_with(|| a.2.name.cmp(&b.2.name))
-    });
-    let perm: Vec<usize> = keyed.into_iter().map(|k| k.3).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let perm: Vec<usize> = keyed.into_iter().map(|k| k.1).collect();
     apply_permutation(resources, perm);
 }
 

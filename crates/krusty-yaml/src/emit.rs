@@ -133,20 +133,16 @@ impl Emitter<'_> {
             };
             keyed.push((key, v));
         }
-        keyed.sort_by(|a, b| {
-            if natural_less(a.0, b.0) {
-                std::cmp::Ordering::Less
-            } else if natural_less(b.0, a.0) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
+        sort_keys(&mut keyed);
         for (i, (key, value)) in keyed.into_iter().enumerate() {
             if i > 0 || !inline_first {
                 self.pad_to(indent);
             }
-            self.key(key, indent)?;
+            if !is_simple_key(key) {
+                self.explicit_entry(key, value, indent)?;
+                continue;
+            }
+            self.string(key, indent, true)?;
             self.push_char(':');
             self.open_ended = false;
             match &value.value {
@@ -213,22 +209,49 @@ impl Emitter<'_> {
                     self.push(&text);
                 }
                 Resolved::Str(text) => self.string(text, indent, false)?,
+                Resolved::Owned(text) => self.string(&text, indent, false)?,
             },
         }
         Ok(())
     }
 
-    fn key(&mut self, key: &str, indent: usize) -> Result<(), EmitError> {
-        if key.chars().count() > MAX_SIMPLE_KEY || key.contains('\n') {
-            return Err(EmitError(format!(
-                "keys longer than {MAX_SIMPLE_KEY} characters or with line breaks are not supported: {:?}",
-                key.chars().take(40).collect::<String>()
-            )));
+    /// An entry whose key is too long or spans lines: `? key` then `: value`.
+    fn explicit_entry(&mut self, key: &str, value: &Node, indent: usize) -> Result<(), EmitError> {
+        self.push_char('?');
+        self.push_char(' ');
+        self.string(key, indent + BEST_INDENT, false)?;
+        if !self.out.ends_with('\n') {
+            self.newline();
+        } else {
+            self.col = 0;
         }
-        self.string(key, indent, true)
+        self.pad_to(indent);
+        self.push_char(':');
+        self.push_char(' ');
+        self.open_ended = false;
+        match &value.value {
+            Value::Map(m) if !m.is_empty() => self.block_map(m, indent + BEST_INDENT, true, false),
+            Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true),
+            _ => {
+                self.inline_value(value, indent + BEST_INDENT, false)?;
+                self.newline();
+                Ok(())
+            }
+        }
     }
 
     fn string(&mut self, text: &str, indent: usize, simple_key: bool) -> Result<(), EmitError> {
+        if text.chars().any(is_forbidden_control) {
+            return Err(EmitError("yaml: control characters are not allowed".into()));
+        }
+        // Kustomize's read-write round trip turns NEL (U+0085) into a space.
+        let owned;
+        let text = if text.contains('\u{85}') {
+            owned = text.replace('\u{85}', " ");
+            owned.as_str()
+        } else {
+            text
+        };
         let style = select_style(text, simple_key);
         let allow_breaks = !simple_key;
         match style {
@@ -304,9 +327,12 @@ impl Emitter<'_> {
         self.push_char('"');
         let chars: Vec<char> = text.chars().collect();
         let last = chars.len().saturating_sub(1);
+        // go-yaml's BOM test looks at the start of the string, not at the
+        // current character: a string that starts with U+FEFF is escaped whole.
+        let escape_all = text.starts_with('\u{feff}');
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
-            if !is_printable(c) || c == '\u{feff}' || is_break(c) || c == '"' || c == '\\' {
+            if escape_all || !is_printable(c) || c == '\u{feff}' || is_break(c) || c == '"' || c == '\\' {
                 self.escape(c);
                 spaces = false;
             } else if c == ' ' {
@@ -415,6 +441,46 @@ impl Emitter<'_> {
             self.out.pop();
         }
     }
+}
+
+/// Sorts mapping entries by key as go-yaml v2 does. Its key order is not
+/// transitive for some keys with leading zeros, so the result depends on the
+/// sorting algorithm: Go sorts up to 12 elements by insertion sort, which is
+/// reproduced exactly; longer maps use a merge sort.
+fn sort_keys(keyed: &mut [(&str, &Node)]) {
+    if keyed.len() <= 12 {
+        for i in 1..keyed.len() {
+            let mut j = i;
+            while j > 0 && natural_less(keyed[j].0, keyed[j - 1].0) {
+                keyed.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+        return;
+    }
+    let mid = keyed.len() / 2;
+    sort_keys(&mut keyed[..mid]);
+    sort_keys(&mut keyed[mid..]);
+    let mut merged = Vec::with_capacity(keyed.len());
+    let (mut a, mut b) = (0, mid);
+    while a < mid && b < keyed.len() {
+        if natural_less(keyed[b].0, keyed[a].0) {
+            merged.push(keyed[b]);
+            b += 1;
+        } else {
+            merged.push(keyed[a]);
+            a += 1;
+        }
+    }
+    merged.extend_from_slice(&keyed[a..mid]);
+    merged.extend_from_slice(&keyed[b..]);
+    keyed.copy_from_slice(&merged);
+}
+
+/// go-yaml writes a key inline only when it is at most 128 characters long
+/// and on one line.
+fn is_simple_key(key: &str) -> bool {
+    !key.contains('\n') && key.chars().count() <= MAX_SIMPLE_KEY
 }
 
 /// The style go-yaml v2 ends up with for a string.
@@ -543,6 +609,13 @@ fn analyze(text: &str) -> Analysis {
         a.block_plain_allowed = false;
     }
     a
+}
+
+/// Characters Kustomize's YAML reader rejects when it reads its own output
+/// back: DEL, the C1 controls other than NEL, and the non-characters U+FFFE
+/// and U+FFFF.
+fn is_forbidden_control(c: char) -> bool {
+    matches!(c, '\u{7f}'..='\u{84}' | '\u{86}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}')
 }
 
 fn is_break(c: char) -> bool {

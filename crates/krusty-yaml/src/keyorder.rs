@@ -10,8 +10,17 @@ pub fn natural_less(a: &str, b: &str) -> bool {
     } else {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        less_by(&a, &b, |c: &char| c.is_alphabetic(), |c: &char| c.is_ascii_digit())
+        less_by(&a, &b, |c: &char| c.is_alphabetic(), |c: &char| is_decimal_digit(*c))
     }
+}
+
+/// Decimal digits (Unicode category Nd) of the scripts keys are written in:
+/// ASCII, Arabic-Indic, Extended Arabic-Indic, Devanagari, Bengali, Thai and
+/// fullwidth digits.
+fn is_decimal_digit(c: char) -> bool {
+    const ZEROS: [u32; 7] = [0x30, 0x660, 0x6F0, 0x966, 0x9E6, 0xE50, 0xFF10];
+    let v = c as u32;
+    ZEROS.iter().any(|&z| (z..z + 10).contains(&v))
 }
 
 trait Digit: Copy + PartialOrd + PartialEq {

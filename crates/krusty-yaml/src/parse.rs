@@ -255,6 +255,10 @@ impl<'a> Parser<'a> {
                 break;
             }
             while self.peek() == Some(b'%') && self.i == self.line_start {
+                if self.b[self.i..].starts_with(b"%YAML") {
+                    // Kustomize's reader rejects version directives.
+                    return self.err("found incompatible YAML document (%YAML directives are not supported)");
+                }
                 while !self.at_eol() {
                     self.i += 1;
                 }
@@ -780,6 +784,10 @@ impl<'a> Parser<'a> {
         let mut end_line = (self.line, self.line_start);
         while self.peek() == Some(b'\n') {
             let line_begin = self.i + 1;
+            if line_begin == self.b.len() {
+                // The final line break of the stream starts no further line.
+                break;
+            }
             let mut k = line_begin;
             while k < self.b.len() && self.b[k] == b' ' {
                 k += 1;

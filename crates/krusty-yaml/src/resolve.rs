@@ -9,8 +9,11 @@
 use crate::node::{Scalar, ScalarStyle};
 
 /// The data type of a scalar after resolution.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Resolved<'a> {
+    /// A string computed from the source text (a decoded `!!binary`, or a
+    /// timestamp in RFC 3339 form as Kustomize prints it).
+    Owned(String),
     /// `null`, `~` or empty.
     Null,
     /// A boolean.
@@ -45,7 +48,11 @@ pub fn is_null(s: &Scalar) -> bool {
 pub fn resolve_input(s: &Scalar) -> Resolved<'_> {
     match s.tag.as_deref() {
         None if s.style == ScalarStyle::Plain => resolve_plain_v3(&s.text),
-        Some("!!str") | Some("!!binary") | Some("!!timestamp") => Resolved::Str(&s.text),
+        Some("!!binary") => match decode_base64(&s.text) {
+            Some(text) => Resolved::Owned(text),
+            None => Resolved::Str(&s.text),
+        },
+        Some("!!str") | Some("!!timestamp") => Resolved::Str(&s.text),
         Some("!!int") | Some("!!float") | Some("!!bool") | Some("!!null") => {
             match resolve_plain_v3(&s.text) {
                 Resolved::Str(t) => Resolved::Str(t),
@@ -80,9 +87,9 @@ pub fn resolve_plain_v3(text: &str) -> Resolved<'_> {
             if let Some(f) = resolve_special_float(text) {
                 return f;
             }
-            if looks_like_timestamp(text) {
-                // v3 keeps timestamps as strings when decoding into untyped values.
-                return Resolved::Str(text);
+            if let Some(ts) = parse_timestamp(text) {
+                // Read as a time and printed by JSON in RFC 3339 form.
+                return Resolved::Owned(ts.rfc3339());
             }
             resolve_number(text).unwrap_or(Resolved::Str(text))
         }
@@ -113,7 +120,10 @@ fn resolve_number(text: &str) -> Option<Resolved<'static>> {
         return Some(Resolved::Int(i));
     }
     if is_yaml_float(&plain) {
-        if let Ok(f) = plain.parse::<f64>() {
+        // Go's ParseFloat rejects values out of range; Rust gives infinity.
+        if let Ok(f) = plain.parse::<f64>().map_err(|_| ()).and_then(|f: f64| {
+            if f.is_finite() { Ok(f) } else { Err(()) }
+        }) {
             return Some(Resolved::Float(f));
         }
     }
@@ -140,7 +150,7 @@ pub fn go_parse_int(s: &str) -> Option<i128> {
         b'+' => (false, &s[1..]),
         _ => (false, s),
     };
-    let lower = |p: &str| body.len() > 2 && body[..2].eq_ignore_ascii_case(p);
+    let lower = |p: &str| body.len() > 2 && body.as_bytes()[..2].eq_ignore_ascii_case(p.as_bytes());
     let (radix, digits) = if lower("0x") {
         (16, &body[2..])
     } else if lower("0o") {
@@ -203,57 +213,93 @@ fn is_yaml_float(s: &str) -> bool {
     i == b.len()
 }
 
-/// go-yaml's timestamp check: `YYYY-M-D` optionally followed by a time, as
-/// accepted by its timestamp layouts.
+/// A timestamp in one of go-yaml's accepted layouts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timestamp {
+    date: (u32, u32, u32),
+    time: (u32, u32, u32),
+    /// Fraction digits as written (at most nine are kept).
+    fraction: String,
+    /// Offset from UTC in minutes; `None` for UTC.
+    offset: Option<i32>,
+}
+
+impl Timestamp {
+    /// Go's RFC 3339 form with nanoseconds: trailing zeros of the fraction
+    /// dropped, `Z` for UTC.
+    pub fn rfc3339(&self) -> String {
+        let (y, mo, d) = self.date;
+        let (h, mi, s) = self.time;
+        let mut out = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}");
+        let frac: String = self.fraction.chars().take(9).collect();
+        let frac = frac.trim_end_matches('0');
+        if !frac.is_empty() {
+            out.push('.');
+            out.push_str(frac);
+        }
+        match self.offset {
+            None | Some(0) => out.push('Z'),
+            Some(m) => {
+                let sign = if m < 0 { '-' } else { '+' };
+                out.push_str(&format!("{sign}{:02}:{:02}", m.abs() / 60, m.abs() % 60));
+            }
+        }
+        out
+    }
+}
+
+/// `true` if go-yaml reads the text as a timestamp.
 pub fn looks_like_timestamp(s: &str) -> bool {
+    parse_timestamp(s).is_some()
+}
+
+/// Parses go-yaml's timestamp layouts: `YYYY-M-D`, `YYYY-M-D h:m:s[.f]`, and
+/// `YYYY-M-DTh:m:s[.f]` (or `t`) followed by `Z` or `±hh:mm`.
+pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
     let b = s.as_bytes();
     if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
-        return false;
+        return None;
     }
     let mut i = 5;
-    let Some(month) = take_number(b, &mut i, 2) else {
-        return false;
-    };
+    let month = take_number(b, &mut i, 2)?;
     if b.get(i) != Some(&b'-') {
-        return false;
+        return None;
     }
     i += 1;
-    let Some(day) = take_number(b, &mut i, 2) else {
-        return false;
-    };
-    let year: u32 = s[..4].parse().unwrap_or(0);
+    let day = take_number(b, &mut i, 2)?;
+    let year: u32 = s[..4].parse().ok()?;
     if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return false;
+        return None;
     }
+    let mut ts = Timestamp {
+        date: (year, month, day),
+        time: (0, 0, 0),
+        fraction: String::new(),
+        offset: None,
+    };
     if i == b.len() {
-        return true;
+        return Some(ts);
     }
-    // Time part: [Tt ]H:M:S(.fraction)?(Z|±HH:MM)? (the space form has no zone).
     let sep = b[i];
     if !matches!(sep, b'T' | b't' | b' ') {
-        return false;
+        return None;
     }
     i += 1;
-    let Some(hour) = take_number(b, &mut i, 2) else {
-        return false;
-    };
+    let hour = take_number(b, &mut i, 2)?;
     if b.get(i) != Some(&b':') {
-        return false;
+        return None;
     }
     i += 1;
-    let Some(min) = take_number(b, &mut i, 2) else {
-        return false;
-    };
+    let min = take_number(b, &mut i, 2)?;
     if b.get(i) != Some(&b':') {
-        return false;
+        return None;
     }
     i += 1;
-    let Some(sec) = take_number(b, &mut i, 2) else {
-        return false;
-    };
+    let sec = take_number(b, &mut i, 2)?;
     if hour > 23 || min > 59 || sec > 59 {
-        return false;
+        return None;
     }
+    ts.time = (hour, min, sec);
     if b.get(i) == Some(&b'.') {
         i += 1;
         let start = i;
@@ -261,26 +307,59 @@ pub fn looks_like_timestamp(s: &str) -> bool {
             i += 1;
         }
         if i == start {
-            return false;
+            return None;
         }
-    }
-    if i == b.len() {
-        return true;
+        ts.fraction = s[start..i].to_string();
     }
     if sep == b' ' {
-        return false;
+        return (i == b.len()).then_some(ts);
     }
-    match b[i] {
-        b'Z' => i + 1 == b.len(),
-        b'+' | b'-' => {
+    match b.get(i)? {
+        b'Z' if i + 1 == b.len() => Some(ts),
+        c @ (b'+' | b'-') => {
             let rest = &b[i + 1..];
-            rest.len() == 5
+            let ok = rest.len() == 5
                 && rest[..2].iter().all(u8::is_ascii_digit)
                 && rest[2] == b':'
-                && rest[3..].iter().all(u8::is_ascii_digit)
+                && rest[3..].iter().all(u8::is_ascii_digit);
+            if !ok {
+                return None;
+            }
+            let h: i32 = s[i + 1..i + 3].parse().ok()?;
+            let m: i32 = s[i + 4..i + 6].parse().ok()?;
+            let total = h * 60 + m;
+            ts.offset = Some(if *c == b'-' { -total } else { total });
+            Some(ts)
         }
-        _ => false,
+        _ => None,
     }
+}
+
+/// Decodes standard base64 (as `!!binary` holds it); `None` if the text is
+/// not base64 or the bytes are not UTF-8.
+fn decode_base64(text: &str) -> Option<String> {
+    let mut bits = 0u32;
+    let mut nbits = 0;
+    let mut out = Vec::new();
+    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        nbits += 6;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push((bits >> nbits) as u8);
+            bits &= (1 << nbits) - 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 fn take_number(b: &[u8], i: &mut usize, max_len: usize) -> Option<u32> {
@@ -383,7 +462,15 @@ mod tests {
         assert_eq!(resolve_plain_v3("0644"), Resolved::Int(420));
         assert_eq!(resolve_plain_v3("1_000"), Resolved::Int(1000));
         assert_eq!(resolve_plain_v3("08"), Resolved::Float(8.0));
-        assert_eq!(resolve_plain_v3("2001-12-14"), Resolved::Str("2001-12-14"));
+        assert_eq!(
+            resolve_plain_v3("2001-12-14"),
+            Resolved::Owned("2001-12-14T00:00:00Z".into())
+        );
+        assert_eq!(
+            resolve_plain_v3("2001-12-14t21:59:43.10-05:00"),
+            Resolved::Owned("2001-12-14T21:59:43.1-05:00".into())
+        );
+        assert_eq!(resolve_plain_v3("2001-12-14T21:59:43"), Resolved::Str("2001-12-14T21:59:43"));
         assert_eq!(resolve_plain_v3("-"), Resolved::Str("-"));
         assert_eq!(resolve_plain_v3(".5"), Resolved::Float(0.5));
         assert_eq!(resolve_plain_v3("~"), Resolved::Null);
