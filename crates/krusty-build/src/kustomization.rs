@@ -48,7 +48,14 @@ const KNOWN_FIELDS: [&str; 33] = [
 
 /// Fields krusty reads today; the others are reported as not supported yet
 /// when they hold anything, rather than silently ignored.
-const SUPPORTED_FIELDS: [&str; 6] = ["apiVersion", "kind", "metadata", "resources", "bases", "sortOptions"];
+const SUPPORTED_FIELDS: [&str; 6] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "resources",
+    "bases",
+    "sortOptions",
+];
 
 /// `sortOptions`: how the final output is ordered.
 #[derive(Debug, Clone, PartialEq, Default)]

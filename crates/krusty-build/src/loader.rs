@@ -116,13 +116,20 @@ fn describe_io(e: &std::io::Error) -> String {
 /// Reads a file as UTF-8, reporting the line and column of invalid bytes.
 pub fn read_text(path: &Path) -> BuildResult<String> {
     let bytes = std::fs::read(path).map_err(|e| {
-        BuildError::new(format!("{}: cannot read file: {}", path.display(), describe_io(&e)))
+        BuildError::new(format!(
+            "{}: cannot read file: {}",
+            path.display(),
+            describe_io(&e)
+        ))
     })?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        let col = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        let col = String::from_utf8_lossy(&valid[line_start..])
+            .chars()
+            .count()
+            + 1;
         BuildError::new(format!(
             "{}:{line}:{col}: invalid UTF-8: the file must be UTF-8 encoded text",
             path.display()

@@ -34,7 +34,9 @@ fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResul
     let line = root.pos.line;
     let at = |msg: String| BuildError::new(format!("{}:{line}: {msg}", path.display()));
     if root.as_map().is_none() {
-        return Err(at("missing Resource metadata (a resource must be a mapping)".into()));
+        return Err(at(
+            "missing Resource metadata (a resource must be a mapping)".into(),
+        ));
     }
     let kind = root.get("kind").and_then(Node::as_str).unwrap_or("");
     let is_list = kind.ends_with("List") && root.get("items").is_some_and(|i| i.as_seq().is_some());
@@ -52,7 +54,9 @@ fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResul
     }
     let name = root.get_path(&["metadata", "name"]).and_then(Node::as_str);
     if name.is_none_or(str::is_empty) {
-        return Err(at(format!("missing metadata.name in object of kind {kind}")));
+        return Err(at(format!(
+            "missing metadata.name in object of kind {kind}"
+        )));
     }
     let r = Resource::from_node(root).map_err(|e| at(e.0))?;
     out.push(r);

@@ -29,7 +29,6 @@ pub struct BuildOutput {
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let mut ctx = Context {
-        opts,
         chain: Vec::new(),
         warnings: Vec::new(),
     };
@@ -50,19 +49,21 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     })
 }
 
-struct Context<'o> {
-    #[allow(dead_code)]
-    opts: &'o BuildOptions,
+struct Context {
     /// Kustomization roots being built, outermost first (for cycle detection).
     chain: Vec<PathBuf>,
     warnings: Vec<String>,
 }
 
-impl Context<'_> {
+impl Context {
     /// Builds one kustomization directory into a resource map.
     fn target(&mut self, loader: &Loader) -> BuildResult<(ResMap, Kustomization)> {
-        let (k, _path) = Kustomization::load(&loader.root)
-            .map_err(|e| e.context(format!("couldn't make target for path '{}'", loader.root.display())))?;
+        let (k, _path) = Kustomization::load(&loader.root).map_err(|e| {
+            e.context(format!(
+                "couldn't make target for path '{}'",
+                loader.root.display()
+            ))
+        })?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.chain.push(loader.root.clone());
         let result = self.accumulate(loader, &k);
@@ -79,7 +80,12 @@ impl Context<'_> {
         Ok(resmap)
     }
 
-    fn accumulate_entry(&mut self, loader: &Loader, entry: &str, into: &mut ResMap) -> BuildResult<()> {
+    fn accumulate_entry(
+        &mut self,
+        loader: &Loader,
+        entry: &str,
+        into: &mut ResMap,
+    ) -> BuildResult<()> {
         if is_remote(entry) {
             return Err(BuildError::new(format!(
                 "accumulating resources from '{entry}': remote resources are not supported by krusty yet"
@@ -90,7 +96,8 @@ impl Context<'_> {
             Entry::File(path) => {
                 let text = loader.read(&path).map_err(from)?;
                 for r in resources_from_text(&text, &path).map_err(from)? {
-                    into.append(r).map_err(|e| from(BuildError::new(e.to_string())))?;
+                    into.append(r)
+                        .map_err(|e| from(BuildError::new(e.to_string())))?;
                 }
             }
             Entry::Dir(dir) => {

@@ -39,7 +39,11 @@ struct BuildArgs {
     /// If set to 'LoadRestrictionsNone', local kustomizations may load files
     /// from outside their root. This does, however, break the relocatability
     /// of the kustomization.
-    #[arg(long = "load-restrictor", value_name = "RESTRICTOR", default_value = "LoadRestrictionsRootOnly")]
+    #[arg(
+        long = "load-restrictor",
+        value_name = "RESTRICTOR",
+        default_value = "LoadRestrictionsRootOnly"
+    )]
     load_restrictor: LoadRestrictor,
 }
 

@@ -30,8 +30,14 @@ pub fn write_stdout(text: &str) -> Result<(), String> {
 /// Writes a file by writing a temporary file beside it and renaming it into
 /// place, so a failure never leaves a half-written file.
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.krusty-tmp-{}", std::process::id()));
     let result = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))

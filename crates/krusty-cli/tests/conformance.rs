@@ -46,9 +46,17 @@ fn load_case(dir: &Path) -> Case {
         })
         .unwrap_or_default();
     Case {
-        name: dir.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        name: dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
         dir: dir.to_path_buf(),
-        target: root.get("target").and_then(|t| t.as_str()).unwrap_or(".").to_string(),
+        target: root
+            .get("target")
+            .and_then(|t| t.as_str())
+            .unwrap_or(".")
+            .to_string(),
         flags,
         expect_error: root.get("expect").and_then(|e| e.as_str()) == Some("error"),
     }
@@ -150,7 +158,11 @@ fn conformance_baseline_still_passes() {
     let baseline = baseline();
     let regressed: Vec<&String> = baseline.difference(&passing).collect();
     let new: Vec<&String> = passing.difference(&baseline).collect();
-    eprintln!("conformance score: {} of {} cases pass", passing.len(), cases.len());
+    eprintln!(
+        "conformance score: {} of {} cases pass",
+        passing.len(),
+        cases.len()
+    );
     if !new.is_empty() {
         eprintln!("cases passing that are not in the baseline yet (add them to tests/conformance-baseline.txt):");
         for n in &new {

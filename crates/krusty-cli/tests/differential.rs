@@ -84,7 +84,7 @@ fn differential_nested() {
 /// Everything mixed, with many flow collections and whole documents written
 /// in flow style, to exercise the parser.
 #[test]
-fn differential_flow_mix() {
+fn differential_flowmix() {
     run_profile(&Profile {
         name: "flowmix",
         salt: 3,
@@ -264,7 +264,10 @@ fn compare(expected: &Output, actual: &Output, dir: &Path, files: &[String]) -> 
         got_lines.len(),
         actual.stdout.len()
     );
-    for (label, lines) in [("kubectl kustomize", &want_lines), ("krusty build", &got_lines)] {
+    for (label, lines) in [
+        ("kubectl kustomize", &want_lines),
+        ("krusty build", &got_lines),
+    ] {
         report.push_str(&format!("--- {label} ---\n"));
         let lo = first.saturating_sub(CONTEXT);
         let hi = (first + CONTEXT + 1).min(lines.len());
@@ -496,12 +499,60 @@ const TYPED: &[&str] = &[
 
 /// Ordinary ASCII words.
 const ASCII_WORDS: &[&str] = &[
-    "alpha", "beta", "gamma", "delta", "kube", "pod", "value", "config", "yaml", "test", "hello",
-    "world", "foo", "bar", "baz", "qux", "lorem", "ipsum", "dolor", "sit", "amet", "x", "a1",
-    "B2", "data_set", "my-key", "v1.2.3", "node.js", "Z", "CamelCase", "snake_case", "kebab-case",
-    "path/to/file", "end.", "a,b", "a[0]", "x{y}", "50%", "it's", "say\"hi\"", "C:\\dir",
-    "back\\n", "a:b", "a#b", "key=value", "~tilde", "q?", "wow!", "@home", "x&y", "x*y", "a|b",
-    "a>b", "<tag>",
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "kube",
+    "pod",
+    "value",
+    "config",
+    "yaml",
+    "test",
+    "hello",
+    "world",
+    "foo",
+    "bar",
+    "baz",
+    "qux",
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "x",
+    "a1",
+    "B2",
+    "data_set",
+    "my-key",
+    "v1.2.3",
+    "node.js",
+    "Z",
+    "CamelCase",
+    "snake_case",
+    "kebab-case",
+    "path/to/file",
+    "end.",
+    "a,b",
+    "a[0]",
+    "x{y}",
+    "50%",
+    "it's",
+    "say\"hi\"",
+    "C:\\dir",
+    "back\\n",
+    "a:b",
+    "a#b",
+    "key=value",
+    "~tilde",
+    "q?",
+    "wow!",
+    "@home",
+    "x&y",
+    "x*y",
+    "a|b",
+    "a>b",
+    "<tag>",
 ];
 
 /// Non-ASCII words, all inside the Basic Multilingual Plane and printable.
@@ -760,7 +811,9 @@ fn gen_string(rng: &mut Rng) -> String {
 fn gen_key(rng: &mut Rng) -> String {
     match rng.below(30) {
         0..=9 => {
-            let a = *rng.pick(&["app", "name", "port", "image", "data", "key", "value", "x", "id"]);
+            let a = *rng.pick(&[
+                "app", "name", "port", "image", "data", "key", "value", "x", "id",
+            ]);
             let b = *rng.pick(&["config", "v2", "Name", "ID", "list", "map", "count", "z"]);
             match rng.below(8) {
                 0 => a.to_string(),
@@ -963,8 +1016,7 @@ fn looks_typed(s: &str) -> bool {
         _ => false,
     };
     numeric_start
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "+-.:_ ".contains(c))
 }
 
@@ -1498,7 +1550,11 @@ impl Writer<'_> {
             )
         } else {
             let sep = if self.rng.chance(10) { "," } else { ", " };
-            (open.to_string(), sep.to_string(), format!("{trailing_comma}{close}"))
+            (
+                open.to_string(),
+                sep.to_string(),
+                format!("{trailing_comma}{close}"),
+            )
         }
     }
 
@@ -1516,7 +1572,11 @@ impl Writer<'_> {
             };
         }
         let quoted = key_text.starts_with('"') || key_text.starts_with('\'');
-        let colon = if quoted && self.rng.chance(25) { ":" } else { ": " };
+        let colon = if quoted && self.rng.chance(25) {
+            ":"
+        } else {
+            ": "
+        };
         let value_text = self.flow(value, ci);
         format!("{key_text}{colon}{value_text}")
     }

@@ -25,7 +25,11 @@ fn output_matches_kubectl_kustomize_golden_files() {
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden");
     let mut failures = Vec::new();
     for case in &cases {
-        let name = case.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = case
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         if case.join("known-difference").is_file() {
             eprintln!("KNOWN DIFFERENCE, not compared: {name} (see its known-difference file)");
             continue;
@@ -52,13 +56,17 @@ fn output_matches_kubectl_kustomize_golden_files() {
                 // Kustomize's key order is not transitive for these keys, so its
                 // output varies from run to run: compare the lines as multisets.
                 let lines = |b: &[u8]| {
-                    let mut l: Vec<String> =
-                        String::from_utf8_lossy(b).lines().map(String::from).collect();
+                    let mut l: Vec<String> = String::from_utf8_lossy(b)
+                        .lines()
+                        .map(String::from)
+                        .collect();
                     l.sort();
                     l
                 };
                 if lines(&out.stdout) != lines(&want) {
-                    failures.push(format!("{name}: lines differ from kubectl's (in any order)"));
+                    failures.push(format!(
+                        "{name}: lines differ from kubectl's (in any order)"
+                    ));
                 }
             } else if out.stdout != want {
                 failures.push(format!(

@@ -40,7 +40,13 @@ impl Gvk {
 /// Kustomize's text form: `Kind.version.group`, with `[noVer]`/`[noGrp]` for blanks.
 impl fmt::Display for Gvk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
+        let or = |s: &str, d: &'static str| {
+            if s.is_empty() {
+                d.to_string()
+            } else {
+                s.to_string()
+            }
+        };
         write!(
             f,
             "{}.{}.{}",

@@ -75,7 +75,13 @@ impl LegacyOrder {
 /// and namespace, where blanks stand as `~G`, `~V`, `~K` and `~X` (so they
 /// sort after names), then name.
 fn legacy_key(order: &LegacyOrder, id: &ResId) -> (i64, String, String, String) {
-    let or = |s: &str, blank: &str| if s.is_empty() { blank.to_string() } else { s.to_string() };
+    let or = |s: &str, blank: &str| {
+        if s.is_empty() {
+            blank.to_string()
+        } else {
+            s.to_string()
+        }
+    };
     let gvk = format!(
         "{}_{}_{}",
         or(&id.gvk.group, "~G"),
@@ -106,7 +112,14 @@ pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
 fn apply_permutation(resources: &mut [Resource], perm: Vec<usize>) {
     let mut taken: Vec<Option<Resource>> = resources
         .iter_mut()
-        .map(|r| Some(std::mem::replace(r, Resource { node: krusty_yaml::Node::null() })))
+        .map(|r| {
+            Some(std::mem::replace(
+                r,
+                Resource {
+                    node: krusty_yaml::Node::null(),
+                },
+            ))
+        })
         .collect();
     for (slot, from) in resources.iter_mut().zip(perm) {
         if let Some(r) = taken[from].take() {

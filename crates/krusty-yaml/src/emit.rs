@@ -124,12 +124,10 @@ impl Emitter<'_> {
                     }
                     s.text.as_str()
                 }
-                _ => {
-                    return Err(EmitError(
-                        "json: unsupported type: map[interface {}]interface {} (a key is a collection)"
-                            .into(),
-                    ))
-                }
+                _ => return Err(EmitError(
+                    "json: unsupported type: map[interface {}]interface {} (a key is a collection)"
+                        .into(),
+                )),
             };
             keyed.push((key, v));
         }
@@ -182,9 +180,7 @@ impl Emitter<'_> {
                 Value::Map(m) if !m.is_empty() => {
                     self.block_map(m, indent + BEST_INDENT, true, false)?
                 }
-                Value::Seq(s) if !s.is_empty() => {
-                    self.block_seq(s, indent + BEST_INDENT, true)?
-                }
+                Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true)?,
                 _ => {
                     self.inline_value(item, indent + BEST_INDENT, false)?;
                     self.newline();
@@ -241,12 +237,15 @@ impl Emitter<'_> {
     }
 
     fn string(&mut self, text: &str, indent: usize, simple_key: bool) -> Result<(), EmitError> {
-        if text.chars().any(is_forbidden_control) {
+        let ascii = text.is_ascii();
+        if (ascii && text.as_bytes().contains(&0x7f))
+            || (!ascii && text.chars().any(is_forbidden_control))
+        {
             return Err(EmitError("yaml: control characters are not allowed".into()));
         }
         // Kustomize's read-write round trip turns NEL (U+0085) into a space.
         let owned;
-        let text = if text.contains('\u{85}') {
+        let text = if !ascii && text.contains('\u{85}') {
             owned = text.replace('\u{85}', " ");
             owned.as_str()
         } else {
@@ -332,7 +331,13 @@ impl Emitter<'_> {
         let escape_all = text.starts_with('\u{feff}');
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
-            if escape_all || !is_printable(c) || c == '\u{feff}' || is_break(c) || c == '"' || c == '\\' {
+            if escape_all
+                || !is_printable(c)
+                || c == '\u{feff}'
+                || is_break(c)
+                || c == '"'
+                || c == '\\'
+            {
                 self.escape(c);
                 spaces = false;
             } else if c == ' ' {
@@ -532,11 +537,12 @@ fn analyze(text: &str) -> Analysis {
     let mut line_breaks = false;
     let mut special = false;
     let mut preceded_by_ws = true;
-    let chars: Vec<char> = text.chars().collect();
-    let n = chars.len();
-    for i in 0..n {
-        let c = chars[i];
-        let followed_by_ws = i + 1 >= n || matches!(chars[i + 1], ' ' | '\t');
+    let mut iter = text.chars().peekable();
+    let mut i = 0usize;
+    while let Some(c) = iter.next() {
+        let next = iter.peek().copied();
+        let is_last = next.is_none();
+        let followed_by_ws = matches!(next, None | Some(' ') | Some('\t'));
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -558,7 +564,7 @@ fn analyze(text: &str) -> Analysis {
             if i == 0 {
                 leading_space = true;
             }
-            if i + 1 == n {
+            if is_last {
                 trailing_space = true;
             }
             if previous_break {
@@ -571,7 +577,7 @@ fn analyze(text: &str) -> Analysis {
             if i == 0 {
                 leading_break = true;
             }
-            if i + 1 == n {
+            if is_last {
                 trailing_break = true;
             }
             if previous_space {
@@ -584,6 +590,7 @@ fn analyze(text: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_ws = matches!(c, ' ' | '\t' | '\0') || is_break(c);
+        i += 1;
     }
     let mut a = Analysis {
         block_plain_allowed: true,
@@ -666,7 +673,11 @@ fn shortest_digits(f: f64) -> (String, i32) {
 fn go_json_float(f: f64) -> String {
     let abs = f.abs();
     if abs == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let (digits, exp) = shortest_digits(f);
     let sign = if f < 0.0 { "-" } else { "" };
@@ -697,7 +708,11 @@ fn fixed_notation(digits: &str, exp: i32) -> String {
     } else if point as usize >= digits.len() {
         format!("{}{}", digits, "0".repeat(point as usize - digits.len()))
     } else {
-        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
     }
 }
 
@@ -705,7 +720,11 @@ fn fixed_notation(digits: &str, exp: i32) -> String {
 /// form when the decimal exponent is below -4 or at least 6.
 fn go_format_g(f: f64) -> String {
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let (digits, exp) = shortest_digits(f);
     let sign = if f < 0.0 { "-" } else { "" };

@@ -4,13 +4,21 @@
 /// `true` if key `a` sorts before key `b`.
 pub fn natural_less(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() {
-        less_by(a.as_bytes(), b.as_bytes(), |c| (*c as char).is_ascii_alphabetic(), |c| {
-            c.is_ascii_digit()
-        })
+        less_by(
+            a.as_bytes(),
+            b.as_bytes(),
+            |c| (*c as char).is_ascii_alphabetic(),
+            |c| c.is_ascii_digit(),
+        )
     } else {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        less_by(&a, &b, |c: &char| c.is_alphabetic(), |c: &char| is_decimal_digit(*c))
+        less_by(
+            &a,
+            &b,
+            |c: &char| c.is_alphabetic(),
+            |c: &char| is_decimal_digit(*c),
+        )
     }
 }
 

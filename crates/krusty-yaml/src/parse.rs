@@ -257,7 +257,9 @@ impl<'a> Parser<'a> {
             while self.peek() == Some(b'%') && self.i == self.line_start {
                 if self.b[self.i..].starts_with(b"%YAML") {
                     // Kustomize's reader rejects version directives.
-                    return self.err("found incompatible YAML document (%YAML directives are not supported)");
+                    return self.err(
+                        "found incompatible YAML document (%YAML directives are not supported)",
+                    );
                 }
                 while !self.at_eol() {
                     self.i += 1;
@@ -375,7 +377,8 @@ impl<'a> Parser<'a> {
         }
 
         self.enter()?;
-        let mut node = self.node_content(parent, ctx, same_line, tag.is_some() || anchor.is_some())?;
+        let mut node =
+            self.node_content(parent, ctx, same_line, tag.is_some() || anchor.is_some())?;
         self.depth -= 1;
         if let Some(t) = tag {
             apply_tag(&mut node, t);
@@ -461,15 +464,17 @@ impl<'a> Parser<'a> {
                 }
                 let comment = self.take_comment();
                 if !self.at_eol() {
-                    return self.err("did not find expected key or end of line after a quoted scalar");
+                    return self
+                        .err("did not find expected key or end of line after a quoted scalar");
                 }
                 let mut node = node;
                 Self::set_line_comment(&mut node, comment);
                 Ok(node)
             }
-            Some(c) if matches!(c, b'@' | b'`') => {
-                self.err(format!("found character '{}' that cannot start any token", c as char))
-            }
+            Some(c) if matches!(c, b'@' | b'`') => self.err(format!(
+                "found character '{}' that cannot start any token",
+                c as char
+            )),
             Some(b'%') if col == 0 => self.err("found a directive inside a document"),
             _ => {
                 let (text_end, is_key) = self.scan_plain_line(false);
@@ -551,11 +556,10 @@ impl<'a> Parser<'a> {
                         k += 1;
                     }
                     if k < self.b.len() && self.b[k] != b'\n' {
-                        let indent = self.b[self.i..k].iter().take_while(|&&c| c == b' ').count()
-                            as i32;
+                        let indent =
+                            self.b[self.i..k].iter().take_while(|&&c| c == b' ').count() as i32;
                         let c = self.b[k];
-                        if indent > parent && c != b'#' && !(indent == 0 && self.at_doc_marker())
-                        {
+                        if indent > parent && c != b'#' && !(indent == 0 && self.at_doc_marker()) {
                             self.i = k;
                             found = true;
                         }
@@ -773,7 +777,8 @@ impl<'a> Parser<'a> {
         }
         let comment = self.take_comment();
         if !self.at_eol() {
-            return self.err("did not find expected comment or line break after a block scalar header");
+            return self
+                .err("did not find expected comment or line break after a block scalar header");
         }
         let base = parent.max(0);
         let mut indent = explicit_indent.map(|d| if parent >= 0 { base + d } else { d });
@@ -904,7 +909,10 @@ impl<'a> Parser<'a> {
         let mut text = String::new();
         loop {
             let Some(c) = self.peek() else {
-                return Err(YamlError::new(start, "found unexpected end of stream while scanning a quoted scalar"));
+                return Err(YamlError::new(
+                    start,
+                    "found unexpected end of stream while scanning a quoted scalar",
+                ));
             };
             match c {
                 b'\'' if q == b'\'' => {
@@ -1047,7 +1055,11 @@ impl<'a> Parser<'a> {
                         self.comments.push(c);
                     }
                 }
-                None => return self.err("did not find expected ',' or closing bracket before the end of the stream"),
+                None => {
+                    return self.err(
+                        "did not find expected ',' or closing bracket before the end of the stream",
+                    )
+                }
                 _ => return Ok(()),
             }
         }
@@ -1243,7 +1255,9 @@ impl<'a> Parser<'a> {
             self.i += 1;
         }
         if self.i == start {
-            return self.err("did not find expected alphabetic or numeric character in an anchor or alias");
+            return self.err(
+                "did not find expected alphabetic or numeric character in an anchor or alias",
+            );
         }
         Ok(self.src[start..self.i].to_string())
     }
@@ -1277,7 +1291,10 @@ impl<'a> Parser<'a> {
         let pos = self.pos();
         let name = self.name_after_indicator()?;
         let Some(anchor) = self.anchors.get(&name) else {
-            return Err(YamlError::new(pos, format!("unknown anchor '{name}' referenced")));
+            return Err(YamlError::new(
+                pos,
+                format!("unknown anchor '{name}' referenced"),
+            ));
         };
         self.alias_nodes += anchor.size;
         if self.alias_nodes > self.limits.max_alias_nodes {
@@ -1362,9 +1379,7 @@ fn fold_lines(lines: &[&str], out: &mut String) {
 /// Applies YAML merge keys (`<<: *anchor` or `<<: [*a, *b]`): keys of the
 /// merged mappings are added where the mapping does not define them itself.
 fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
-    let is_merge = |k: &Node| {
-        matches!(&k.value, Value::Scalar(s) if s.text == "<<" && s.style == ScalarStyle::Plain)
-    };
+    let is_merge = |k: &Node| matches!(&k.value, Value::Scalar(s) if s.text == "<<" && s.style == ScalarStyle::Plain);
     if !entries.iter().any(|(k, _)| is_merge(k)) {
         return;
     }
@@ -1390,7 +1405,10 @@ fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
     let mut merged: Vec<(Node, Node)> = Vec::new();
     for source in sources {
         for (k, v) in source {
-            let exists = own.iter().chain(merged.iter()).any(|(o, _)| o.key_str() == k.key_str());
+            let exists = own
+                .iter()
+                .chain(merged.iter())
+                .any(|(o, _)| o.key_str() == k.key_str());
             if !exists {
                 merged.push((k, v));
             }

@@ -122,7 +122,11 @@ fn resolve_number(text: &str) -> Option<Resolved<'static>> {
     if is_yaml_float(&plain) {
         // Go's ParseFloat rejects values out of range; Rust gives infinity.
         if let Ok(f) = plain.parse::<f64>().map_err(|_| ()).and_then(|f: f64| {
-            if f.is_finite() { Ok(f) } else { Err(()) }
+            if f.is_finite() {
+                Ok(f)
+            } else {
+                Err(())
+            }
         }) {
             return Some(Resolved::Float(f));
         }
@@ -375,7 +379,7 @@ fn take_number(b: &[u8], i: &mut usize, max_len: usize) -> Option<u32> {
 
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -470,7 +474,10 @@ mod tests {
             resolve_plain_v3("2001-12-14t21:59:43.10-05:00"),
             Resolved::Owned("2001-12-14T21:59:43.1-05:00".into())
         );
-        assert_eq!(resolve_plain_v3("2001-12-14T21:59:43"), Resolved::Str("2001-12-14T21:59:43"));
+        assert_eq!(
+            resolve_plain_v3("2001-12-14T21:59:43"),
+            Resolved::Str("2001-12-14T21:59:43")
+        );
         assert_eq!(resolve_plain_v3("-"), Resolved::Str("-"));
         assert_eq!(resolve_plain_v3(".5"), Resolved::Float(0.5));
         assert_eq!(resolve_plain_v3("~"), Resolved::Null);
@@ -479,11 +486,32 @@ mod tests {
     #[test]
     fn v2_quoting() {
         for s in [
-            "", "yes", "On", "n", "123", "1e3", "0x1", "2001-12-14", "1:20", ".inf", "null", "08",
+            "",
+            "yes",
+            "On",
+            "n",
+            "123",
+            "1e3",
+            "0x1",
+            "2001-12-14",
+            "1:20",
+            ".inf",
+            "null",
+            "08",
         ] {
             assert!(needs_quotes(s), "{s} should need quotes");
         }
-        for s in ["<<", "abc", "1.2.3", "2001-13-01", "-", "1:70", "v1", "1e", "0xg"] {
+        for s in [
+            "<<",
+            "abc",
+            "1.2.3",
+            "2001-13-01",
+            "-",
+            "1:70",
+            "v1",
+            "1e",
+            "0xg",
+        ] {
             assert!(!needs_quotes(s), "{s} should not need quotes");
         }
     }
