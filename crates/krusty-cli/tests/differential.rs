@@ -893,7 +893,9 @@ fn gen_map(rng: &mut Rng, p: &Profile, depth: usize, budget: &mut usize) -> Node
     for _ in 0..n {
         let key = loop {
             let k = gen_key(rng);
-            if !entries.iter().any(|(existing, _)| *existing == k) {
+            if !entries.iter().any(|(existing, _)| *existing == k)
+                && key_order_consistent(entries.iter().map(|(existing, _)| existing.as_str()), &k)
+            {
                 break k;
             }
         };
@@ -954,7 +956,10 @@ fn gen_document(rng: &mut Rng, p: &Profile, index: usize) -> Node {
             // Kustomize re-creates annotation keys without their quoting, so
             // keys that would resolve to a non-string (or are empty) break it.
             let key = gen_key(rng);
-            if !looks_typed(&key) && !annotations.iter().any(|(k, _)| *k == key) {
+            if !looks_typed(&key)
+                && !annotations.iter().any(|(k, _)| *k == key)
+                && key_order_consistent(annotations.iter().map(|(k, _)| k.as_str()), &key)
+            {
                 annotations.push((key, Node::Str(gen_string(rng))));
             }
         }
@@ -990,6 +995,82 @@ fn gen_document(rng: &mut Rng, p: &Profile, index: usize) -> Node {
         }
     }
     Node::Map(entries)
+}
+
+/// go-yaml v2's `keyList.Less`, which orders the keys of every mapping in
+/// Kustomize's output: at the first differing character, two letters compare
+/// as characters, a letter sorts after a non-letter, and otherwise the digit
+/// runs starting there compare as (wrapping `int64`) numbers. `unicode.IsLetter`
+/// and `unicode.IsDigit` are approximated by `char::is_alphabetic` and ASCII
+/// digits, which agree on every character this generator uses.
+fn go_yaml_key_less(a: &str, b: &str) -> bool {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    for i in 0..a.len().min(b.len()) {
+        if a[i] == b[i] {
+            continue;
+        }
+        let (al, bl) = (a[i].is_alphabetic(), b[i].is_alphabetic());
+        if al && bl {
+            return a[i] < b[i];
+        }
+        if al || bl {
+            return bl;
+        }
+        let (mut an, mut bn) = (0i64, 0i64);
+        if a[i] == '0' || b[i] == '0' {
+            for c in a[..i].iter().rev().take_while(|c| c.is_ascii_digit()) {
+                if *c != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let a_digits = a[i..].iter().take_while(|c| c.is_ascii_digit());
+        for c in a_digits.clone() {
+            an = an.wrapping_mul(10).wrapping_add(i64::from(*c as u8 - b'0'));
+        }
+        let b_digits = b[i..].iter().take_while(|c| c.is_ascii_digit());
+        for c in b_digits.clone() {
+            bn = bn.wrapping_mul(10).wrapping_add(i64::from(*c as u8 - b'0'));
+        }
+        if an != bn {
+            return an < bn;
+        }
+        let (ai, bi) = (a_digits.count(), b_digits.count());
+        if ai != bi {
+            return ai < bi;
+        }
+        return a[i] < b[i];
+    }
+    a.len() < b.len()
+}
+
+/// True if `candidate` can join `keys` in one mapping without making
+/// [`go_yaml_key_less`] inconsistent. That comparator is not a total order in
+/// general (e.g. `x10` < `x1a` < `x9` < `x10`), and Go's `sort.Sort` over a
+/// randomly ordered map then makes `kubectl kustomize` output vary from run to
+/// run, so such key sets must not be generated.
+fn key_order_consistent<'k>(keys: impl Iterator<Item = &'k str> + Clone, candidate: &str) -> bool {
+    let less = go_yaml_key_less;
+    let c = candidate;
+    for a in keys.clone() {
+        if less(a, c) == less(c, a) {
+            return false;
+        }
+        for b in keys.clone() {
+            if a == b {
+                continue;
+            }
+            // Look for a 3-cycle through the candidate in either direction.
+            if (less(a, b) && less(b, c) && less(c, a)) || (less(b, a) && less(c, b) && less(a, c))
+            {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 // ---------------------------------------------------------------------------

@@ -1,8 +1,6 @@
 //! Golden output tests: each folder of `crates/krusty-yaml/tests/golden` holds
 //! an `input.yaml` and the exact output `kubectl kustomize` printed for it
 //! (`expected.yaml`), or its error (`expected_error.txt`: krusty must fail too).
-//! A case with a `nondeterministic` file is one where Kustomize itself prints
-//! different key orders from run to run; there only the lines are compared.
 //! A case with a `known-difference` file documents output krusty does not
 //! reproduce yet; it is listed on stderr, not compared.
 
@@ -52,22 +50,6 @@ fn output_matches_kubectl_kustomize_golden_files() {
                     "{name}: failed: {}",
                     String::from_utf8_lossy(&out.stderr).trim()
                 ));
-            } else if case.join("nondeterministic").is_file() {
-                // Kustomize's key order is not transitive for these keys, so its
-                // output varies from run to run: compare the lines as multisets.
-                let lines = |b: &[u8]| {
-                    let mut l: Vec<String> = String::from_utf8_lossy(b)
-                        .lines()
-                        .map(String::from)
-                        .collect();
-                    l.sort();
-                    l
-                };
-                if lines(&out.stdout) != lines(&want) {
-                    failures.push(format!(
-                        "{name}: lines differ from kubectl's (in any order)"
-                    ));
-                }
             } else if out.stdout != want {
                 failures.push(format!(
                     "{name}: output differs\n--- expected\n{}\n--- actual\n{}",

@@ -1,0 +1,228 @@
+//! The `krusty` command line: flags, output files and error reporting.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write file");
+}
+
+fn krusty(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("krusty runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
+const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+
+#[test]
+fn builds_current_directory_by_default_in_kind_order() {
+    let dir = scratch("default-dir");
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- d.yaml\n- cm.yaml\n",
+    );
+    write(&dir, "d.yaml", DEPLOY);
+    write(&dir, "cm.yaml", CM);
+    let out = krusty(&["build"], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{CM}---\n{DEPLOY}").replace("metadata:\n  name: cm\n", "metadata:\n  name: cm\n")
+    );
+}
+
+#[test]
+fn output_to_file_and_directory() {
+    let dir = scratch("output");
+    write(&dir, "k/kustomization.yaml", "resources:\n- r.yaml\n");
+    write(&dir, "k/r.yaml", &format!("{CM}---\n{DEPLOY}"));
+    let out = krusty(&["build", "k", "-o", "all.yaml"], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let all = std::fs::read_to_string(dir.join("all.yaml")).expect("output file");
+    assert_eq!(all, format!("{CM}---\n{DEPLOY}"));
+
+    std::fs::create_dir_all(dir.join("out")).expect("out dir");
+    let out = krusty(&["build", "k", "--output", "out"], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .expect("read out")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Default_apps_v1_deployment_web.yaml",
+            "Default_v1_configmap_cm.yaml"
+        ]
+    );
+}
+
+#[test]
+fn failed_build_leaves_output_file_untouched() {
+    let dir = scratch("atomic");
+    write(&dir, "kustomization.yaml", "resources:\n- missing.yaml\n");
+    write(&dir, "out.yaml", "previous content\n");
+    let out = krusty(&["build", ".", "-o", "out.yaml"], &dir);
+    assert!(!out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out.yaml")).expect("still there"),
+        "previous content\n"
+    );
+}
+
+#[test]
+fn load_restrictor_guards_files_outside_the_root() {
+    let dir = scratch("restrictor");
+    write(&dir, "shared/cm.yaml", CM);
+    write(
+        &dir,
+        "app/kustomization.yaml",
+        "resources:\n- ../shared/cm.yaml\n",
+    );
+    let out = krusty(&["build", "app"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("is not in or below"),
+        "{}",
+        stderr(&out)
+    );
+    let out = krusty(
+        &["build", "app", "--load-restrictor", "LoadRestrictionsNone"],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), CM);
+    let out = krusty(&["build", "app", "--load-restrictor", "Bogus"], &dir);
+    assert!(!out.status.success());
+}
+
+#[test]
+fn cycles_and_kustomization_file_problems_are_errors() {
+    let dir = scratch("cycle");
+    write(&dir, "a/kustomization.yaml", "resources:\n- ../b\n");
+    write(&dir, "b/kustomization.yaml", "resources:\n- ../a\n");
+    let out = krusty(&["build", "a"], &dir);
+    assert!(stderr(&out).contains("cycle detected"), "{}", stderr(&out));
+
+    write(&dir, "two/kustomization.yaml", "resources: []\n");
+    write(&dir, "two/kustomization.yml", "resources: []\n");
+    let out = krusty(&["build", "two"], &dir);
+    assert!(
+        stderr(&out).contains("Found multiple kustomization files"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::create_dir_all(dir.join("none")).expect("mkdir");
+    let out = krusty(&["build", "none"], &dir);
+    assert!(
+        stderr(&out).contains("unable to find one of"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn duplicate_ids_are_rejected() {
+    let dir = scratch("dup");
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- a.yaml\n- b.yaml\n",
+    );
+    write(&dir, "a.yaml", CM);
+    write(&dir, "b.yaml", CM);
+    let out = krusty(&["build"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(
+            "may not add resource with an already registered id: ConfigMap.v1.[noGrp]/cm.[noNs]"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "no partial output");
+}
+
+#[test]
+fn bad_yaml_names_file_line_and_column() {
+    let dir = scratch("bad-yaml");
+    write(&dir, "kustomization.yaml", "resources:\n- r.yaml\n");
+    write(
+        &dir,
+        "r.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n",
+    );
+    let out = krusty(&["build"], &dir);
+    let err = stderr(&out);
+    assert!(err.contains("r.yaml:4:1:") && err.contains("tab"), "{err}");
+
+    std::fs::write(dir.join("r.yaml"), b"apiVersion: v1\nkind: \xff\n").expect("write");
+    let out = krusty(&["build"], &dir);
+    let err = stderr(&out);
+    assert!(err.contains("r.yaml:2:7: invalid UTF-8"), "{err}");
+}
+
+#[test]
+fn unsupported_and_unknown_fields_fail_clearly() {
+    let dir = scratch("fields");
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- r.yaml\nnamePrefix: p-\n",
+    );
+    write(&dir, "r.yaml", CM);
+    let out = krusty(&["build"], &dir);
+    assert!(
+        stderr(&out).contains("'namePrefix' (line 3) is not supported by krusty yet"),
+        "{}",
+        stderr(&out)
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- r.yaml\nfoo: bar\n",
+    );
+    let out = krusty(&["build"], &dir);
+    assert!(
+        stderr(&out).contains("unknown field \"foo\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn version_and_help() {
+    let dir = scratch("version");
+    let out = krusty(&["version"], &dir);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("krusty "));
+    let out = krusty(&["build", "--help"], &dir);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("--load-restrictor") && help.contains("--output"),
+        "{help}"
+    );
+}
