@@ -756,7 +756,8 @@ mod tests {
         assert_eq!(go_json_float(1e-7), "1e-7");
         assert_eq!(go_json_float(100.0), "100");
         assert_eq!(float_text(1.0).unwrap(), "1");
-        assert_eq!(float_text(0.000001).unwrap(), "0.000001");
+        assert_eq!(float_text(0.000001).unwrap(), "1e-06");
+        assert_eq!(float_text(1234567.5).unwrap(), "1.2345675e+06");
     }
 
     #[test]
