@@ -33,11 +33,7 @@ impl std::error::Error for EmitError {}
 
 /// Appends `node` to `out` as one Kustomize-formatted YAML document (no `---`).
 pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
-    let mut e = Emitter {
-        out,
-        col: 0,
-        open_ended: false,
-    };
+    let mut e = Emitter { out, col: 0 };
     match &node.value {
         Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
         Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
@@ -45,9 +41,6 @@ pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
             e.inline_value(node, 0, true)?;
             e.newline();
         }
-    }
-    if e.open_ended {
-        e.out.push_str("...\n");
     }
     Ok(())
 }
@@ -63,8 +56,6 @@ struct Emitter<'o> {
     out: &'o mut String,
     /// Current column in characters.
     col: usize,
-    /// A keep-chomped literal was the last thing written.
-    open_ended: bool,
 }
 
 /// How a string scalar will be written.
@@ -142,7 +133,6 @@ impl Emitter<'_> {
             }
             self.string(key, indent, true)?;
             self.push_char(':');
-            self.open_ended = false;
             match &value.value {
                 Value::Map(m) if !m.is_empty() => {
                     self.newline();
@@ -174,7 +164,6 @@ impl Emitter<'_> {
                 self.pad_to(indent);
             }
             self.push_char('-');
-            self.open_ended = false;
             self.push_char(' ');
             match &item.value {
                 Value::Map(m) if !m.is_empty() => {
@@ -224,7 +213,6 @@ impl Emitter<'_> {
         self.pad_to(indent);
         self.push_char(':');
         self.push_char(' ');
-        self.open_ended = false;
         match &value.value {
             Value::Map(m) if !m.is_empty() => self.block_map(m, indent + BEST_INDENT, true, false),
             Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true),
@@ -437,7 +425,6 @@ impl Emitter<'_> {
             // Undo the newline the caller will add: literals end at column 0.
             self.suppress_next_newline();
         }
-        self.open_ended = keep;
     }
 
     fn suppress_next_newline(&mut self) {
@@ -485,7 +472,7 @@ fn sort_keys(keyed: &mut [(&str, &Node)]) {
 /// go-yaml writes a key inline only when it is at most 128 characters long
 /// and on one line.
 fn is_simple_key(key: &str) -> bool {
-    !key.contains('\n') && key.chars().count() <= MAX_SIMPLE_KEY
+    !key.contains('\n') && key.len() <= MAX_SIMPLE_KEY
 }
 
 /// The style go-yaml v2 ends up with for a string.

@@ -1095,7 +1095,7 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         self.skip_flow_ws()?;
                         let value = if matches!(self.peek(), Some(b',') | Some(b']')) {
-                            Node::plain("")
+                            empty_flow_value()
                         } else {
                             self.flow_node()?
                         };
@@ -1137,12 +1137,12 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         self.skip_flow_ws()?;
                         if matches!(self.peek(), Some(b',') | Some(b'}')) {
-                            Node::plain("")
+                            empty_flow_value()
                         } else {
                             self.flow_node()?
                         }
                     } else {
-                        Node::plain("")
+                        empty_flow_value()
                     };
                     if let Value::Scalar(k) = &key.value {
                         if let Some((prev, _)) = entries.iter().find(
@@ -1322,6 +1322,12 @@ impl<'a> Parser<'a> {
             },
         );
     }
+}
+
+/// A missing value in a flow mapping (`{a: }`, `{a}`): Kustomize prints these
+/// as empty strings, not nulls.
+fn empty_flow_value() -> Node {
+    Node::string("")
 }
 
 fn count_nodes(node: &Node) -> usize {
