@@ -70,13 +70,6 @@ impl Loader {
         Ok(Entry::File(path))
     }
 
-    /// Resolves a file path and checks the load restrictor.
-    pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
-        let path = canonical(&self.root.join(rel))?;
-        self.check_restriction(&path)?;
-        Ok(path)
-    }
-
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
         if self.restrictor == LoadRestrictor::RootOnly && !path.starts_with(&self.root) {
             return Err(BuildError::new(format!(

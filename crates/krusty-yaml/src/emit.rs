@@ -38,7 +38,7 @@ pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
         Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
         Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
         _ => {
-            e.inline_value(node, 0, true)?;
+            e.inline_value(node, 0)?;
             e.newline();
         }
     }
@@ -144,7 +144,7 @@ impl Emitter<'_> {
                 }
                 _ => {
                     self.push_char(' ');
-                    self.inline_value(value, indent + BEST_INDENT, false)?;
+                    self.inline_value(value, indent + BEST_INDENT)?;
                     self.newline();
                 }
             }
@@ -171,7 +171,7 @@ impl Emitter<'_> {
                 }
                 Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true)?,
                 _ => {
-                    self.inline_value(item, indent + BEST_INDENT, false)?;
+                    self.inline_value(item, indent + BEST_INDENT)?;
                     self.newline();
                 }
             }
@@ -181,7 +181,7 @@ impl Emitter<'_> {
 
     /// A scalar or empty collection on the current line. `indent` is where
     /// continuation lines of a folded or block scalar start.
-    fn inline_value(&mut self, node: &Node, indent: usize, _root: bool) -> Result<(), EmitError> {
+    fn inline_value(&mut self, node: &Node, indent: usize) -> Result<(), EmitError> {
         match &node.value {
             Value::Map(_) => self.push("{}"),
             Value::Seq(_) => self.push("[]"),
@@ -217,7 +217,7 @@ impl Emitter<'_> {
             Value::Map(m) if !m.is_empty() => self.block_map(m, indent + BEST_INDENT, true, false),
             Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true),
             _ => {
-                self.inline_value(value, indent + BEST_INDENT, false)?;
+                self.inline_value(value, indent + BEST_INDENT)?;
                 self.newline();
                 Ok(())
             }

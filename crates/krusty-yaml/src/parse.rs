@@ -377,8 +377,7 @@ impl<'a> Parser<'a> {
         }
 
         self.enter()?;
-        let mut node =
-            self.node_content(parent, ctx, same_line, tag.is_some() || anchor.is_some())?;
+        let mut node = self.node_content(parent, ctx, same_line)?;
         self.depth -= 1;
         if let Some(t) = tag {
             apply_tag(&mut node, t);
@@ -407,13 +406,7 @@ impl<'a> Parser<'a> {
         self.peek() == Some(b'-') && self.blank_at(1)
     }
 
-    fn node_content(
-        &mut self,
-        parent: i32,
-        ctx: Ctx,
-        same_line: bool,
-        has_props: bool,
-    ) -> PResult<Node> {
+    fn node_content(&mut self, parent: i32, ctx: Ctx, same_line: bool) -> PResult<Node> {
         let col = self.col_bytes();
         let inline_value = same_line && ctx == Ctx::MapValue;
         let start = self.pos();
@@ -454,7 +447,7 @@ impl<'a> Parser<'a> {
                 Ok(node)
             }
             Some(b'"') | Some(b'\'') => {
-                let node = self.quoted(parent)?;
+                let node = self.quoted()?;
                 self.skip_inline_ws();
                 if self.peek() == Some(b':') && self.blank_at(1) {
                     if inline_value || node.pos.line != self.line {
@@ -485,7 +478,6 @@ impl<'a> Parser<'a> {
                     let key = self.plain_key(text_end, start);
                     return self.block_map(col, Some(key));
                 }
-                let _ = has_props;
                 self.plain_multiline(parent, text_end, start)
             }
         }
@@ -642,7 +634,7 @@ impl<'a> Parser<'a> {
         loop {
             let mut key = match first_key.take() {
                 Some(k) => k,
-                None => self.block_key(indent)?,
+                None => self.block_key()?,
             };
             if key.comments.is_none() {
                 key.comments = self.take_head_comments();
@@ -697,7 +689,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a key at the start of a mapping entry and stops at its `:`.
-    fn block_key(&mut self, _indent: i32) -> PResult<Node> {
+    fn block_key(&mut self) -> PResult<Node> {
         let start = self.pos();
         match self.peek() {
             Some(b'?') if self.blank_at(1) => {
@@ -711,7 +703,7 @@ impl<'a> Parser<'a> {
                 Ok(key)
             }
             Some(b'"') | Some(b'\'') => {
-                let k = self.quoted(-1)?;
+                let k = self.quoted()?;
                 self.skip_inline_ws();
                 Ok(k)
             }
@@ -731,7 +723,7 @@ impl<'a> Parser<'a> {
                     }
                     self.skip_inline_ws();
                 }
-                let mut k = self.block_key(_indent)?;
+                let mut k = self.block_key()?;
                 if let Some(t) = tag {
                     apply_tag(&mut k, t);
                 }
@@ -902,7 +894,7 @@ impl<'a> Parser<'a> {
         Ok(n)
     }
 
-    fn quoted(&mut self, _parent: i32) -> PResult<Node> {
+    fn quoted(&mut self) -> PResult<Node> {
         let start = self.pos();
         let q = self.b[self.i];
         self.i += 1;
@@ -1171,7 +1163,7 @@ impl<'a> Parser<'a> {
                 apply_merge_keys(&mut entries);
                 Node::new(Value::Map(entries))
             }
-            Some(b'"') | Some(b'\'') => self.quoted(-1)?,
+            Some(b'"') | Some(b'\'') => self.quoted()?,
             Some(b'*') => self.alias()?,
             Some(b']') | Some(b'}') | Some(b',') => {
                 // Empty node (e.g. `[a, , b]` is an error in YAML; `{a: }` handled above).
@@ -1343,12 +1335,10 @@ fn count_nodes(node: &Node) -> usize {
 
 fn apply_tag(node: &mut Node, tag: String) {
     if let Value::Scalar(s) = &mut node.value {
-        let tag = match tag.as_str() {
-            "!" => return,
-            "!!str" | "!!int" | "!!float" | "!!bool" | "!!null" | "!!binary" | "!!timestamp" => tag,
-            _ => tag,
-        };
-        s.tag = Some(tag.into());
+        // `!` alone is the non-specific tag: the scalar stays untagged.
+        if tag != "!" {
+            s.tag = Some(tag.into());
+        }
     }
 }
 
