@@ -4,6 +4,12 @@ use std::path::Path;
 
 use krusty_yaml::{Node, Value};
 
+use krusty_ops::builtins::generator::{GeneratedKind, GeneratorArgs, GeneratorOptions};
+use krusty_ops::builtins::images::ImageChange;
+use krusty_ops::fieldspec::specs_from_node;
+use krusty_ops::typed::{self, At};
+use krusty_ops::{FieldSpec, OpError, OpResult};
+
 use crate::error::{BuildError, BuildResult};
 
 /// The file names a kustomization may have, in the order Kustomize looks for them.
@@ -46,16 +52,33 @@ const KNOWN_FIELDS: [&str; 33] = [
     "validators",
 ];
 
-/// Fields krusty reads today; the others are reported as not supported yet
-/// when they hold anything, rather than silently ignored.
-const SUPPORTED_FIELDS: [&str; 6] = [
-    "apiVersion",
-    "kind",
-    "metadata",
-    "resources",
-    "bases",
-    "sortOptions",
+/// Fields that belong to later milestones; they are reported as not
+/// supported yet when they hold anything, rather than silently ignored.
+const UNSUPPORTED_FIELDS: [&str; 10] = [
+    "openapi",
+    "patchesStrategicMerge",
+    "patches",
+    "patchesJson6902",
+    "replacements",
+    "vars",
+    "components",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
 ];
+
+/// One `labels:` entry.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LabelsEntry {
+    /// The labels.
+    pub pairs: Vec<(String, String)>,
+    /// Also add them to selectors (and templates).
+    pub include_selectors: bool,
+    /// Also add them to pod templates.
+    pub include_templates: bool,
+    /// Extra fields to add them to.
+    pub fields: Vec<FieldSpec>,
+}
 
 /// `sortOptions`: how the final output is ordered.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -85,6 +108,40 @@ pub struct Kustomization {
     pub sort_options: Option<SortOptions>,
     /// Warnings to print on stderr (deprecations).
     pub warnings: Vec<String>,
+    /// `namePrefix`.
+    pub name_prefix: String,
+    /// `nameSuffix`.
+    pub name_suffix: String,
+    /// `namespace`.
+    pub namespace: String,
+    /// `commonLabels`.
+    pub common_labels: Vec<(String, String)>,
+    /// `labels`.
+    pub labels: Vec<LabelsEntry>,
+    /// `commonAnnotations`.
+    pub common_annotations: Vec<(String, String)>,
+    /// `images` (and the older `imageTags`).
+    pub images: Vec<ImageChange>,
+    /// `replicas`: names and counts.
+    pub replicas: Vec<(String, i64)>,
+    /// `configMapGenerator`.
+    pub config_map_generator: Vec<GeneratorArgs>,
+    /// `secretGenerator`.
+    pub secret_generator: Vec<GeneratorArgs>,
+    /// `generatorOptions`.
+    pub generator_options: Option<GeneratorOptions>,
+    /// `configurations`: transformer configuration files.
+    pub configurations: Vec<String>,
+    /// `crds`: CRD files whose schemas declare name references.
+    pub crds: Vec<String>,
+    /// `generators`: generator configs (paths or inline YAML).
+    pub generators: Vec<String>,
+    /// `transformers`: transformer configs (paths or inline YAML).
+    pub transformers: Vec<String>,
+    /// `validators`: validator configs (paths or inline YAML).
+    pub validators: Vec<String>,
+    /// `buildMetadata` options.
+    pub build_metadata: Vec<String>,
 }
 
 impl Kustomization {
@@ -135,22 +192,13 @@ impl Kustomization {
                     key.pos.line
                 )));
             }
-            if !SUPPORTED_FIELDS.contains(&name) && !is_empty(value) {
+            if UNSUPPORTED_FIELDS.contains(&name) && !is_empty(value) {
                 return Err(BuildError::new(format!(
                     "the field '{name}' (line {}) is not supported by krusty yet",
                     key.pos.line
                 )));
             }
-            match name {
-                "kind" => k.kind = value.as_str().unwrap_or("Kustomization").to_string(),
-                "resources" => k.resources.extend(string_list(name, value)?),
-                "bases" => {
-                    k.warnings.push("# Warning: 'bases' is deprecated. Please use 'resources' instead. Run 'kustomize edit fix' to update your Kustomization automatically.".into());
-                    k.resources.extend(string_list(name, value)?)
-                }
-                "sortOptions" => k.sort_options = Some(parse_sort_options(value)?),
-                _ => {}
-            }
+            k.read_field(name, value).map_err(|e| BuildError::new(e.0))?;
         }
         let api_version = root.get("apiVersion").and_then(Node::as_str);
         if k.kind == "Component" && api_version != Some("kustomize.config.k8s.io/v1alpha1") {
@@ -161,12 +209,139 @@ impl Kustomization {
         Ok(k)
     }
 
+    fn read_field(&mut self, name: &str, value: &Node) -> OpResult<()> {
+        let at = At {
+            owner: "Kustomization",
+            path: name,
+        };
+        match name {
+            "kind" => self.kind = value.as_str().unwrap_or("Kustomization").to_string(),
+            "resources" => self.resources.extend(typed::string_list(value, at)?),
+            "bases" => {
+                self.warnings.push(deprecated("bases", "resources"));
+                self.resources.extend(typed::string_list(value, at)?)
+            }
+            "sortOptions" => {
+                self.sort_options =
+                    Some(parse_sort_options(value).map_err(|e| OpError::new(e.0))?)
+            }
+            "namePrefix" => self.name_prefix = typed::string(value, at)?,
+            "nameSuffix" => self.name_suffix = typed::string(value, at)?,
+            "namespace" => self.namespace = typed::string(value, at)?,
+            "commonLabels" => {
+                if !is_empty(value) {
+                    self.warnings.push(deprecated("commonLabels", "labels"));
+                }
+                self.common_labels = typed::string_map(value, at)?
+            }
+            "commonAnnotations" => self.common_annotations = typed::string_map(value, at)?,
+            "labels" => {
+                for item in typed::array(value, at, "[]Label")? {
+                    self.labels.push(read_labels_entry(item)?);
+                }
+            }
+            "images" | "imageTags" => {
+                for item in typed::array(value, at, "[]Image")? {
+                    self.images.push(read_image(item, name)?);
+                }
+            }
+            "replicas" => {
+                for item in typed::array(value, at, "[]Replica")? {
+                    self.replicas.push(read_replica(item)?);
+                }
+            }
+            "configMapGenerator" | "secretGenerator" => {
+                let kind = if name == "configMapGenerator" {
+                    GeneratedKind::ConfigMap
+                } else {
+                    GeneratedKind::Secret
+                };
+                let list = typed::array(value, at, "[]GeneratorArgs")?
+                    .iter()
+                    .map(|g| GeneratorArgs::from_node(kind, g, name))
+                    .collect::<OpResult<Vec<_>>>()?;
+                match kind {
+                    GeneratedKind::ConfigMap => self.config_map_generator = list,
+                    GeneratedKind::Secret => self.secret_generator = list,
+                }
+            }
+            "generatorOptions" => {
+                if !value.is_null() {
+                    self.generator_options = Some(GeneratorOptions::from_node(value, name)?)
+                }
+            }
+            "configurations" => self.configurations = typed::string_list(value, at)?,
+            "crds" => self.crds = typed::string_list(value, at)?,
+            "generators" => self.generators = typed::string_list(value, at)?,
+            "transformers" => self.transformers = typed::string_list(value, at)?,
+            "validators" => self.validators = typed::string_list(value, at)?,
+            "buildMetadata" => self.build_metadata = typed::string_list(value, at)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
     fn with_kind(kind: &str) -> Kustomization {
         Kustomization {
             kind: kind.to_string(),
             ..Default::default()
         }
     }
+}
+
+fn deprecated(field: &str, instead: &str) -> String {
+    format!("# Warning: '{field}' is deprecated. Please use '{instead}' instead. Run 'kustomize edit fix' to update your Kustomization automatically.")
+}
+
+fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
+    let mut e = LabelsEntry::default();
+    for (k, v) in typed::object(item, At { owner: "Kustomization", path: "labels" }, "Label")? {
+        let key = k.key_str().unwrap_or_default();
+        let p = format!("labels.{key}");
+        let at = At { owner: "Label", path: &p };
+        match key {
+            "pairs" => e.pairs = typed::string_map(v, at)?,
+            "includeSelectors" => e.include_selectors = typed::boolean(v, at)?,
+            "includeTemplates" => e.include_templates = typed::boolean(v, at)?,
+            "fields" => e.fields = specs_from_node(v)?,
+            _ => return Err(typed::unknown_field(k)),
+        }
+    }
+    Ok(e)
+}
+
+fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
+    let mut image = ImageChange::default();
+    for (k, v) in typed::object(item, At { owner: "Kustomization", path: field }, "Image")? {
+        let key = k.key_str().unwrap_or_default();
+        let p = format!("{field}.{key}");
+        let at = At { owner: "Image", path: &p };
+        let text = typed::string(v, at)?;
+        match key {
+            "name" => image.name = text,
+            "newName" => image.new_name = text,
+            "newTag" => image.new_tag = text,
+            "digest" => image.digest = text,
+            _ => return Err(typed::unknown_field(k)),
+        }
+    }
+    Ok(image)
+}
+
+fn read_replica(item: &Node) -> OpResult<(String, i64)> {
+    let mut name = String::new();
+    let mut count = 0;
+    for (k, v) in typed::object(item, At { owner: "Kustomization", path: "replicas" }, "Replica")? {
+        let key = k.key_str().unwrap_or_default();
+        let p = format!("replicas.{key}");
+        let at = At { owner: "Replica", path: &p };
+        match key {
+            "name" => name = typed::string(v, at)?,
+            "count" => count = typed::integer(v, at)?,
+            _ => return Err(typed::unknown_field(k)),
+        }
+    }
+    Ok((name, count))
 }
 
 fn is_empty(n: &Node) -> bool {

@@ -4,6 +4,7 @@
 pub mod error;
 pub mod kustomization;
 pub mod loader;
+mod plan;
 pub mod read;
 pub mod target;
 

@@ -85,6 +85,33 @@ impl Loader {
     pub fn read(&self, path: &Path) -> BuildResult<String> {
         read_text(path)
     }
+
+    /// Resolves a file path named in the kustomization, subject to the
+    /// load restrictor.
+    pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
+        let path = canonical(&self.root.join(rel))?;
+        self.check_restriction(&path)?;
+        Ok(path)
+    }
+}
+
+impl krusty_ops::FileSource for Loader {
+    fn read_bytes(&self, rel: &str) -> krusty_ops::OpResult<Vec<u8>> {
+        let path = self.file(rel).map_err(|e| krusty_ops::OpError::new(e.0))?;
+        if path.is_dir() {
+            return Err(krusty_ops::OpError::new(format!(
+                "'{}' is a directory, not a file",
+                path.display()
+            )));
+        }
+        std::fs::read(&path).map_err(|e| {
+            krusty_ops::OpError::new(format!(
+                "{}: cannot read file: {}",
+                path.display(),
+                describe_io(&e)
+            ))
+        })
+    }
 }
 
 /// Resolves symlinks, with Kustomize's wording when the path does not exist.

@@ -1,13 +1,18 @@
 //! Building one kustomization target: accumulate its resources (recursing
-//! into directories), then order the result.
+//! into directories), run its generators and transformers, and at the top
+//! level finish with hash suffixes, name references and ordering.
 
 use std::path::{Path, PathBuf};
 
+use krusty_ops::builtins::hash::AddHashSuffixes;
+use krusty_ops::builtins::nameref::FixNameReferences;
+use krusty_ops::{Builtin, TransformerConfig};
 use krusty_resource::{sort_legacy, LegacyOrder, ResMap, Resource};
 
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::{Kustomization, SortOptions};
 use crate::loader::{Entry, LoadRestrictor, Loader};
+use crate::plan;
 use crate::read::resources_from_text;
 
 /// Options for a build.
@@ -26,6 +31,17 @@ pub struct BuildOutput {
     pub warnings: Vec<String>,
 }
 
+/// What one kustomization level produces.
+pub(crate) struct Level {
+    /// Its resources.
+    pub resmap: ResMap,
+    /// The transformer configuration in force (defaults, its own
+    /// `configurations:`, and those of everything below it).
+    pub config: TransformerConfig,
+    /// The kustomization itself.
+    pub kustomization: Kustomization,
+}
+
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let mut ctx = Context {
@@ -33,9 +49,22 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         warnings: Vec::new(),
     };
     let loader = Loader::new(dir, opts.load_restrictor)?;
-    let (resmap, kustomization) = ctx.target(&loader)?;
-    let mut resources = resmap.into_vec();
-    match kustomization.sort_options.unwrap_or_default() {
+    let level = ctx.target(&loader)?;
+    let mut resmap = level.resmap;
+    AddHashSuffixes
+        .apply(&mut resmap)
+        .map_err(|e| BuildError::new(e.0))?;
+    FixNameReferences {
+        back_refs: level.config.name_reference.clone(),
+    }
+    .apply(&mut resmap)
+    .map_err(|e| BuildError::new(e.0))?;
+    let mut resources: Vec<Resource> = resmap
+        .into_vec()
+        .into_iter()
+        .filter(|r| r.annotation("config.kubernetes.io/local-config") != Some("true"))
+        .collect();
+    match level.kustomization.sort_options.unwrap_or_default() {
         SortOptions::Fifo => {}
         SortOptions::Legacy => sort_legacy(&mut resources, &LegacyOrder::default()),
         SortOptions::LegacyWith {
@@ -49,15 +78,15 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     })
 }
 
-struct Context {
+pub(crate) struct Context {
     /// Kustomization roots being built, outermost first (for cycle detection).
     chain: Vec<PathBuf>,
     warnings: Vec<String>,
 }
 
 impl Context {
-    /// Builds one kustomization directory into a resource map.
-    fn target(&mut self, loader: &Loader) -> BuildResult<(ResMap, Kustomization)> {
+    /// Builds one kustomization directory.
+    pub(crate) fn target(&mut self, loader: &Loader) -> BuildResult<Level> {
         let (k, _path) = Kustomization::load(&loader.root).map_err(|e| {
             e.context(format!(
                 "couldn't make target for path '{}'",
@@ -66,26 +95,64 @@ impl Context {
         })?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.chain.push(loader.root.clone());
-        let result = self.accumulate(loader, &k);
+        let result = self.accumulate(loader, k);
         self.chain.pop();
-        Ok((result?, k))
+        result
     }
 
-    fn accumulate(&mut self, loader: &Loader, k: &Kustomization) -> BuildResult<ResMap> {
+    fn accumulate(&mut self, loader: &Loader, k: Kustomization) -> BuildResult<Level> {
         let mut resmap = ResMap::new();
+        let mut config = TransformerConfig::default();
         for entry in &k.resources {
-            self.accumulate_entry(loader, entry, &mut resmap)
+            self.accumulate_entry(loader, entry, &mut resmap, &mut config)
                 .map_err(|e| e.context("accumulating resources"))?;
         }
-        Ok(resmap)
+        let own = plan::own_config(loader, &k)?;
+        config
+            .merge(&own)
+            .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
+        if !k.crds.is_empty() {
+            return Err(BuildError::new(
+                "the field 'crds' is not supported by krusty yet",
+            ));
+        }
+        let generators = plan::generators(self, loader, &k)?;
+        for (label, op) in &generators {
+            op.apply(&mut resmap, loader)
+                .map_err(|e| BuildError::new(e.0).context(format!("merging from generator {label}")))?;
+        }
+        let transformers = plan::transformers(self, loader, &k, &config)?;
+        for (label, op) in &transformers {
+            op.apply(&mut resmap, loader)
+                .map_err(|e| BuildError::new(e.0).context(format!("running transformer {label}")))?;
+        }
+        let validators = plan::validators(self, loader, &k)?;
+        for (label, op) in &validators {
+            let mut copy = resmap.clone();
+            op.apply(&mut copy, loader)
+                .map_err(|e| BuildError::new(e.0).context(format!("running validator {label}")))?;
+            let changed = copy.iter().zip(resmap.iter()).any(|(a, b)| a.node != b.node)
+                || copy.len() != resmap.len();
+            if changed {
+                return Err(BuildError::new(format!(
+                    "validator {label} changed resources; validators must not modify resources"
+                )));
+            }
+        }
+        Ok(Level {
+            resmap,
+            config,
+            kustomization: k,
+        })
     }
 
-    fn accumulate_entry(
+    /// Reads the resources a path names: a file of documents, or a
+    /// directory holding a kustomization, which is built.
+    pub(crate) fn resources_at(
         &mut self,
         loader: &Loader,
         entry: &str,
-        into: &mut ResMap,
-    ) -> BuildResult<()> {
+    ) -> BuildResult<(Vec<Resource>, Option<(PathBuf, TransformerConfig)>)> {
         if is_remote(entry) {
             return Err(BuildError::new(format!(
                 "accumulating resources from '{entry}': remote resources are not supported by krusty yet"
@@ -95,10 +162,7 @@ impl Context {
         match loader.entry(entry).map_err(from)? {
             Entry::File(path) => {
                 let text = loader.read(&path).map_err(from)?;
-                for r in resources_from_text(&text, &path).map_err(from)? {
-                    into.append(r)
-                        .map_err(|e| from(BuildError::new(e.to_string())))?;
-                }
+                Ok((resources_from_text(&text, &path).map_err(from)?, None))
             }
             Entry::Dir(dir) => {
                 if let Some(visited) = self.chain.iter().find(|v| v.starts_with(&dir)) {
@@ -116,20 +180,42 @@ impl Context {
                     ))));
                 }
                 let sub = Loader::new(&dir, loader.restrictor)?;
-                let (resmap, sub_k) = self.target(&sub).map_err(from)?;
-                if sub_k.kind == "Component" {
+                let level = self.target(&sub).map_err(from)?;
+                if level.kustomization.kind == "Component" {
                     return Err(from(BuildError::new(format!(
                         "expected kind 'Kustomization' for path '{}' but got 'Component'",
                         dir.display()
                     ))));
                 }
-                into.append_all(resmap).map_err(|e| {
-                    from(BuildError::new(format!(
-                        "recursed merging from path '{}': {e}",
-                        dir.display()
-                    )))
-                })?;
+                Ok((level.resmap.into_vec(), Some((dir, level.config))))
             }
+        }
+    }
+
+    fn accumulate_entry(
+        &mut self,
+        loader: &Loader,
+        entry: &str,
+        into: &mut ResMap,
+        config: &mut TransformerConfig,
+    ) -> BuildResult<()> {
+        let (resources, sub) = self.resources_at(loader, entry)?;
+        if let Some((_, c)) = &sub {
+            config
+                .merge(c)
+                .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
+        }
+        for r in resources {
+            into.append(r).map_err(|e| {
+                let e = BuildError::new(e.to_string());
+                let e = match &sub {
+                    Some((dir, _)) => {
+                        e.context(format!("recursed merging from path '{}'", dir.display()))
+                    }
+                    None => e,
+                };
+                e.context(format!("accumulating resources from '{entry}'"))
+            })?;
         }
         Ok(())
     }
@@ -143,3 +229,6 @@ fn is_remote(entry: &str) -> bool {
         || entry.starts_with("gitlab.com/")
         || entry.starts_with("bitbucket.org/")
 }
+
+/// Keeps a [`Builtin`] with the label used in error messages.
+pub(crate) type Step = (String, Builtin);

@@ -27,6 +27,30 @@ impl Gvk {
         }
     }
 
+    /// `true` if every non-empty field of `selector` equals this one's: the
+    /// match Kustomize uses for field specs and target selectors.
+    pub fn is_selected_by(&self, selector: &Gvk) -> bool {
+        (selector.group.is_empty() || selector.group == self.group)
+            && (selector.version.is_empty() || selector.version == self.version)
+            && (selector.kind.is_empty() || selector.kind == self.kind)
+    }
+
+    /// `true` for kinds that have no namespace.
+    pub fn is_cluster_scoped(&self) -> bool {
+        crate::scope::is_cluster_scoped(&self.kind)
+    }
+
+    /// Go's `%#v` form of Kustomize's Gvk, used in some of its error texts.
+    pub fn go_debug(&self) -> String {
+        format!(
+            "resid.Gvk{{Group:{:?}, Version:{:?}, Kind:{:?}, isClusterScoped:{}}}",
+            self.group,
+            self.version,
+            self.kind,
+            self.is_cluster_scoped()
+        )
+    }
+
     /// `apiVersion` as written in a resource.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -66,6 +90,44 @@ pub struct ResId {
     pub name: String,
     /// `metadata.namespace`; empty when unset.
     pub namespace: String,
+}
+
+/// The namespace Kustomize compares with: cluster-scoped kinds have none.
+pub const NOT_A_NAMESPACE: &str = "_non_namespaceable_";
+
+impl ResId {
+    /// The namespace used for comparisons: `default` when unset, a marker for
+    /// cluster-scoped kinds.
+    pub fn effective_namespace(&self) -> &str {
+        if self.gvk.is_cluster_scoped() {
+            NOT_A_NAMESPACE
+        } else if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
+
+    /// `true` if both ids name the same namespace (unset equals `default`).
+    pub fn ns_equals(&self, other: &ResId) -> bool {
+        self.effective_namespace() == other.effective_namespace()
+    }
+
+    /// Kustomize's id equality: same group, version, kind and name, and the
+    /// same effective namespace.
+    pub fn equals(&self, other: &ResId) -> bool {
+        self.gvk == other.gvk && self.name == other.name && self.ns_equals(other)
+    }
+
+    /// Go's `%#v` form of Kustomize's ResId, used in some of its error texts.
+    pub fn go_debug(&self) -> String {
+        format!(
+            "resid.ResId{{Gvk:{}, Name:{:?}, Namespace:{:?}}}",
+            self.gvk.go_debug(),
+            self.name,
+            self.namespace
+        )
+    }
 }
 
 /// Kustomize's text form: `Kind.version.group/name.namespace` with `[noNs]`.

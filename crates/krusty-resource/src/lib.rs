@@ -2,12 +2,14 @@
 //! operations that transform them.
 
 pub mod id;
+pub mod meta;
 pub mod order;
 pub mod resmap;
 pub mod resource;
 pub mod scope;
 
 pub use id::{Gvk, ResId};
+pub use meta::{Behavior, BuildMeta, PreviousId};
 pub use order::{sort_legacy, LegacyOrder};
 pub use resmap::{ResMap, ResMapError};
 pub use resource::{Resource, ResourceError};

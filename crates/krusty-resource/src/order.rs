@@ -117,6 +117,7 @@ fn apply_permutation(resources: &mut [Resource], perm: Vec<usize>) {
                 r,
                 Resource {
                     node: krusty_yaml::Node::null(),
+                    meta: Default::default(),
                 },
             ))
         })

@@ -30,6 +30,8 @@ impl std::error::Error for ResMapError {}
 pub struct ResMap {
     resources: Vec<Resource>,
     index: HashMap<ResId, usize>,
+    /// Resources were changed in place since the index was built.
+    stale: bool,
 }
 
 impl ResMap {
@@ -40,6 +42,7 @@ impl ResMap {
 
     /// Adds a resource; its identity must be new.
     pub fn append(&mut self, r: Resource) -> Result<(), ResMapError> {
+        self.refresh_index();
         let id = r.id();
         if self.index.contains_key(&id) {
             return Err(ResMapError::Duplicate(id));
@@ -60,7 +63,57 @@ impl ResMap {
 
     /// The resource with this identity.
     pub fn get(&self, id: &ResId) -> Option<&Resource> {
+        if self.stale {
+            return self.resources.iter().find(|r| &r.id() == id);
+        }
         self.index.get(id).map(|&i| &self.resources[i])
+    }
+
+    /// The resources, for changing in place. Identities may change; the
+    /// index is rebuilt before the next lookup that needs it.
+    pub fn resources_mut(&mut self) -> &mut [Resource] {
+        self.stale = true;
+        &mut self.resources
+    }
+
+    /// Replaces the resource at `index`.
+    pub fn replace_at(&mut self, index: usize, r: Resource) {
+        self.stale = true;
+        self.resources[index] = r;
+    }
+
+    /// Removes the resource at `index`.
+    pub fn remove_at(&mut self, index: usize) -> Resource {
+        self.stale = true;
+        self.resources.remove(index)
+    }
+
+    /// Checks that identities are still unique after in-place changes.
+    pub fn check_unique(&mut self) -> Result<(), ResMapError> {
+        self.stale = true;
+        self.refresh_index();
+        if self.index.len() == self.resources.len() {
+            return Ok(());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for r in &self.resources {
+            let id = r.id();
+            if !seen.insert(id.clone()) {
+                return Err(ResMapError::Duplicate(id));
+            }
+        }
+        Ok(())
+    }
+
+    fn refresh_index(&mut self) {
+        if !self.stale {
+            return;
+        }
+        self.index.clear();
+        for (i, r) in self.resources.iter().enumerate() {
+            self.index.entry(r.id()).or_insert(i);
+        }
+        self.stale = false;
     }
 
     /// Number of resources.

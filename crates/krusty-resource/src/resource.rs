@@ -3,6 +3,7 @@
 use krusty_yaml::{Node, Value};
 
 use crate::id::{Gvk, ResId};
+use crate::meta::BuildMeta;
 
 /// Why a document cannot be a resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +22,8 @@ impl std::error::Error for ResourceError {}
 pub struct Resource {
     /// The object's root mapping.
     pub node: Node,
+    /// What the build knows about the resource beyond its content.
+    pub meta: BuildMeta,
 }
 
 impl Resource {
@@ -32,7 +35,10 @@ impl Resource {
                 "a resource must be a YAML mapping (object)".into(),
             ));
         }
-        let mut r = Resource { node };
+        let mut r = Resource {
+            node,
+            meta: BuildMeta::default(),
+        };
         if r.kind().is_empty() {
             return Err(ResourceError("missing kind in object".into()));
         }
@@ -121,5 +127,86 @@ impl Resource {
         self.node
             .get_path(&["metadata", "annotations", key])
             .and_then(Node::as_str)
+    }
+
+    /// Sets a scalar string at `metadata.<field>`, creating `metadata`.
+    fn set_meta_string(&mut self, field: &str, value: &str) {
+        if let Some(meta) = self.node.entry_map("metadata") {
+            match meta.get_mut(field) {
+                Some(n) => {
+                    let pos = n.pos;
+                    *n = Node::string(value);
+                    n.pos = pos;
+                }
+                None => meta.set(field, Node::string(value)),
+            }
+        }
+    }
+
+    /// Sets `metadata.name`.
+    pub fn set_name(&mut self, name: &str) {
+        self.set_meta_string("name", name);
+    }
+
+    /// Sets `metadata.namespace`; an empty value removes the field.
+    pub fn set_namespace(&mut self, namespace: &str) {
+        if namespace.is_empty() {
+            if let Some(meta) = self.node.get_mut("metadata") {
+                meta.remove("namespace");
+            }
+        } else {
+            self.set_meta_string("namespace", namespace);
+        }
+    }
+
+    /// Sets `kind`.
+    pub fn set_kind(&mut self, kind: &str) {
+        self.node.set("kind", Node::string(kind));
+    }
+
+    /// The identities the resource had before renames, oldest first
+    /// (without the current one).
+    pub fn previous_ids(&self) -> Vec<ResId> {
+        let api_version = self.api_version();
+        self.meta
+            .previous
+            .iter()
+            .map(|p| ResId {
+                gvk: Gvk::from_api_version(api_version, &p.kind),
+                name: p.name.clone(),
+                namespace: p.namespace.clone(),
+            })
+            .collect()
+    }
+
+    /// The identity the resource had when it was first read or generated.
+    pub fn original_id(&self) -> ResId {
+        match self.meta.previous.first() {
+            Some(p) => ResId {
+                gvk: Gvk::from_api_version(self.api_version(), &p.kind),
+                name: p.name.clone(),
+                namespace: p.namespace.clone(),
+            },
+            None => self.id(),
+        }
+    }
+
+    /// `true` if the current or any earlier identity satisfies `pred`.
+    pub fn any_id(&self, pred: impl Fn(&ResId) -> bool) -> bool {
+        pred(&self.id()) || self.previous_ids().iter().any(pred)
+    }
+
+    /// Records the current identity as a previous one, before a rename.
+    pub fn store_previous_id(&mut self) {
+        let id = self.id();
+        let namespace = match id.effective_namespace() {
+            crate::id::NOT_A_NAMESPACE => String::new(),
+            ns => ns.to_string(),
+        };
+        self.meta.previous.push(crate::meta::PreviousId {
+            kind: id.gvk.kind,
+            name: id.name,
+            namespace,
+        });
     }
 }

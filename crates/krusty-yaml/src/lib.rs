@@ -9,6 +9,7 @@
 
 pub mod emit;
 pub mod error;
+pub mod json;
 pub mod keyorder;
 pub mod node;
 pub mod parse;
@@ -16,6 +17,7 @@ pub mod resolve;
 
 pub use emit::{emit_document, to_kustomize_yaml, EmitError};
 pub use error::YamlError;
+pub use json::{to_go_json, write_go_json_string};
 pub use node::{Comments, Document, Node, Pos, Scalar, ScalarStyle, Value};
 pub use parse::{parse_stream, parse_stream_with, Limits};
 pub use resolve::{resolve_input, Resolved};

@@ -1,0 +1,218 @@
+//! Turning a kustomization's fields into the ordered list of built-in
+//! operations Kustomize runs for them.
+
+use krusty_ops::builtins::generator::GeneratorArgs;
+use krusty_ops::builtins::images::SetImage;
+use krusty_ops::builtins::metadata_map::SetMapEntries;
+use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
+use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
+use krusty_ops::builtins::replicas::SetReplicas;
+use krusty_ops::fieldspec::{merge_all, merge_one};
+use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
+use krusty_resource::Resource;
+
+use crate::error::{BuildError, BuildResult};
+use crate::loader::Loader;
+use crate::target::{Context, Step};
+
+fn op_err(e: krusty_ops::OpError) -> BuildError {
+    BuildError::new(e.0)
+}
+
+/// The defaults plus this kustomization's `configurations:` files.
+pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<TransformerConfig> {
+    let mut config = TransformerConfig::defaults().clone();
+    for path in &k.configurations {
+        let file = loader.file(path)?;
+        let text = loader.read(&file)?;
+        let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
+            BuildError::new(format!(
+                "{}:{}:{}: {}",
+                file.display(),
+                e.pos.line,
+                e.pos.col,
+                e.message
+            ))
+        })?;
+        for doc in docs {
+            let Some(root) = doc.root else { continue };
+            let c = TransformerConfig::from_node(&root)
+                .map_err(|e| op_err(e).context(format!("configurations file {}", file.display())))?;
+            config.merge(&c).map_err(op_err)?;
+        }
+    }
+    Ok(config)
+}
+
+use crate::kustomization::Kustomization;
+
+/// ConfigMap generators, Secret generators, then the `generators:` field.
+pub(crate) fn generators(
+    ctx: &mut Context,
+    loader: &Loader,
+    k: &Kustomization,
+) -> BuildResult<Vec<Step>> {
+    let mut steps = Vec::new();
+    let with_options = |g: &GeneratorArgs| {
+        let mut g = g.clone();
+        if let Some(global) = &k.generator_options {
+            g.options = g.options.clone().with_global(global);
+        }
+        g
+    };
+    for g in k.config_map_generator.iter().chain(&k.secret_generator) {
+        let label = format!("{:?} {}", g.kind, g.name);
+        steps.push((label, Builtin::Generate(with_options(g))));
+    }
+    steps.extend(configured(ctx, loader, &k.generators, "generators")?);
+    Ok(steps)
+}
+
+/// The built-in transformers in Kustomize's order, then `transformers:`.
+pub(crate) fn transformers(
+    ctx: &mut Context,
+    loader: &Loader,
+    k: &Kustomization,
+    config: &TransformerConfig,
+) -> BuildResult<Vec<Step>> {
+    let mut steps: Vec<Step> = Vec::new();
+    if !k.namespace.is_empty() {
+        steps.push((
+            "NamespaceTransformer".into(),
+            Builtin::Namespace(SetNamespace {
+                namespace: k.namespace.clone(),
+                specs: config.namespace.clone(),
+                unset_only: false,
+                subjects: SubjectsMode::DefaultOnly,
+            }),
+        ));
+    }
+    if !k.name_prefix.is_empty() {
+        steps.push((
+            "PrefixTransformer".into(),
+            Builtin::NameAffixes(AddNameAffixes {
+                prefix: k.name_prefix.clone(),
+                suffix: String::new(),
+                specs: config.name_prefix.clone(),
+            }),
+        ));
+    }
+    if !k.name_suffix.is_empty() {
+        steps.push((
+            "SuffixTransformer".into(),
+            Builtin::NameAffixes(AddNameAffixes {
+                prefix: String::new(),
+                suffix: k.name_suffix.clone(),
+                specs: config.name_suffix.clone(),
+            }),
+        ));
+    }
+    for entry in &k.labels {
+        let mut specs: Vec<FieldSpec> = entry.fields.clone();
+        if entry.include_selectors {
+            merge_all(&mut specs, &config.common_labels).map_err(op_err)?;
+        } else {
+            merge_one(&mut specs, FieldSpec::any("metadata/labels", true)).map_err(op_err)?;
+            if entry.include_templates {
+                merge_all(&mut specs, &config.template_labels).map_err(op_err)?;
+            }
+        }
+        steps.push((
+            "LabelTransformer".into(),
+            Builtin::MapEntries(SetMapEntries {
+                pairs: entry.pairs.clone(),
+                specs,
+            }),
+        ));
+    }
+    if !k.common_labels.is_empty() {
+        steps.push((
+            "LabelTransformer".into(),
+            Builtin::MapEntries(SetMapEntries {
+                pairs: k.common_labels.clone(),
+                specs: config.common_labels.clone(),
+            }),
+        ));
+    }
+    if !k.common_annotations.is_empty() {
+        steps.push((
+            "AnnotationsTransformer".into(),
+            Builtin::MapEntries(SetMapEntries {
+                pairs: k.common_annotations.clone(),
+                specs: config.common_annotations.clone(),
+            }),
+        ));
+    }
+    for (name, count) in &k.replicas {
+        steps.push((
+            "ReplicaCountTransformer".into(),
+            Builtin::Replicas(SetReplicas {
+                name: name.clone(),
+                count: *count,
+                specs: config.replicas.clone(),
+            }),
+        ));
+    }
+    for image in &k.images {
+        let op = SetImage::new(image.clone(), config.images.clone()).map_err(op_err)?;
+        steps.push(("ImageTagTransformer".into(), Builtin::Image(op)));
+    }
+    steps.extend(configured(ctx, loader, &k.transformers, "transformers")?);
+    Ok(steps)
+}
+
+/// The `validators:` field.
+pub(crate) fn validators(
+    ctx: &mut Context,
+    loader: &Loader,
+    k: &Kustomization,
+) -> BuildResult<Vec<Step>> {
+    configured(ctx, loader, &k.validators, "validators")
+}
+
+/// Reads the configs named (or written inline) in `generators:`,
+/// `transformers:` or `validators:` and makes an operation of each.
+fn configured(
+    ctx: &mut Context,
+    loader: &Loader,
+    entries: &[String],
+    field: &str,
+) -> BuildResult<Vec<Step>> {
+    let mut configs: Vec<Resource> = Vec::new();
+    for entry in entries {
+        match inline_configs(entry)? {
+            Some(rs) => configs.extend(rs),
+            None => configs.extend(ctx.resources_at(loader, entry)?.0),
+        }
+    }
+    configs
+        .iter()
+        .map(|c| {
+            let id = c.id();
+            if c.api_version() != "builtin" {
+                return Err(BuildError::new(format!(
+                    "{field}: {id} is not a builtin; running KRM functions and plugins is not supported by krusty yet"
+                )));
+            }
+            Builtin::from_config(&c.node, &id)
+                .map(|b| (id.to_string(), b))
+                .map_err(op_err)
+        })
+        .collect()
+}
+
+/// Parses an entry written inline as YAML; `None` when it is a path.
+fn inline_configs(entry: &str) -> BuildResult<Option<Vec<Resource>>> {
+    let Ok(docs) = krusty_yaml::parse_stream(entry) else {
+        return Ok(None);
+    };
+    let roots: Vec<_> = docs.into_iter().filter_map(|d| d.root).collect();
+    if roots.is_empty() || roots.iter().any(|r| r.as_map().is_none()) {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for root in roots {
+        out.push(Resource::from_node(root).map_err(|e| BuildError::new(e.0))?);
+    }
+    Ok(Some(out))
+}

@@ -1,0 +1,106 @@
+//! Adding generated resources to a map: create, or merge into / replace an
+//! existing resource of the same id, per the generator's `behavior`.
+
+use krusty_resource::{Behavior, ResMap, Resource};
+use krusty_yaml::Node;
+
+use crate::error::{OpError, OpResult};
+
+/// Adds `generated` to `resources` according to its behavior.
+pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
+    let id = generated.id();
+    let matches: Vec<usize> = resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.any_id(|other| other.equals(&id)))
+        .map(|(i, _)| i)
+        .collect();
+    match matches.as_slice() {
+        [] => match generated.meta.behavior {
+            Behavior::Merge | Behavior::Replace => Err(OpError::new(format!(
+                "id {} does not exist; cannot merge or replace",
+                id.go_debug()
+            ))),
+            _ => resources
+                .append(generated)
+                .map_err(|e| OpError::new(e.to_string())),
+        },
+        [index] => {
+            let old = resources.iter().nth(*index).cloned().ok_or_else(|| {
+                OpError::new("id lookup failure")
+            })?;
+            match generated.meta.behavior {
+                Behavior::Replace => copy_metadata_from(&mut generated, &old),
+                Behavior::Merge => {
+                    copy_metadata_from(&mut generated, &old);
+                    merge_map_field(&mut generated, &old, "data");
+                    merge_map_field(&mut generated, &old, "binaryData");
+                }
+                _ => {
+                    return Err(OpError::new(format!(
+                        "id {} exists; behavior must be merge or replace",
+                        id.go_debug()
+                    )))
+                }
+            }
+            resources.replace_at(*index, generated);
+            Ok(())
+        }
+        many => {
+            let ids: Vec<String> = many
+                .iter()
+                .filter_map(|&i| resources.iter().nth(i).map(|r| r.id().to_string()))
+                .collect();
+            Err(OpError::new(format!(
+                "found multiple objects [{}] that could accept merge of {id}",
+                ids.join(" ")
+            )))
+        }
+    }
+}
+
+/// Kustomize's `CopyMergeMetaDataFieldsFrom`: labels and annotations are
+/// merged (the new ones win), name and namespace and build history come from
+/// the existing resource, and the hash suffix survives only if both want it.
+fn copy_metadata_from(new: &mut Resource, old: &Resource) {
+    for field in ["labels", "annotations"] {
+        let merged = merged_string_map(
+            old.node.get_path(&["metadata", field]),
+            new.node.get_path(&["metadata", field]),
+        );
+        if let Some(meta) = new.node.entry_map("metadata") {
+            match merged {
+                Some(m) => meta.set(field, m),
+                None => {
+                    meta.remove(field);
+                }
+            }
+        }
+    }
+    new.set_name(old.name());
+    new.set_namespace(old.namespace());
+    let needs_hash = new.meta.needs_hash && old.meta.needs_hash;
+    new.meta = old.meta.clone();
+    new.meta.needs_hash = needs_hash;
+}
+
+/// `field` becomes the old map overlaid with the new one.
+fn merge_map_field(new: &mut Resource, old: &Resource, field: &str) {
+    if let Some(merged) = merged_string_map(old.node.get(field), new.node.get(field)) {
+        new.node.set(field, merged);
+    }
+}
+
+fn merged_string_map(base: Option<&Node>, over: Option<&Node>) -> Option<Node> {
+    let mut out = Node::map();
+    let mut any = false;
+    for src in [base, over].into_iter().flatten() {
+        if let Some(entries) = src.as_map() {
+            for (k, v) in entries {
+                out.set(k.key_str().unwrap_or_default(), v.clone());
+                any = true;
+            }
+        }
+    }
+    any.then_some(out)
+}

@@ -1,0 +1,272 @@
+//! ConfigMapGenerator and SecretGenerator: make a ConfigMap or Secret from
+//! literals, files and env files.
+
+use base64::Engine;
+use krusty_resource::{Behavior, Resource};
+use krusty_yaml::Node;
+
+use super::kv;
+use crate::error::{OpError, OpResult};
+use crate::files::FileSource;
+use crate::typed::{self, At};
+
+/// Which object a generator makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeneratedKind {
+    /// A ConfigMap.
+    ConfigMap,
+    /// A Secret.
+    Secret,
+}
+
+/// `options:` / `generatorOptions:`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GeneratorOptions {
+    /// Labels for the generated object.
+    pub labels: Vec<(String, String)>,
+    /// Annotations for the generated object.
+    pub annotations: Vec<(String, String)>,
+    /// No content-hash name suffix.
+    pub disable_name_suffix_hash: bool,
+    /// Sets `immutable: true`.
+    pub immutable: bool,
+}
+
+impl GeneratorOptions {
+    /// Reads an options mapping; `path` is its JSON path for errors.
+    pub fn from_node(node: &Node, path: &str) -> OpResult<GeneratorOptions> {
+        let mut o = GeneratorOptions::default();
+        let field = |name: &str| format!("{path}.{name}");
+        for (k, v) in typed::object(node, At { owner: "GeneratorArgs", path }, "GeneratorOptions")? {
+            let p = field(k.key_str().unwrap_or_default());
+            let at = At {
+                owner: "GeneratorOptions",
+                path: &p,
+            };
+            match k.key_str().unwrap_or_default() {
+                "labels" => o.labels = typed::string_map(v, at)?,
+                "annotations" => o.annotations = typed::string_map(v, at)?,
+                "disableNameSuffixHash" => o.disable_name_suffix_hash = typed::boolean(v, at)?,
+                "immutable" => o.immutable = typed::boolean(v, at)?,
+                _ => return Err(typed::unknown_field(k)),
+            }
+        }
+        Ok(o)
+    }
+
+    /// Kustomize's merge of kustomization-wide options into a generator's:
+    /// the generator's own labels and annotations win; either flag set wins.
+    pub fn with_global(mut self, global: &GeneratorOptions) -> GeneratorOptions {
+        for (k, v) in &global.labels {
+            if !self.labels.iter().any(|(lk, _)| lk == k) {
+                self.labels.push((k.clone(), v.clone()));
+            }
+        }
+        for (k, v) in &global.annotations {
+            if !self.annotations.iter().any(|(ak, _)| ak == k) {
+                self.annotations.push((k.clone(), v.clone()));
+            }
+        }
+        self.disable_name_suffix_hash |= global.disable_name_suffix_hash;
+        self.immutable |= global.immutable;
+        self
+    }
+}
+
+/// One generator's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratorArgs {
+    /// ConfigMap or Secret.
+    pub kind: GeneratedKind,
+    /// Name of the generated object (before any hash suffix).
+    pub name: String,
+    /// Namespace, if given.
+    pub namespace: String,
+    /// How it combines with an existing object of the same id.
+    pub behavior: Behavior,
+    /// `key=value` literals.
+    pub literals: Vec<String>,
+    /// `[key=]path` files.
+    pub files: Vec<String>,
+    /// Env files.
+    pub envs: Vec<String>,
+    /// Options.
+    pub options: GeneratorOptions,
+    /// Secret `type` (default `Opaque`).
+    pub secret_type: String,
+}
+
+impl GeneratorArgs {
+    /// Reads a generator entry; `path` is its JSON path for errors
+    /// (`configMapGenerator`). `metadata` (of a builtin config) supplies the
+    /// name and namespace when the entry has none.
+    pub fn from_node(kind: GeneratedKind, node: &Node, path: &str) -> OpResult<GeneratorArgs> {
+        let mut a = GeneratorArgs {
+            kind,
+            name: String::new(),
+            namespace: String::new(),
+            behavior: Behavior::Unspecified,
+            literals: Vec::new(),
+            files: Vec::new(),
+            envs: Vec::new(),
+            options: GeneratorOptions::default(),
+            secret_type: String::new(),
+        };
+        let owner = match kind {
+            GeneratedKind::ConfigMap => "ConfigMapArgs",
+            GeneratedKind::Secret => "SecretArgs",
+        };
+        let entries = typed::object(node, At { owner: "Kustomization", path }, owner)?;
+        let mut meta_name = String::new();
+        let mut meta_namespace = String::new();
+        for (k, v) in entries {
+            let key = k.key_str().unwrap_or_default();
+            let p = format!("{path}.{key}");
+            let at = At { owner, path: &p };
+            match key {
+                "name" => a.name = typed::string(v, at)?,
+                "namespace" => a.namespace = typed::string(v, at)?,
+                "behavior" => {
+                    let text = typed::string(v, at)?;
+                    a.behavior = Behavior::parse(&text).ok_or_else(|| {
+                        OpError::new(format!(
+                            "invalid generator behavior {text:?} (line {}): use create, merge or replace",
+                            v.pos.line
+                        ))
+                    })?
+                }
+                "literals" => a.literals = typed::string_list(v, at)?,
+                "files" => a.files = typed::string_list(v, at)?,
+                "envs" => a.envs.extend(typed::string_list(v, at)?),
+                "env" => {
+                    let e = typed::string(v, at)?;
+                    if !e.is_empty() {
+                        a.envs.push(e);
+                    }
+                }
+                "options" => a.options = GeneratorOptions::from_node(v, &p)?,
+                "type" if kind == GeneratedKind::Secret => a.secret_type = typed::string(v, at)?,
+                "metadata" => {
+                    let m = |f: &str| {
+                        v.get(f)
+                            .map(|n| typed::string(n, at))
+                            .transpose()
+                            .map(Option::unwrap_or_default)
+                    };
+                    meta_name = m("name")?;
+                    meta_namespace = m("namespace")?;
+                }
+                "apiVersion" | "kind" => {}
+                _ => return Err(typed::unknown_field(k)),
+            }
+        }
+        if a.name.is_empty() {
+            a.name = meta_name;
+        }
+        if a.namespace.is_empty() {
+            a.namespace = meta_namespace;
+        }
+        Ok(a)
+    }
+
+    /// Makes the object.
+    pub fn generate(&self, files: &dyn FileSource) -> OpResult<Resource> {
+        let what = match self.kind {
+            GeneratedKind::ConfigMap => "configmap",
+            GeneratedKind::Secret => "secret",
+        };
+        if self.name.is_empty() {
+            return Err(OpError::new(format!("a {what} must have a name")));
+        }
+        let mut pairs: Vec<kv::Pair> = Vec::new();
+        for e in &self.envs {
+            pairs.extend(kv::env_file(files, e)?);
+        }
+        for l in &self.literals {
+            pairs.push(kv::literal(l)?);
+        }
+        for f in &self.files {
+            pairs.push(kv::file(files, f)?);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (k, _) in &pairs {
+            kv::check_data_key(k)?;
+            if !seen.insert(k.clone()) {
+                return Err(OpError::new(format!(
+                    "{what} {} illegally repeats the key `{k}`",
+                    self.name
+                )));
+            }
+        }
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut root = Node::map();
+        root.set("apiVersion", Node::string("v1"));
+        let kind = match self.kind {
+            GeneratedKind::ConfigMap => "ConfigMap",
+            GeneratedKind::Secret => "Secret",
+        };
+        root.set("kind", Node::string(kind));
+        let mut meta = Node::map();
+        meta.set("name", Node::string(self.name.as_str()));
+        if !self.namespace.is_empty() {
+            meta.set("namespace", Node::string(self.namespace.as_str()));
+        }
+        if !self.options.labels.is_empty() {
+            meta.set("labels", pairs_node(&self.options.labels));
+        }
+        if !self.options.annotations.is_empty() {
+            meta.set("annotations", pairs_node(&self.options.annotations));
+        }
+        root.set("metadata", meta);
+        let b64 = |v: &[u8]| base64::engine::general_purpose::STANDARD.encode(v);
+        match self.kind {
+            GeneratedKind::ConfigMap => {
+                let mut data = Node::map();
+                let mut binary = Node::map();
+                for (k, v) in &pairs {
+                    match std::str::from_utf8(v) {
+                        Ok(text) => data.set(k, Node::string(text)),
+                        Err(_) => binary.set(k, Node::string(b64(v))),
+                    }
+                }
+                if !pairs.is_empty() && data.as_map().is_some_and(|m| !m.is_empty()) {
+                    root.set("data", data);
+                }
+                if binary.as_map().is_some_and(|m| !m.is_empty()) {
+                    root.set("binaryData", binary);
+                }
+            }
+            GeneratedKind::Secret => {
+                let t = if self.secret_type.is_empty() {
+                    "Opaque"
+                } else {
+                    &self.secret_type
+                };
+                root.set("type", Node::string(t));
+                if !pairs.is_empty() {
+                    let mut data = Node::map();
+                    for (k, v) in &pairs {
+                        data.set(k, Node::string(b64(v)));
+                    }
+                    root.set("data", data);
+                }
+            }
+        }
+        if self.options.immutable {
+            root.set("immutable", Node::plain("true"));
+        }
+        let mut r = Resource::from_node(root).map_err(|e| OpError::new(e.to_string()))?;
+        r.meta.needs_hash = !self.options.disable_name_suffix_hash;
+        r.meta.behavior = self.behavior;
+        Ok(r)
+    }
+}
+
+fn pairs_node(pairs: &[(String, String)]) -> Node {
+    let mut m = Node::map();
+    for (k, v) in pairs {
+        m.set(k, Node::string(v.as_str()));
+    }
+    m
+}

@@ -1,0 +1,98 @@
+//! LabelTransformer and AnnotationsTransformer: add key/value pairs to the
+//! mappings that field specs name (labels, selectors, template metadata).
+
+use krusty_resource::ResMap;
+use krusty_yaml::{Node, Value};
+
+use crate::error::{OpError, OpResult};
+use crate::fieldspec::{apply, CreateKind, FieldSpec};
+
+/// Adds `pairs` to the mapping at every field in `specs`, in every resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetMapEntries {
+    /// Keys and values, in order.
+    pub pairs: Vec<(String, String)>,
+    /// Where the mappings are.
+    pub specs: Vec<FieldSpec>,
+}
+
+impl SetMapEntries {
+    /// Applies the pairs.
+    pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+        if self.pairs.is_empty() {
+            return Ok(());
+        }
+        for r in resources.resources_mut() {
+            let gvk = r.gvk();
+            let id = r.id();
+            for spec in &self.specs {
+                apply(
+                    &mut r.node,
+                    &gvk,
+                    spec,
+                    CreateKind::Map,
+                    &mut |n: &mut Node| set_entries(n, &self.pairs),
+                )
+                .map_err(|e| {
+                    e.context(format!("considering field '{}' of object {id}", spec.path))
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn set_entries(node: &mut Node, pairs: &[(String, String)]) -> OpResult<()> {
+    if node.is_null() {
+        *node = Node::map();
+    }
+    if !matches!(node.value, Value::Map(_)) {
+        return Err(OpError::new(
+            "wrong node kind: expected a mapping to add entries to",
+        ));
+    }
+    for (k, v) in pairs {
+        node.set(k, Node::string(v.as_str()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use krusty_resource::Resource;
+
+    fn resmap(text: &str) -> ResMap {
+        let mut m = ResMap::new();
+        for d in krusty_yaml::parse_stream(text).unwrap() {
+            m.append(Resource::from_node(d.root.unwrap()).unwrap()).unwrap();
+        }
+        m
+    }
+
+    #[test]
+    fn labels_reach_selectors_only_where_specs_say() {
+        let mut m = resmap(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+        );
+        let op = SetMapEntries {
+            pairs: vec![("app".into(), "true".into())],
+            specs: crate::config::TransformerConfig::defaults()
+                .common_labels
+                .clone(),
+        };
+        op.apply(&mut m).unwrap();
+        let out: Vec<String> = m
+            .iter()
+            .map(|r| krusty_yaml::to_kustomize_yaml(&r.node).unwrap())
+            .collect();
+        assert_eq!(
+            out[0],
+            "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    app: \"true\"\n  name: s\nspec:\n  selector:\n    app: \"true\"\n"
+        );
+        assert_eq!(
+            out[1],
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    app: \"true\"\n  name: c\n"
+        );
+    }
+}

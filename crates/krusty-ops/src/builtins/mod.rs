@@ -1,0 +1,194 @@
+//! Kustomize's built-in generators and transformers, each a standalone
+//! operation on a resource map, and [`Builtin`], which reads one from an
+//! `apiVersion: builtin` configuration.
+
+pub mod generator;
+pub mod hash;
+pub mod images;
+pub mod kv;
+pub mod metadata_map;
+pub mod namespace;
+pub mod nameref;
+pub mod prefix_suffix;
+pub mod replicas;
+
+use krusty_resource::{ResMap, ResId};
+use krusty_yaml::Node;
+
+use crate::absorb::absorb;
+use crate::error::{OpError, OpResult};
+use crate::fieldspec::{specs_from_node, FieldSpec};
+use crate::files::FileSource;
+use generator::{GeneratedKind, GeneratorArgs};
+use crate::typed::{self, At};
+use hash::AddHashSuffixes;
+use images::{ImageChange, SetImage};
+use metadata_map::SetMapEntries;
+use namespace::{SetNamespace, SubjectsMode};
+use prefix_suffix::AddNameAffixes;
+use replicas::SetReplicas;
+
+/// One configured built-in operation.
+#[derive(Debug, Clone)]
+pub enum Builtin {
+    /// ConfigMapGenerator / SecretGenerator.
+    Generate(GeneratorArgs),
+    /// PrefixTransformer, SuffixTransformer, PrefixSuffixTransformer.
+    NameAffixes(AddNameAffixes),
+    /// LabelTransformer, AnnotationsTransformer.
+    MapEntries(SetMapEntries),
+    /// NamespaceTransformer.
+    Namespace(SetNamespace),
+    /// ImageTagTransformer.
+    Image(SetImage),
+    /// ReplicaCountTransformer.
+    Replicas(SetReplicas),
+    /// HashTransformer.
+    Hash(AddHashSuffixes),
+}
+
+impl Builtin {
+    /// Runs the operation over `resources`; generators read through `files`.
+    pub fn apply(&self, resources: &mut ResMap, files: &dyn FileSource) -> OpResult<()> {
+        match self {
+            Builtin::Generate(args) => absorb(resources, args.generate(files)?),
+            Builtin::NameAffixes(op) => op.apply(resources),
+            Builtin::MapEntries(op) => op.apply(resources),
+            Builtin::Namespace(op) => op.apply(resources),
+            Builtin::Image(op) => op.apply(resources),
+            Builtin::Replicas(op) => op.apply(resources),
+            Builtin::Hash(op) => op.apply(resources),
+        }
+    }
+
+    /// `true` for generators (they add resources rather than change them).
+    pub fn is_generator(&self) -> bool {
+        matches!(self, Builtin::Generate(_))
+    }
+
+    /// Reads an `apiVersion: builtin` configuration. `id` names it in errors.
+    pub fn from_config(config: &Node, id: &ResId) -> OpResult<Builtin> {
+        let kind = id.gvk.kind.as_str();
+        let fail = |e: OpError| {
+            OpError::new(format!(
+                "plugin {id} fails configuration: {}",
+                e.0
+            ))
+        };
+        let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
+            match config.get("fieldSpecs") {
+                Some(n) if !n.is_null() => Ok(Some(specs_from_node(n)?)),
+                _ => Ok(None),
+            }
+        };
+        let text = |k: &str| {
+            config
+                .get(k)
+                .and_then(Node::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let required_specs = || -> OpResult<Vec<FieldSpec>> {
+            specs()?.ok_or_else(|| OpError::new("fieldSpecs is not expected to be nil"))
+        };
+        let built = match kind {
+            "ConfigMapGenerator" => {
+                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::ConfigMap, config, "")?)
+            }
+            "SecretGenerator" => {
+                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::Secret, config, "")?)
+            }
+            "PrefixSuffixTransformer" => Builtin::NameAffixes(AddNameAffixes {
+                prefix: text("prefix"),
+                suffix: text("suffix"),
+                specs: required_specs().map_err(fail)?,
+            }),
+            "PrefixTransformer" => Builtin::NameAffixes(AddNameAffixes {
+                prefix: text("prefix"),
+                suffix: String::new(),
+                specs: required_specs().map_err(fail)?,
+            }),
+            "SuffixTransformer" => Builtin::NameAffixes(AddNameAffixes {
+                prefix: String::new(),
+                suffix: text("suffix"),
+                specs: required_specs().map_err(fail)?,
+            }),
+            "LabelTransformer" | "AnnotationsTransformer" => {
+                let field = if kind == "LabelTransformer" {
+                    "labels"
+                } else {
+                    "annotations"
+                };
+                Builtin::MapEntries(SetMapEntries {
+                    pairs: match config.get(field) {
+                        Some(n) => typed::string_map(
+                            n,
+                            At {
+                                owner: kind,
+                                path: field,
+                            },
+                        )?,
+                        None => Vec::new(),
+                    },
+                    specs: specs()?.unwrap_or_default(),
+                })
+            }
+            "NamespaceTransformer" => Builtin::Namespace(SetNamespace {
+                namespace: config
+                    .get_path(&["metadata", "namespace"])
+                    .and_then(Node::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                specs: specs()?.unwrap_or_default(),
+                unset_only: config.get("unsetOnly").and_then(Node::as_str) == Some("true"),
+                subjects: SubjectsMode::parse(&text("setRoleBindingSubjects"))?,
+            }),
+            "ImageTagTransformer" => {
+                let tag = config.get("imageTag");
+                let field = |k: &str| {
+                    tag.and_then(|t| t.get(k))
+                        .and_then(Node::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                Builtin::Image(SetImage::new(
+                    ImageChange {
+                        name: field("name"),
+                        new_name: field("newName"),
+                        new_tag: field("newTag"),
+                        digest: field("digest"),
+                    },
+                    specs()?.unwrap_or_default(),
+                )?)
+            }
+            "ReplicaCountTransformer" => {
+                let replica = config.get("replica");
+                let name = replica
+                    .and_then(|r| r.get("name"))
+                    .and_then(Node::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let count = replica
+                    .and_then(|r| r.get("count"))
+                    .and_then(Node::as_str)
+                    .unwrap_or("0");
+                let count = count.parse::<i64>().map_err(|_| {
+                    OpError::new(format!("replica count {count:?} is not an integer"))
+                })?;
+                Builtin::Replicas(SetReplicas {
+                    name,
+                    count,
+                    specs: specs()?.unwrap_or_default(),
+                })
+            }
+            "HashTransformer" => Builtin::Hash(AddHashSuffixes),
+            _ => {
+                return Err(OpError::new(format!(
+                    "unable to load builtin {}",
+                    id.gvk
+                )))
+            }
+        };
+        Ok(built)
+    }
+}

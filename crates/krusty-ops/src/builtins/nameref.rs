@@ -1,0 +1,304 @@
+//! The name-reference fix-up: after resources are renamed (prefixes,
+//! suffixes, hash suffixes, namespaces), every field that refers to one of
+//! them by name is rewritten to its new name.
+
+use std::collections::{HashMap, HashSet};
+
+use krusty_resource::{Gvk, ResId, ResMap, Resource};
+use krusty_yaml::{Node, Value};
+
+use crate::config::NameBackRef;
+use crate::error::{OpError, OpResult};
+use crate::fieldspec::{apply, CreateKind, FieldSpec};
+
+/// Rewrites name references using `back_refs` (which fields refer to which kinds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixNameReferences {
+    /// Referred-to kinds and their referrer fields.
+    pub back_refs: Vec<NameBackRef>,
+}
+
+/// What the fix-up needs to know about each possible referral target.
+struct Candidate {
+    current: ResId,
+    previous: Vec<ResId>,
+    original_namespace: String,
+    prefixes: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+impl Candidate {
+    fn of(r: &Resource) -> Candidate {
+        let original = r.original_id();
+        Candidate {
+            current: r.id(),
+            previous: r.previous_ids(),
+            original_namespace: original.effective_namespace().to_string(),
+            prefixes: r.meta.prefixes.clone(),
+            suffixes: r.meta.suffixes.clone(),
+        }
+    }
+}
+
+/// The referrer's side of one fix-up.
+struct Referrer<'a> {
+    id: ResId,
+    prefixes: Vec<String>,
+    suffixes: Vec<String>,
+    role_ref: Option<Gvk>,
+    spec: &'a FieldSpec,
+    target: &'a Gvk,
+}
+
+impl FixNameReferences {
+    /// Applies the fix-up to every resource.
+    pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+        let candidates: Vec<Candidate> = resources.iter().map(Candidate::of).collect();
+        for r in resources.resources_mut() {
+            let original = r.original_id();
+            let mut subset: Option<Vec<&Candidate>> = None;
+            for back_ref in &self.back_refs {
+                for spec in &back_ref.referrers {
+                    if !original.gvk.is_selected_by(&spec.gvk) {
+                        continue;
+                    }
+                    if subset.is_none() {
+                        subset = Some(could_be_referenced_by(r, &candidates)?);
+                    }
+                    let subset = subset.as_deref().unwrap_or_default();
+                    let referrer = Referrer {
+                        id: r.id(),
+                        prefixes: r.meta.prefixes.clone(),
+                        suffixes: r.meta.suffixes.clone(),
+                        role_ref: role_ref_gvk(&r.node),
+                        spec,
+                        target: &back_ref.gvk,
+                    };
+                    let gvk = r.gvk();
+                    let any_kind = FieldSpec {
+                        gvk: Gvk::default(),
+                        ..spec.clone()
+                    };
+                    apply(
+                        &mut r.node,
+                        &gvk,
+                        &any_kind,
+                        CreateKind::None,
+                        &mut |n: &mut Node| referrer.set(n, subset),
+                    )
+                    .map_err(|e| {
+                        e.context(format!(
+                            "updating name reference in '{}' field of '{}'",
+                            spec.path, referrer.id
+                        ))
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Kustomize's `SubsetThatCouldBeReferencedByResource`.
+fn could_be_referenced_by<'c>(
+    r: &Resource,
+    candidates: &'c [Candidate],
+) -> OpResult<Vec<&'c Candidate>> {
+    let id = r.id();
+    if id.gvk.is_cluster_scoped() {
+        return Ok(candidates.iter().collect());
+    }
+    let binding_namespaces = role_binding_namespaces(r)?;
+    Ok(candidates
+        .iter()
+        .filter(|c| {
+            c.current.gvk.is_cluster_scoped()
+                || c.current.ns_equals(&id)
+                || binding_namespaces.contains(c.current.namespace.as_str())
+        })
+        .collect())
+}
+
+/// Namespaces of the ServiceAccount subjects of a RoleBinding.
+fn role_binding_namespaces(r: &Resource) -> OpResult<HashSet<String>> {
+    let mut out = HashSet::new();
+    if r.kind() != "RoleBinding" {
+        return Ok(out);
+    }
+    let Some(subjects) = r.node.get("subjects").and_then(Node::as_seq) else {
+        return Ok(out);
+    };
+    for s in subjects {
+        let (Some(ns), Some(kind)) = (s.get("namespace"), s.get("kind")) else {
+            continue;
+        };
+        if kind.as_str() != Some("ServiceAccount") {
+            continue;
+        }
+        match ns.as_scalar() {
+            Some(scalar) if !ns.is_null() => {
+                out.insert(scalar.text.clone());
+            }
+            _ => {
+                return Err(OpError::new(format!(
+                    "Invalid Input: namespace is blank for resource \"{}\"\n",
+                    r.id()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The group and kind in a binding's `roleRef`, when both are present.
+fn role_ref_gvk(node: &Node) -> Option<Gvk> {
+    let role_ref = node.get("roleRef")?;
+    let group = role_ref.get("apiGroup")?.as_str().unwrap_or_default();
+    let kind = role_ref.get("kind")?.as_str().unwrap_or_default();
+    Some(Gvk {
+        group: group.to_string(),
+        version: String::new(),
+        kind: kind.to_string(),
+    })
+}
+
+/// `true` if the shorter list is the tail of the longer (both empty counts).
+fn same_ending(a: &[String], b: &[String]) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.is_empty() {
+        return long.is_empty();
+    }
+    long.ends_with(short)
+}
+
+impl Referrer<'_> {
+    fn set(&self, node: &mut Node, candidates: &[&Candidate]) -> OpResult<()> {
+        if node.is_null() {
+            return Ok(());
+        }
+        match &mut node.value {
+            Value::Scalar(_) => self.set_scalar(node, candidates),
+            Value::Map(_) => self.set_mapping(node, candidates),
+            Value::Seq(items) => {
+                for item in items {
+                    match item.value {
+                        Value::Scalar(_) => self.set_scalar(item, candidates)?,
+                        Value::Map(_) => self.set_mapping(item, candidates)?,
+                        Value::Seq(_) => {
+                            return Err(OpError::new(
+                                "a name reference list must hold strings or mappings",
+                            ))
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn set_scalar(&self, node: &mut Node, candidates: &[&Candidate]) -> OpResult<()> {
+        let old = node.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+        let Some(referral) = self.select(&old, candidates.to_vec(), false)? else {
+            return Ok(());
+        };
+        if referral.current.name != old {
+            let pos = node.pos;
+            *node = Node::string(referral.current.name.as_str());
+            node.pos = pos;
+        }
+        Ok(())
+    }
+
+    fn set_mapping(&self, node: &mut Node, candidates: &[&Candidate]) -> OpResult<()> {
+        let Some(name) = node.get("name") else {
+            return Err(OpError::new("path config error; no 'name' field in node"));
+        };
+        let old = name.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+        let in_namespace: Vec<&Candidate> = match node.get("namespace") {
+            None => candidates.to_vec(),
+            Some(ns) => {
+                let ns = ns.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                by_namespace(candidates, ns)
+            }
+        };
+        let Some(referral) = self.select(&old, in_namespace, true)? else {
+            return Ok(());
+        };
+        if referral.current.name == old && referral.current.namespace.is_empty() {
+            return Ok(());
+        }
+        node.set("name", Node::string(referral.current.name.as_str()));
+        if !referral.current.namespace.is_empty() {
+            node.set("namespace", Node::string(referral.current.namespace.as_str()));
+        }
+        Ok(())
+    }
+
+    /// Kustomize's `selectReferral`: narrow the candidates step by step.
+    fn select<'c>(
+        &self,
+        old_name: &str,
+        mut c: Vec<&'c Candidate>,
+        compare_namespaces: bool,
+    ) -> OpResult<Option<&'c Candidate>> {
+        c.retain(|x| x.previous.iter().any(|p| p.name == old_name));
+        c.retain(|x| x.previous.iter().any(|p| p.gvk.is_selected_by(self.target)));
+        if self.spec.path.ends_with("roleRef/name") {
+            if let Some(role_ref) = &self.role_ref {
+                c.retain(|x| x.previous.iter().any(|p| p.gvk.is_selected_by(role_ref)));
+            }
+        }
+        if !self.id.gvk.is_cluster_scoped() {
+            c.retain(|x| {
+                x.current.gvk.is_cluster_scoped()
+                    || x.current.gvk.kind == "ServiceAccount"
+                    || self.id.ns_equals(&x.current)
+            });
+        }
+        if c.len() == 1 {
+            return Ok(c.pop());
+        }
+        c.retain(|x| {
+            same_ending(&x.prefixes, &self.prefixes) && same_ending(&x.suffixes, &self.suffixes)
+        });
+        match c.len() {
+            0 => Ok(None),
+            1 => Ok(c.pop()),
+            _ => {
+                let first = &c[0].current;
+                let identical = c.iter().all(|x| {
+                    x.current.name == first.name
+                        && (!compare_namespaces || x.current.namespace == first.namespace)
+                });
+                if identical {
+                    return Ok(Some(c[0]));
+                }
+                let ids: Vec<String> = c.iter().map(|x| x.current.to_string()).collect();
+                Err(OpError::new(format!(
+                    " found multiple possible referrals: {}",
+                    ids.join(", ")
+                )))
+            }
+        }
+    }
+}
+
+/// Candidates whose original namespace is `ns`, else those currently in it.
+fn by_namespace<'c>(candidates: &[&'c Candidate], ns: &str) -> Vec<&'c Candidate> {
+    let mut original: HashMap<&str, Vec<&'c Candidate>> = HashMap::new();
+    let mut current: HashMap<&str, Vec<&'c Candidate>> = HashMap::new();
+    for c in candidates {
+        if c.current.gvk.is_cluster_scoped() {
+            continue;
+        }
+        original.entry(c.original_namespace.as_str()).or_default().push(c);
+        current
+            .entry(c.current.effective_namespace())
+            .or_default()
+            .push(c);
+    }
+    if let Some(v) = original.remove(ns) {
+        return v;
+    }
+    current.remove(ns).unwrap_or_default()
+}

@@ -1,0 +1,139 @@
+//! NamespaceTransformer: moves namespaced resources into one namespace.
+
+use krusty_resource::{ResMap, Resource};
+use krusty_yaml::Node;
+
+use crate::error::{OpError, OpResult};
+use crate::fieldspec::{apply, CreateKind, FieldSpec};
+
+/// Which RoleBinding/ClusterRoleBinding subjects get the namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SubjectsMode {
+    /// Only subjects named `default` (Kustomize's default).
+    #[default]
+    DefaultOnly,
+    /// Every subject of kind ServiceAccount.
+    AllServiceAccounts,
+    /// No subjects.
+    None,
+}
+
+impl SubjectsMode {
+    /// Parses `setRoleBindingSubjects`.
+    pub fn parse(s: &str) -> OpResult<SubjectsMode> {
+        match s {
+            "" | "defaultOnly" => Ok(SubjectsMode::DefaultOnly),
+            "allServiceAccounts" => Ok(SubjectsMode::AllServiceAccounts),
+            "none" => Ok(SubjectsMode::None),
+            other => Err(OpError::new(format!(
+                "invalid value for setRoleBindingSubjects: {other:?} (use defaultOnly, allServiceAccounts or none)"
+            ))),
+        }
+    }
+}
+
+/// Sets the namespace of every namespaced resource and of the fields in `specs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetNamespace {
+    /// The namespace.
+    pub namespace: String,
+    /// Further fields holding a namespace (webhook services, etc.).
+    pub specs: Vec<FieldSpec>,
+    /// Only set namespaces that are unset or empty.
+    pub unset_only: bool,
+    /// Which binding subjects to update.
+    pub subjects: SubjectsMode,
+}
+
+impl SetNamespace {
+    /// Applies the namespace.
+    pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+        if self.namespace.is_empty() {
+            return Ok(());
+        }
+        for r in resources.resources_mut() {
+            r.store_previous_id();
+            self.apply_one(r)
+                .map_err(|e| e.context("namespace transformation failed"))?;
+        }
+        resources.check_unique().map_err(|e| {
+            OpError::new(format!("namespace transformation produces ID conflict: {e}"))
+        })
+    }
+
+    fn set_value(&self, n: &mut Node) -> OpResult<()> {
+        if self.unset_only && !n.as_str().unwrap_or_default().is_empty() {
+            return Ok(());
+        }
+        if n.as_map().is_some() || n.as_seq().is_some() {
+            return Err(OpError::new(
+                "namespace field specs must target scalar nodes",
+            ));
+        }
+        let pos = n.pos;
+        *n = Node::string(self.namespace.as_str());
+        n.pos = pos;
+        Ok(())
+    }
+
+    fn apply_one(&self, r: &mut Resource) -> OpResult<()> {
+        let gvk = r.gvk();
+        let api_version = r.api_version().to_string();
+        if !gvk.is_cluster_scoped() {
+            apply(
+                &mut r.node,
+                &gvk,
+                &FieldSpec::any("metadata/namespace", true),
+                CreateKind::Scalar,
+                &mut |n: &mut Node| self.set_value(n),
+            )?;
+        }
+        let is_binding = gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding";
+        if is_binding {
+            self.set_subjects(&mut r.node)?;
+        }
+        for spec in &self.specs {
+            if spec.path == "metadata/namespace" {
+                continue;
+            }
+            if spec.path == "metadata/name" && api_version != "v1" {
+                continue;
+            }
+            if is_binding && spec.path == "subjects" {
+                continue;
+            }
+            apply(&mut r.node, &gvk, spec, CreateKind::Scalar, &mut |n: &mut Node| {
+                self.set_value(n)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn set_subjects(&self, node: &mut Node) -> OpResult<()> {
+        if self.subjects == SubjectsMode::None {
+            return Ok(());
+        }
+        let Some(subjects) = node.get_mut("subjects").and_then(Node::as_seq_mut) else {
+            return Ok(());
+        };
+        for s in subjects {
+            let wanted = match self.subjects {
+                SubjectsMode::DefaultOnly => s.get("name").and_then(Node::as_str) == Some("default"),
+                SubjectsMode::AllServiceAccounts => {
+                    s.get("kind").and_then(Node::as_str) == Some("ServiceAccount")
+                }
+                SubjectsMode::None => false,
+            };
+            if !wanted || s.as_map().is_none() {
+                continue;
+            }
+            if s.get("namespace").is_none() {
+                s.set("namespace", Node::string(""));
+            }
+            if let Some(ns) = s.get_mut("namespace") {
+                self.set_value(ns)?;
+            }
+        }
+        Ok(())
+    }
+}

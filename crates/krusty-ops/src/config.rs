@@ -1,0 +1,193 @@
+//! Transformer configuration: the field specs each built-in uses, starting
+//! from Kustomize's defaults and extended by `configurations:` files.
+
+use std::sync::OnceLock;
+
+use krusty_resource::Gvk;
+use krusty_yaml::Node;
+
+use crate::error::{OpError, OpResult};
+use crate::fieldspec::{merge_all, specs_from_node, FieldSpec};
+
+/// Which fields of which kinds refer to resources of one kind by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NameBackRef {
+    /// The kind referred to.
+    pub gvk: Gvk,
+    /// Fields holding the name.
+    pub referrers: Vec<FieldSpec>,
+}
+
+/// Field specs for every built-in transformer.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TransformerConfig {
+    /// `namePrefix`.
+    pub name_prefix: Vec<FieldSpec>,
+    /// `nameSuffix`.
+    pub name_suffix: Vec<FieldSpec>,
+    /// `namespace`.
+    pub namespace: Vec<FieldSpec>,
+    /// `commonLabels` (metadata, selectors and templates).
+    pub common_labels: Vec<FieldSpec>,
+    /// `templateLabels` (metadata and templates, for `labels.includeTemplates`).
+    pub template_labels: Vec<FieldSpec>,
+    /// `commonAnnotations`.
+    pub common_annotations: Vec<FieldSpec>,
+    /// `nameReference`.
+    pub name_reference: Vec<NameBackRef>,
+    /// `varReference`.
+    pub var_reference: Vec<FieldSpec>,
+    /// `images`.
+    pub images: Vec<FieldSpec>,
+    /// `replicas`.
+    pub replicas: Vec<FieldSpec>,
+}
+
+fn table(text: &str) -> Vec<FieldSpec> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(FieldSpec::from_table_line)
+        .collect()
+}
+
+fn name_reference_table(text: &str) -> Vec<NameBackRef> {
+    let mut out: Vec<NameBackRef> = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(head) = line.strip_prefix("> ") {
+            if let Some(spec) = FieldSpec::from_table_line(&format!("{head} -")) {
+                out.push(NameBackRef {
+                    gvk: spec.gvk,
+                    referrers: Vec::new(),
+                });
+            }
+        } else if let (Some(spec), Some(last)) = (FieldSpec::from_table_line(line), out.last_mut())
+        {
+            last.referrers.push(spec);
+        }
+    }
+    out
+}
+
+impl TransformerConfig {
+    /// Kustomize v5.5.0's default configuration.
+    pub fn defaults() -> &'static TransformerConfig {
+        static DEFAULTS: OnceLock<TransformerConfig> = OnceLock::new();
+        DEFAULTS.get_or_init(|| TransformerConfig {
+            name_prefix: table(include_str!("defaults/name_prefix.txt")),
+            name_suffix: table(include_str!("defaults/name_suffix.txt")),
+            namespace: table(include_str!("defaults/namespace.txt")),
+            common_labels: table(include_str!("defaults/common_labels.txt")),
+            template_labels: table(include_str!("defaults/template_labels.txt")),
+            common_annotations: table(include_str!("defaults/common_annotations.txt")),
+            name_reference: name_reference_table(include_str!("defaults/name_reference.txt")),
+            var_reference: table(include_str!("defaults/var_reference.txt")),
+            images: table(include_str!("defaults/images.txt")),
+            replicas: table(include_str!("defaults/replicas.txt")),
+        })
+    }
+
+    /// Reads a `configurations:` file.
+    pub fn from_node(node: &Node) -> OpResult<TransformerConfig> {
+        let mut c = TransformerConfig::default();
+        let Some(entries) = node.as_map() else {
+            if node.is_null() {
+                return Ok(c);
+            }
+            return Err(OpError::new("a transformer configuration must be a mapping"));
+        };
+        for (k, v) in entries {
+            let key = k.key_str().unwrap_or_default();
+            match key {
+                "namePrefix" => c.name_prefix = specs_from_node(v)?,
+                "nameSuffix" => c.name_suffix = specs_from_node(v)?,
+                "namespace" => c.namespace = specs_from_node(v)?,
+                "commonLabels" => c.common_labels = specs_from_node(v)?,
+                "templateLabels" => c.template_labels = specs_from_node(v)?,
+                "commonAnnotations" => c.common_annotations = specs_from_node(v)?,
+                "varReference" => c.var_reference = specs_from_node(v)?,
+                "images" => c.images = specs_from_node(v)?,
+                "replicas" => c.replicas = specs_from_node(v)?,
+                "nameReference" => c.name_reference = back_refs_from_node(v)?,
+                other => {
+                    return Err(OpError::new(format!(
+                        "json: unknown field \"{other}\" (line {})",
+                        k.pos.line
+                    )))
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// Adds `other`'s specs to this configuration.
+    pub fn merge(&mut self, other: &TransformerConfig) -> OpResult<()> {
+        merge_all(&mut self.name_prefix, &other.name_prefix)?;
+        merge_all(&mut self.name_suffix, &other.name_suffix)?;
+        merge_all(&mut self.namespace, &other.namespace)?;
+        merge_all(&mut self.common_labels, &other.common_labels)?;
+        merge_all(&mut self.template_labels, &other.template_labels)?;
+        merge_all(&mut self.common_annotations, &other.common_annotations)?;
+        merge_all(&mut self.var_reference, &other.var_reference)?;
+        merge_all(&mut self.images, &other.images)?;
+        merge_all(&mut self.replicas, &other.replicas)?;
+        for br in &other.name_reference {
+            match self.name_reference.iter_mut().find(|b| b.gvk == br.gvk) {
+                Some(existing) => merge_all(&mut existing.referrers, &br.referrers)?,
+                None => self.name_reference.push(br.clone()),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn back_refs_from_node(node: &Node) -> OpResult<Vec<NameBackRef>> {
+    if node.is_null() {
+        return Ok(Vec::new());
+    }
+    let items = node
+        .as_seq()
+        .ok_or_else(|| OpError::new("nameReference must be a list"))?;
+    items
+        .iter()
+        .map(|item| {
+            let text = |k: &str| {
+                item.get(k)
+                    .and_then(Node::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            Ok(NameBackRef {
+                gvk: Gvk {
+                    group: text("group"),
+                    version: text("version"),
+                    kind: text("kind"),
+                },
+                referrers: match item.get("fieldSpecs") {
+                    Some(v) => specs_from_node(v)?,
+                    None => Vec::new(),
+                },
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_load_every_table() {
+        let d = TransformerConfig::defaults();
+        assert_eq!(d.name_prefix, vec![FieldSpec::any("metadata/name", false)]);
+        assert!(d.common_labels.len() > 20);
+        assert!(d.common_labels.contains(&FieldSpec::any("metadata/labels", true)));
+        let cm = d
+            .name_reference
+            .iter()
+            .find(|b| b.gvk.kind == "ConfigMap")
+            .unwrap();
+        assert_eq!(cm.gvk.version, "v1");
+        assert!(cm.referrers.iter().any(|s| s.gvk.kind == "CronJob"));
+        assert_eq!(d.images.len(), 4);
+    }
+}

@@ -1,0 +1,294 @@
+//! Field specs: which field of which kinds an operation reads or writes,
+//! and the walk that finds those fields in a resource.
+
+use krusty_resource::Gvk;
+use krusty_yaml::{Node, Value};
+
+use crate::error::{OpError, OpResult};
+
+/// One field of one class of resources, e.g. `spec/selector` of `v1 Service`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldSpec {
+    /// Which resources: empty parts match anything.
+    pub gvk: Gvk,
+    /// The path as written, `/`-separated (`\/` escapes a slash).
+    pub path: String,
+    /// Create the field (and the maps above it) when it is missing.
+    pub create: bool,
+}
+
+/// What kind of node to create at the end of a missing path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateKind {
+    /// Never create.
+    None,
+    /// A scalar (names, namespaces, numbers).
+    Scalar,
+    /// A mapping (labels, annotations).
+    Map,
+}
+
+impl FieldSpec {
+    /// A spec for any kind.
+    pub fn any(path: &str, create: bool) -> FieldSpec {
+        FieldSpec {
+            gvk: Gvk::default(),
+            path: path.to_string(),
+            create,
+        }
+    }
+
+    /// The path's segments, with escaped slashes restored.
+    pub fn segments(&self) -> Vec<String> {
+        split_path(&self.path)
+    }
+
+    /// `true` if this spec applies to resources of `gvk`.
+    pub fn selects(&self, gvk: &Gvk) -> bool {
+        gvk.is_selected_by(&self.gvk)
+    }
+
+    /// Kustomize's identity of specs when merging lists: same selector and path.
+    fn same_target(&self, other: &FieldSpec) -> bool {
+        self.gvk == other.gvk && self.path == other.path
+    }
+
+    /// Reads a spec from a mapping with `group`, `version`, `kind`, `path`
+    /// and `create`.
+    pub fn from_node(node: &Node) -> OpResult<FieldSpec> {
+        if node.as_map().is_none() {
+            return Err(OpError::new(format!(
+                "a field spec must be a mapping (line {})",
+                node.pos.line
+            )));
+        }
+        let text = |k: &str| {
+            node.get(k)
+                .and_then(Node::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let create = match node.get("create").and_then(Node::as_str) {
+            None => false,
+            Some("true") => true,
+            Some("false") => false,
+            Some(other) => {
+                return Err(OpError::new(format!(
+                    "field spec 'create' must be true or false, not {other:?} (line {})",
+                    node.pos.line
+                )))
+            }
+        };
+        Ok(FieldSpec {
+            gvk: Gvk {
+                group: text("group"),
+                version: text("version"),
+                kind: text("kind"),
+            },
+            path: text("path"),
+            create,
+        })
+    }
+
+    /// Parses one line of krusty's field-spec tables:
+    /// `KIND GROUP VERSION PATH [create]`, `*` for "any".
+    pub fn from_table_line(line: &str) -> Option<FieldSpec> {
+        let mut parts = line.split_whitespace();
+        let any = |s: &str| if s == "*" { String::new() } else { s.to_string() };
+        let kind = any(parts.next()?);
+        let group = any(parts.next()?);
+        let version = any(parts.next()?);
+        let path = parts.next()?.to_string();
+        let create = parts.next() == Some("create");
+        Some(FieldSpec {
+            gvk: Gvk {
+                group,
+                version,
+                kind,
+            },
+            path,
+            create,
+        })
+    }
+}
+
+/// Splits a field path on `/`, keeping `\/` as a literal slash.
+pub fn split_path(path: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, part) in path.split('/').enumerate() {
+        match out.last_mut() {
+            Some(last) if i > 0 && last.ends_with('\\') => {
+                last.pop();
+                last.push('/');
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    out
+}
+
+/// Reads a list of field specs.
+pub fn specs_from_node(node: &Node) -> OpResult<Vec<FieldSpec>> {
+    if node.is_null() {
+        return Ok(Vec::new());
+    }
+    let items = node.as_seq().ok_or_else(|| {
+        OpError::new(format!(
+            "field specs must be a list (line {})",
+            node.pos.line
+        ))
+    })?;
+    items.iter().map(FieldSpec::from_node).collect()
+}
+
+/// Adds `spec` to `list` unless an equivalent spec is present; a spec with
+/// the same target but a different `create` is a conflict.
+pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
+    match list.iter().find(|s| s.same_target(&spec)) {
+        Some(existing) if existing.create != spec.create => {
+            Err(OpError::new("conflicting fieldspecs"))
+        }
+        Some(_) => Ok(()),
+        None => {
+            list.push(spec);
+            Ok(())
+        }
+    }
+}
+
+/// Adds every spec of `more` to `list` with [`merge_one`].
+pub fn merge_all(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> {
+    for s in more {
+        merge_one(list, s.clone())?;
+    }
+    Ok(())
+}
+
+/// Applies `set` to every field `spec` names in `root` (a resource of kind
+/// `gvk`). Sequences met on the way are walked element by element; missing
+/// fields are created when the spec says so and `create` allows it.
+pub fn apply<F>(
+    root: &mut Node,
+    gvk: &Gvk,
+    spec: &FieldSpec,
+    create: CreateKind,
+    set: &mut F,
+) -> OpResult<()>
+where
+    F: FnMut(&mut Node) -> OpResult<()>,
+{
+    if !spec.selects(gvk) {
+        return Ok(());
+    }
+    let segments = spec.segments();
+    let create = if spec.create { create } else { CreateKind::None };
+    walk(root, &segments, create, set)
+}
+
+fn walk<F>(node: &mut Node, path: &[String], create: CreateKind, set: &mut F) -> OpResult<()>
+where
+    F: FnMut(&mut Node) -> OpResult<()>,
+{
+    let Some((first, rest)) = path.split_first() else {
+        return set(node);
+    };
+    if node.is_null() {
+        return Ok(());
+    }
+    match &mut node.value {
+        Value::Seq(items) => {
+            for item in items {
+                walk(item, path, create, set)?;
+            }
+            Ok(())
+        }
+        Value::Map(_) => {
+            let (is_seq, field) = match first.strip_suffix("[]") {
+                Some(f) => (true, f),
+                None => (false, first.as_str()),
+            };
+            let make: Option<Node> = match create {
+                CreateKind::None => None,
+                _ if is_seq => None,
+                CreateKind::Map if rest.is_empty() => Some(Node::map()),
+                CreateKind::Scalar if rest.is_empty() => Some(Node::string("")),
+                _ => Some(Node::map()),
+            };
+            if node.get(field).is_none() {
+                match &make {
+                    Some(n) => node.set(field, n.clone()),
+                    None => return Ok(()),
+                }
+            }
+            let Some(child) = node.get_mut(field) else {
+                return Ok(());
+            };
+            if child.is_null() {
+                if is_seq {
+                    *child = Node::seq();
+                } else if let Some(n) = make {
+                    if !matches!(n.value, Value::Scalar(_)) {
+                        *child = n;
+                    }
+                }
+            }
+            walk(child, rest, create, set)
+        }
+        Value::Scalar(_) => Err(OpError::new("expected sequence or mapping node")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Node {
+        krusty_yaml::parse_stream(text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap()
+    }
+
+    #[test]
+    fn escaped_slashes_stay_in_one_segment() {
+        assert_eq!(
+            split_path(r"metadata/annotations/example.com\/key"),
+            vec!["metadata", "annotations", "example.com/key"]
+        );
+    }
+
+    #[test]
+    fn walks_sequences_and_creates_maps() {
+        let mut n = parse("spec:\n  containers:\n  - image: a\n  - image: b\n");
+        let gvk = Gvk::from_api_version("v1", "Pod");
+        let spec = FieldSpec::any("spec/containers[]/image", false);
+        let mut seen = Vec::new();
+        apply(&mut n, &gvk, &spec, CreateKind::None, &mut |v: &mut Node| {
+            seen.push(v.as_str().unwrap().to_string());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec!["a", "b"]);
+
+        let spec = FieldSpec::any("spec/template/metadata/labels", true);
+        apply(&mut n, &gvk, &spec, CreateKind::Map, &mut |v: &mut Node| {
+            v.set("x", Node::string("y"));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            n.get_path(&["spec", "template", "metadata", "labels", "x"])
+                .and_then(Node::as_str),
+            Some("y")
+        );
+    }
+
+    #[test]
+    fn conflicting_create_flags_do_not_merge() {
+        let mut list = vec![FieldSpec::any("metadata/labels", true)];
+        assert!(merge_one(&mut list, FieldSpec::any("metadata/labels", true)).is_ok());
+        assert_eq!(list.len(), 1);
+        assert!(merge_one(&mut list, FieldSpec::any("metadata/labels", false)).is_err());
+    }
+}

@@ -1,0 +1,17 @@
+//! Operations on resource maps: Kustomize's built-in generators and
+//! transformers, each usable on its own (from a kustomization's fields, from
+//! an `apiVersion: builtin` config, or from a Composition pipeline).
+
+pub mod absorb;
+pub mod builtins;
+pub mod config;
+pub mod error;
+pub mod fieldspec;
+pub mod files;
+pub mod typed;
+
+pub use builtins::Builtin;
+pub use config::{NameBackRef, TransformerConfig};
+pub use error::{OpError, OpResult};
+pub use fieldspec::FieldSpec;
+pub use files::FileSource;

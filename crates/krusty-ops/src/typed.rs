@@ -1,0 +1,158 @@
+//! Reading configuration fields with the typing Kustomize's JSON decoding
+//! applies: a string field must hold a string (not a number or a boolean),
+//! a map of strings must hold only strings, and so on. Errors use Go's
+//! wording, `json: cannot unmarshal number into Go struct field
+//! Image.images.newTag of type string`, so users can search for them.
+
+use krusty_yaml::{resolve_input, Node, Resolved, Value};
+
+use crate::error::{OpError, OpResult};
+
+/// Where a value sits, for error messages: the Go struct that declares the
+/// field and the JSON path of the field.
+#[derive(Debug, Clone, Copy)]
+pub struct At<'a> {
+    /// Go struct type name, e.g. `Kustomization`.
+    pub owner: &'a str,
+    /// JSON path, e.g. `images.newTag`.
+    pub path: &'a str,
+}
+
+/// The JSON type a node decodes to.
+pub fn json_type(n: &Node) -> &'static str {
+    match &n.value {
+        Value::Map(_) => "object",
+        Value::Seq(_) => "array",
+        Value::Scalar(s) => match resolve_input(s) {
+            Resolved::Null => "null",
+            Resolved::Bool(_) => "bool",
+            Resolved::Int(_) | Resolved::Float(_) => "number",
+            Resolved::Str(_) | Resolved::Owned(_) => "string",
+        },
+    }
+}
+
+fn mismatch(n: &Node, at: At<'_>, go_type: &str) -> OpError {
+    OpError::new(format!(
+        "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}",
+        json_type(n),
+        at.owner,
+        at.path
+    ))
+}
+
+/// A string field (null reads as empty).
+pub fn string(n: &Node, at: At<'_>) -> OpResult<String> {
+    match json_type(n) {
+        "null" => Ok(String::new()),
+        "string" => Ok(scalar_text(n)),
+        _ => Err(mismatch(n, at, "string")),
+    }
+}
+
+fn scalar_text(n: &Node) -> String {
+    match &n.value {
+        Value::Scalar(s) => match resolve_input(s) {
+            Resolved::Owned(t) => t,
+            _ => s.text.clone(),
+        },
+        _ => String::new(),
+    }
+}
+
+/// A boolean field (null reads as false).
+pub fn boolean(n: &Node, at: At<'_>) -> OpResult<bool> {
+    match &n.value {
+        Value::Scalar(s) => match resolve_input(s) {
+            Resolved::Null => Ok(false),
+            Resolved::Bool(b) => Ok(b),
+            _ => Err(mismatch(n, at, "bool")),
+        },
+        _ => Err(mismatch(n, at, "bool")),
+    }
+}
+
+/// An integer field (null reads as 0).
+pub fn integer(n: &Node, at: At<'_>) -> OpResult<i64> {
+    match &n.value {
+        Value::Scalar(s) => match resolve_input(s) {
+            Resolved::Null => Ok(0),
+            Resolved::Int(i) => i64::try_from(i).map_err(|_| mismatch(n, at, "int64")),
+            _ => Err(mismatch(n, at, "int64")),
+        },
+        _ => Err(mismatch(n, at, "int64")),
+    }
+}
+
+/// A list of strings (null reads as empty).
+pub fn string_list(n: &Node, at: At<'_>) -> OpResult<Vec<String>> {
+    match &n.value {
+        Value::Seq(items) => items.iter().map(|i| string(i, at)).collect(),
+        _ if n.is_null() => Ok(Vec::new()),
+        _ => Err(mismatch(n, at, "[]string")),
+    }
+}
+
+/// A map of strings, in source order (null reads as empty).
+pub fn string_map(n: &Node, at: At<'_>) -> OpResult<Vec<(String, String)>> {
+    match &n.value {
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| Ok((k.key_str().unwrap_or_default().to_string(), string(v, at)?)))
+            .collect(),
+        _ if n.is_null() => Ok(Vec::new()),
+        _ => Err(mismatch(n, at, "map[string]string")),
+    }
+}
+
+/// The entries of a mapping (null reads as none).
+pub fn object<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [(Node, Node)]> {
+    match &n.value {
+        Value::Map(entries) => Ok(entries),
+        _ if n.is_null() => Ok(&[]),
+        _ => Err(mismatch(n, at, go_type)),
+    }
+}
+
+/// The items of a sequence (null reads as none).
+pub fn array<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [Node]> {
+    match &n.value {
+        Value::Seq(items) => Ok(items),
+        _ if n.is_null() => Ok(&[]),
+        _ => Err(mismatch(n, at, go_type)),
+    }
+}
+
+/// The error for a field the struct does not have.
+pub fn unknown_field(key: &Node) -> OpError {
+    OpError::new(format!(
+        "json: unknown field \"{}\" (line {})",
+        key.key_str().unwrap_or_default(),
+        key.pos.line
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(text: &str) -> Node {
+        krusty_yaml::parse_stream(text).unwrap()[0].root.clone().unwrap()
+    }
+
+    #[test]
+    fn go_typing_errors() {
+        let at = At {
+            owner: "Image",
+            path: "images.newTag",
+        };
+        assert_eq!(string(&node("'1.0'"), at).unwrap(), "1.0");
+        assert_eq!(
+            string(&node("1.0"), at).unwrap_err().0,
+            "json: cannot unmarshal number into Go struct field Image.images.newTag of type string"
+        );
+        assert!(string_map(&node("{a: true}"), at).is_err());
+        assert_eq!(integer(&node("3"), at).unwrap(), 3);
+        assert!(integer(&node("'3'"), at).is_err());
+    }
+}

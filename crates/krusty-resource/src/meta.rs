@@ -1,0 +1,59 @@
+//! Build metadata: what the build tracks about a resource beyond its content
+//! (Kustomize keeps these as internal annotations and strips them on output).
+
+/// An identity a resource had before a rename.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousId {
+    /// Kind at the time.
+    pub kind: String,
+    /// Name at the time.
+    pub name: String,
+    /// Namespace at the time; `default` when it was unset.
+    pub namespace: String,
+}
+
+/// How a generated resource combines with an existing one of the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Behavior {
+    /// Not a generated resource, or no behavior given.
+    #[default]
+    Unspecified,
+    /// Must not exist yet.
+    Create,
+    /// Replaces the existing resource's content.
+    Replace,
+    /// Merges data into the existing resource.
+    Merge,
+}
+
+impl Behavior {
+    /// Parses a generator's `behavior` field.
+    pub fn parse(s: &str) -> Option<Behavior> {
+        match s {
+            "" => Some(Behavior::Unspecified),
+            "create" => Some(Behavior::Create),
+            "replace" => Some(Behavior::Replace),
+            "merge" => Some(Behavior::Merge),
+            _ => None,
+        }
+    }
+}
+
+/// Build-time facts about one resource.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BuildMeta {
+    /// Earlier identities, oldest first.
+    pub previous: Vec<PreviousId>,
+    /// Name prefixes applied, innermost kustomization first.
+    pub prefixes: Vec<String>,
+    /// Name suffixes applied, innermost kustomization first.
+    pub suffixes: Vec<String>,
+    /// The name gets a content-hash suffix at the end of the build.
+    pub needs_hash: bool,
+    /// Generator behavior.
+    pub behavior: Behavior,
+    /// The resource may be renamed by a patch.
+    pub allow_name_change: bool,
+    /// The resource's kind may be changed by a patch.
+    pub allow_kind_change: bool,
+}
