@@ -175,7 +175,14 @@ impl Kustomization {
 
     /// Parses kustomization text.
     pub fn parse(text: &str) -> BuildResult<Kustomization> {
-        let docs = krusty_yaml::parse_stream(text).map_err(|e| BuildError::new(e.to_string()))?;
+        // Kustomize reads kustomization files with go-yaml v2, where a
+        // repeated key silently replaces the earlier one.
+        let limits = krusty_yaml::Limits {
+            last_duplicate_key_wins: true,
+            ..Default::default()
+        };
+        let docs = krusty_yaml::parse_stream_with(text, limits)
+            .map_err(|e| BuildError::new(e.to_string()))?;
         let root = match docs.into_iter().find_map(|d| d.root) {
             None => return Ok(Kustomization::with_kind("Kustomization")),
             Some(r) => r,

@@ -117,6 +117,7 @@ pub(crate) fn transformers(
                 merge_all(&mut specs, &config.template_labels).map_err(op_err)?;
             }
         }
+        merge_all(&mut specs, &config.labels).map_err(op_err)?;
         steps.push((
             "LabelTransformer".into(),
             Builtin::MapEntries(SetMapEntries {

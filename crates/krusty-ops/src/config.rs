@@ -31,6 +31,8 @@ pub struct TransformerConfig {
     pub common_labels: Vec<FieldSpec>,
     /// `templateLabels` (metadata and templates, for `labels.includeTemplates`).
     pub template_labels: Vec<FieldSpec>,
+    /// `labels`: extra fields every `labels:` entry writes to (none by default).
+    pub labels: Vec<FieldSpec>,
     /// `commonAnnotations`.
     pub common_annotations: Vec<FieldSpec>,
     /// `nameReference`.
@@ -78,6 +80,7 @@ impl TransformerConfig {
             namespace: table(include_str!("defaults/namespace.txt")),
             common_labels: table(include_str!("defaults/common_labels.txt")),
             template_labels: table(include_str!("defaults/template_labels.txt")),
+            labels: Vec::new(),
             common_annotations: table(include_str!("defaults/common_annotations.txt")),
             name_reference: name_reference_table(include_str!("defaults/name_reference.txt")),
             var_reference: table(include_str!("defaults/var_reference.txt")),
@@ -86,7 +89,8 @@ impl TransformerConfig {
         })
     }
 
-    /// Reads a `configurations:` file.
+    /// Reads a `configurations:` file (unknown fields are ignored, as
+    /// Kustomize does).
     pub fn from_node(node: &Node) -> OpResult<TransformerConfig> {
         let mut c = TransformerConfig::default();
         let Some(entries) = node.as_map() else {
@@ -103,17 +107,14 @@ impl TransformerConfig {
                 "namespace" => c.namespace = specs_from_node(v)?,
                 "commonLabels" => c.common_labels = specs_from_node(v)?,
                 "templateLabels" => c.template_labels = specs_from_node(v)?,
+                "labels" => c.labels = specs_from_node(v)?,
                 "commonAnnotations" => c.common_annotations = specs_from_node(v)?,
                 "varReference" => c.var_reference = specs_from_node(v)?,
                 "images" => c.images = specs_from_node(v)?,
                 "replicas" => c.replicas = specs_from_node(v)?,
                 "nameReference" => c.name_reference = back_refs_from_node(v)?,
-                other => {
-                    return Err(OpError::new(format!(
-                        "json: unknown field \"{other}\" (line {})",
-                        k.pos.line
-                    )))
-                }
+                // Kustomize ignores fields it does not know here.
+                _ => {}
             }
         }
         Ok(c)
@@ -126,6 +127,7 @@ impl TransformerConfig {
         merge_all(&mut self.namespace, &other.namespace)?;
         merge_all(&mut self.common_labels, &other.common_labels)?;
         merge_all(&mut self.template_labels, &other.template_labels)?;
+        merge_all(&mut self.labels, &other.labels)?;
         merge_all(&mut self.common_annotations, &other.common_annotations)?;
         merge_all(&mut self.var_reference, &other.var_reference)?;
         merge_all(&mut self.images, &other.images)?;

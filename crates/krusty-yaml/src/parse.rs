@@ -18,6 +18,9 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most nodes that alias expansion may copy in one stream.
     pub max_alias_nodes: usize,
+    /// A repeated mapping key replaces the earlier value instead of being
+    /// an error (how Kustomize reads kustomization files).
+    pub last_duplicate_key_wins: bool,
 }
 
 impl Default for Limits {
@@ -25,6 +28,7 @@ impl Default for Limits {
         Limits {
             max_depth: 256,
             max_alias_nodes: 1_000_000,
+            last_duplicate_key_wins: false,
         }
     }
 }
@@ -650,23 +654,26 @@ impl<'a> Parser<'a> {
                 n.pos = key.pos;
                 n
             });
-            if let Value::Scalar(k) = &key.value {
-                if let Some((prev, _)) = entries
+            let existing = match &key.value {
+                Value::Scalar(k) if k.text != "<<" => entries
                     .iter()
-                    .find(|(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == k.text))
-                {
-                    if k.text != "<<" {
-                        return Err(YamlError::new(
-                            key.pos,
-                            format!(
-                                "mapping key \"{}\" already defined at line {}",
-                                k.text, prev.pos.line
-                            ),
-                        ));
-                    }
+                    .position(|(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == k.text)),
+                _ => None,
+            };
+            match existing {
+                Some(i) if self.limits.last_duplicate_key_wins => entries[i].1 = value,
+                Some(i) => {
+                    return Err(YamlError::new(
+                        key.pos,
+                        format!(
+                            "mapping key \"{}\" already defined at line {}",
+                            key.key_str().unwrap_or_default(),
+                            entries[i].0.pos.line
+                        ),
+                    ));
                 }
+                None => entries.push((key, value)),
             }
-            entries.push((key, value));
             if !self.skip_to_content()? {
                 break;
             }

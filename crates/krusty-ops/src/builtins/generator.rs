@@ -219,7 +219,7 @@ impl GeneratorArgs {
             meta.set("annotations", pairs_node(&self.options.annotations));
         }
         root.set("metadata", meta);
-        let b64 = |v: &[u8]| base64::engine::general_purpose::STANDARD.encode(v);
+        let b64 = wrapped_base64;
         match self.kind {
             GeneratedKind::ConfigMap => {
                 let mut data = Node::map();
@@ -261,6 +261,22 @@ impl GeneratorArgs {
         r.meta.behavior = self.behavior;
         Ok(r)
     }
+}
+
+/// Base64 as Kustomize writes generated data: lines of 70 characters, each
+/// ending in a newline once the text is 70 characters or longer.
+fn wrapped_base64(v: &[u8]) -> String {
+    const LINE: usize = 70;
+    let text = base64::engine::general_purpose::STANDARD.encode(v);
+    if text.len() < LINE {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / LINE + 1);
+    for chunk in text.as_bytes().chunks(LINE) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out
 }
 
 fn pairs_node(pairs: &[(String, String)]) -> Node {

@@ -32,7 +32,9 @@ pub fn content_hash(r: &Resource) -> String {
 }
 
 /// The JSON text that is hashed: for ConfigMaps and Secrets only the kind,
-/// name, type and data; for anything else the whole object.
+/// type and data, plus a `name` that Kustomize always leaves empty (its
+/// lookup of `metadata/name` misses, so names never change the hash); for
+/// anything else the whole object.
 fn hash_input(r: &Resource) -> String {
     let data_or_empty = |field: &str| match r.node.get(field) {
         Some(n) if n.as_map().is_some() => to_go_json(n),
@@ -63,7 +65,7 @@ fn hash_input(r: &Resource) -> String {
         _ => return to_go_json(&r.node),
     }
     fields.push(("kind", string(r.kind())));
-    fields.push(("name", string(r.name())));
+    fields.push(("name", string("")));
     fields.sort_by(|a, b| a.0.cmp(b.0));
     let body: Vec<String> = fields
         .into_iter()
@@ -118,7 +120,7 @@ mod tests {
         let r = Resource::from_node(docs[0].root.clone().unwrap()).unwrap();
         assert_eq!(
             hash_input(&r),
-            r#"{"data":{"one":""},"kind":"ConfigMap","name":"x"}"#
+            r#"{"data":{"one":""},"kind":"ConfigMap","name":""}"#
         );
     }
 }
