@@ -265,7 +265,7 @@ impl Kustomization {
                 };
                 let list = typed::array(value, at, "[]GeneratorArgs")?
                     .iter()
-                    .map(|g| GeneratorArgs::from_node(kind, g, name))
+                    .map(|g| GeneratorArgs::from_node(kind, g, name, true))
                     .collect::<OpResult<Vec<_>>>()?;
                 match kind {
                     GeneratedKind::ConfigMap => self.config_map_generator = list,

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use krusty_resource::{is_cluster_scoped, Resource};
+use krusty_resource::Resource;
 
 /// Renders resources as one stream separated by `---`, as Kustomize prints it.
 pub fn render_stream(resources: &[Resource]) -> Result<String, String> {
@@ -61,7 +61,7 @@ pub fn file_name(r: &Resource) -> String {
     parts.push(id.gvk.kind.to_lowercase());
     parts.push(id.name.to_lowercase());
     let base = parts.join("_");
-    if is_cluster_scoped(&id.gvk.kind) {
+    if id.gvk.is_cluster_scoped() {
         format!("{base}.yaml")
     } else if id.namespace.is_empty() {
         format!("Default_{base}.yaml")

@@ -37,7 +37,7 @@ impl Gvk {
 
     /// `true` for kinds that have no namespace.
     pub fn is_cluster_scoped(&self) -> bool {
-        crate::scope::is_cluster_scoped(&self.kind)
+        crate::scope::is_cluster_scoped(&self.group, &self.version, &self.kind)
     }
 
     /// Go's `%#v` form of Kustomize's Gvk, used in some of its error texts.

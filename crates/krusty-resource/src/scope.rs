@@ -1,53 +1,61 @@
-//! Which built-in kinds are cluster-scoped (have no namespace).
+//! Which kinds are cluster-scoped (have no namespace).
+//!
+//! Kustomize decides this from the Kubernetes v1.21 OpenAPI schema it
+//! embeds, keyed by apiVersion and kind: a kind it does not know (a custom
+//! resource, a newer built-in such as ValidatingAdmissionPolicy, or a
+//! built-in kind name under another group) counts as namespaced.
 
-/// Kubernetes built-in kinds that are cluster-scoped. Every other kind,
-/// including unknown custom kinds, is treated as namespaced, as Kustomize does.
-const CLUSTER_SCOPED: [&str; 30] = [
-    "APIService",
-    "CSIDriver",
-    "CSINode",
-    "CertificateSigningRequest",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ComponentStatus",
-    "CustomResourceDefinition",
-    "FlowSchema",
-    "IngressClass",
-    "MutatingAdmissionPolicy",
-    "MutatingAdmissionPolicyBinding",
-    "MutatingWebhookConfiguration",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PodSecurityPolicy",
-    "PriorityClass",
-    "PriorityLevelConfiguration",
-    "RuntimeClass",
-    "SelfSubjectAccessReview",
-    "SelfSubjectReview",
-    "SelfSubjectRulesReview",
-    "StorageClass",
-    "StorageVersionMigration",
-    "SubjectAccessReview",
-    "TokenReview",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "ValidatingWebhookConfiguration",
+/// Cluster-scoped kinds of the Kubernetes v1.21 API: group, kind, and the
+/// versions the schema has for them.
+const CLUSTER_SCOPED: [(&str, &str, &[&str]); 25] = [
+    ("", "ComponentStatus", &["v1"]),
+    ("", "Namespace", &["v1"]),
+    ("", "Node", &["v1"]),
+    ("", "PersistentVolume", &["v1"]),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", &["v1", "v1beta1"]),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", &["v1", "v1beta1"]),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", &["v1", "v1beta1"]),
+    ("apiregistration.k8s.io", "APIService", &["v1", "v1beta1"]),
+    ("authentication.k8s.io", "TokenReview", &["v1", "v1beta1"]),
+    ("authorization.k8s.io", "SelfSubjectAccessReview", &["v1", "v1beta1"]),
+    ("authorization.k8s.io", "SelfSubjectRulesReview", &["v1", "v1beta1"]),
+    ("authorization.k8s.io", "SubjectAccessReview", &["v1", "v1beta1"]),
+    ("certificates.k8s.io", "CertificateSigningRequest", &["v1", "v1beta1"]),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema", &["v1alpha1", "v1beta1"]),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", &["v1alpha1", "v1beta1"]),
+    ("networking.k8s.io", "IngressClass", &["v1", "v1beta1"]),
+    ("node.k8s.io", "RuntimeClass", &["v1", "v1alpha1", "v1beta1"]),
+    ("policy", "PodSecurityPolicy", &["v1beta1"]),
+    ("rbac.authorization.k8s.io", "ClusterRole", &["v1", "v1alpha1", "v1beta1"]),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", &["v1", "v1alpha1", "v1beta1"]),
+    ("scheduling.k8s.io", "PriorityClass", &["v1", "v1alpha1", "v1beta1"]),
+    ("storage.k8s.io", "CSIDriver", &["v1", "v1beta1"]),
+    ("storage.k8s.io", "CSINode", &["v1", "v1beta1"]),
+    ("storage.k8s.io", "StorageClass", &["v1", "v1beta1"]),
+    ("storage.k8s.io", "VolumeAttachment", &["v1", "v1alpha1", "v1beta1"]),
 ];
 
-/// `true` if resources of this kind have no namespace.
-pub fn is_cluster_scoped(kind: &str) -> bool {
-    CLUSTER_SCOPED.binary_search(&kind).is_ok()
+/// `true` if resources of this group, version and kind have no namespace.
+pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
+    CLUSTER_SCOPED
+        .iter()
+        .any(|(g, k, versions)| *k == kind && *g == group && versions.contains(&version))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::is_cluster_scoped;
+
     #[test]
-    fn list_is_sorted_for_binary_search() {
-        let mut sorted = super::CLUSTER_SCOPED;
-        sorted.sort_unstable();
-        assert_eq!(sorted, super::CLUSTER_SCOPED);
-        assert!(super::is_cluster_scoped("Namespace"));
-        assert!(!super::is_cluster_scoped("Deployment"));
+    fn scope_depends_on_group_and_version() {
+        assert!(is_cluster_scoped("", "v1", "Namespace"));
+        assert!(!is_cluster_scoped("servicebus.azure.com", "v1", "Namespace"));
+        assert!(!is_cluster_scoped("apps", "v1", "Deployment"));
+        assert!(is_cluster_scoped("rbac.authorization.k8s.io", "v1", "ClusterRole"));
+        assert!(!is_cluster_scoped(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicy"
+        ));
     }
 }

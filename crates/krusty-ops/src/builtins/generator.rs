@@ -100,7 +100,14 @@ impl GeneratorArgs {
     /// Reads a generator entry; `path` is its JSON path for errors
     /// (`configMapGenerator`). `metadata` (of a builtin config) supplies the
     /// name and namespace when the entry has none.
-    pub fn from_node(kind: GeneratedKind, node: &Node, path: &str) -> OpResult<GeneratorArgs> {
+    /// Kustomization entries are read strictly (unknown fields are errors);
+    /// builtin configs are not, as in Kustomize.
+    pub fn from_node(
+        kind: GeneratedKind,
+        node: &Node,
+        path: &str,
+        strict: bool,
+    ) -> OpResult<GeneratorArgs> {
         let mut a = GeneratorArgs {
             kind,
             name: String::new(),
@@ -157,6 +164,7 @@ impl GeneratorArgs {
                     meta_namespace = m("namespace")?;
                 }
                 "apiVersion" | "kind" => {}
+                _ if !strict => {}
                 _ => return Err(typed::unknown_field(k)),
             }
         }

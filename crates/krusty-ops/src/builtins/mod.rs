@@ -93,10 +93,10 @@ impl Builtin {
         };
         let built = match kind {
             "ConfigMapGenerator" => {
-                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::ConfigMap, config, "")?)
+                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::ConfigMap, config, "", false)?)
             }
             "SecretGenerator" => {
-                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::Secret, config, "")?)
+                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::Secret, config, "", false)?)
             }
             "PrefixSuffixTransformer" => Builtin::NameAffixes(AddNameAffixes {
                 prefix: text("prefix"),
