@@ -48,11 +48,6 @@ impl FieldSpec {
         gvk.is_selected_by(&self.gvk)
     }
 
-    /// Kustomize's identity of specs when merging lists: same selector and path.
-    fn same_target(&self, other: &FieldSpec) -> bool {
-        self.gvk == other.gvk && self.path == other.path
-    }
-
     /// Reads a spec from a mapping with `group`, `version`, `kind`, `path`
     /// and `create`.
     pub fn from_node(node: &Node) -> OpResult<FieldSpec> {
@@ -142,14 +137,23 @@ pub fn specs_from_node(node: &Node) -> OpResult<Vec<FieldSpec>> {
     items.iter().map(FieldSpec::from_node).collect()
 }
 
-/// Adds `spec` to `list` unless an equivalent spec is present; a spec with
-/// the same target but a different `create` is a conflict.
+/// Adds `spec` to `list`. A spec for the same path whose selector is as
+/// broad or broader (e.g. any kind) is replaced by the new, narrower one,
+/// as Kustomize does (a `configurations:` entry for `metadata/name` of one
+/// kind therefore stops the default any-kind entry); a different `create`
+/// for the same target is a conflict.
 pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
-    match list.iter().find(|s| s.same_target(&spec)) {
+    let found = list
+        .iter_mut()
+        .find(|s| s.path == spec.path && spec.gvk.is_selected_by(&s.gvk));
+    match found {
         Some(existing) if existing.create != spec.create => {
             Err(OpError::new("conflicting fieldspecs"))
         }
-        Some(_) => Ok(()),
+        Some(existing) => {
+            *existing = spec;
+            Ok(())
+        }
         None => {
             list.push(spec);
             Ok(())
