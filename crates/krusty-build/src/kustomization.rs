@@ -16,7 +16,8 @@ use crate::error::{BuildError, BuildResult};
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// Every field of the Kustomization API (v1beta1 and the Component kind).
-const KNOWN_FIELDS: [&str; 33] = [
+const KNOWN_FIELDS: [&str; 34] = [
+    "buildMetadata",
     "apiVersion",
     "kind",
     "metadata",
@@ -205,7 +206,8 @@ impl Kustomization {
                     key.pos.line
                 )));
             }
-            k.read_field(name, value).map_err(|e| BuildError::new(e.0))?;
+            k.read_field(name, value)
+                .map_err(|e| BuildError::new(e.0))?;
         }
         let api_version = root.get("apiVersion").and_then(Node::as_str);
         if k.kind == "Component" && api_version != Some("kustomize.config.k8s.io/v1alpha1") {
@@ -229,8 +231,7 @@ impl Kustomization {
                 self.resources.extend(typed::string_list(value, at)?)
             }
             "sortOptions" => {
-                self.sort_options =
-                    Some(parse_sort_options(value).map_err(|e| OpError::new(e.0))?)
+                self.sort_options = Some(parse_sort_options(value).map_err(|e| OpError::new(e.0))?)
             }
             "namePrefix" => self.name_prefix = typed::string(value, at)?,
             "nameSuffix" => self.name_suffix = typed::string(value, at)?,
@@ -302,10 +303,20 @@ fn deprecated(field: &str, instead: &str) -> String {
 
 fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
     let mut e = LabelsEntry::default();
-    for (k, v) in typed::object(item, At { owner: "Kustomization", path: "labels" }, "Label")? {
+    for (k, v) in typed::object(
+        item,
+        At {
+            owner: "Kustomization",
+            path: "labels",
+        },
+        "Label",
+    )? {
         let key = k.key_str().unwrap_or_default();
         let p = format!("labels.{key}");
-        let at = At { owner: "Label", path: &p };
+        let at = At {
+            owner: "Label",
+            path: &p,
+        };
         match key {
             "pairs" => e.pairs = typed::string_map(v, at)?,
             "includeSelectors" => e.include_selectors = typed::boolean(v, at)?,
@@ -319,10 +330,20 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
 
 fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
     let mut image = ImageChange::default();
-    for (k, v) in typed::object(item, At { owner: "Kustomization", path: field }, "Image")? {
+    for (k, v) in typed::object(
+        item,
+        At {
+            owner: "Kustomization",
+            path: field,
+        },
+        "Image",
+    )? {
         let key = k.key_str().unwrap_or_default();
         let p = format!("{field}.{key}");
-        let at = At { owner: "Image", path: &p };
+        let at = At {
+            owner: "Image",
+            path: &p,
+        };
         let text = typed::string(v, at)?;
         match key {
             "name" => image.name = text,
@@ -338,10 +359,20 @@ fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
 fn read_replica(item: &Node) -> OpResult<(String, i64)> {
     let mut name = String::new();
     let mut count = 0;
-    for (k, v) in typed::object(item, At { owner: "Kustomization", path: "replicas" }, "Replica")? {
+    for (k, v) in typed::object(
+        item,
+        At {
+            owner: "Kustomization",
+            path: "replicas",
+        },
+        "Replica",
+    )? {
         let key = k.key_str().unwrap_or_default();
         let p = format!("replicas.{key}");
-        let at = At { owner: "Replica", path: &p };
+        let at = At {
+            owner: "Replica",
+            path: &p,
+        };
         match key {
             "name" => name = typed::string(v, at)?,
             "count" => count = typed::integer(v, at)?,

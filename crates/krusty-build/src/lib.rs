@@ -1,6 +1,7 @@
 //! Orchestration: reads a kustomization tree and produces its resources, as
 //! `kustomize build` does.
 
+pub mod build_metadata;
 pub mod error;
 pub mod kustomization;
 pub mod loader;

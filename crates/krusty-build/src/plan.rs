@@ -14,6 +14,23 @@ use krusty_resource::Resource;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
 use crate::target::{Context, Step};
+use krusty_resource::Origin;
+use std::path::Path;
+
+/// A step configured by a kustomization field.
+fn field_step(label: &str, builtin: Builtin, k_path: &Path) -> Step {
+    Step {
+        label: label.to_string(),
+        builtin,
+        origin: Origin::Configured {
+            configured_in: k_path.to_path_buf(),
+            api_version: "builtin".into(),
+            kind: label.to_string(),
+            name: String::new(),
+            namespace: String::new(),
+        },
+    }
+}
 
 fn op_err(e: krusty_ops::OpError) -> BuildError {
     BuildError::new(e.0)
@@ -36,8 +53,9 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Tran
         })?;
         for doc in docs {
             let Some(root) = doc.root else { continue };
-            let c = TransformerConfig::from_node(&root)
-                .map_err(|e| op_err(e).context(format!("configurations file {}", file.display())))?;
+            let c = TransformerConfig::from_node(&root).map_err(|e| {
+                op_err(e).context(format!("configurations file {}", file.display()))
+            })?;
             config.merge(&c).map_err(op_err)?;
         }
     }
@@ -51,6 +69,7 @@ pub(crate) fn generators(
     ctx: &mut Context,
     loader: &Loader,
     k: &Kustomization,
+    k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
     let mut steps = Vec::new();
     let with_options = |g: &GeneratorArgs| {
@@ -61,10 +80,18 @@ pub(crate) fn generators(
         g
     };
     for g in k.config_map_generator.iter().chain(&k.secret_generator) {
-        let label = format!("{:?} {}", g.kind, g.name);
-        steps.push((label, Builtin::Generate(with_options(g))));
+        let kind = format!("{:?}Generator", g.kind);
+        let mut step = field_step(&kind, Builtin::Generate(with_options(g)), k_path);
+        step.label = format!("{kind} {}", g.name);
+        steps.push(step);
     }
-    steps.extend(configured(ctx, loader, &k.generators, "generators")?);
+    steps.extend(configured(
+        ctx,
+        loader,
+        &k.generators,
+        "generators",
+        k_path,
+    )?);
     Ok(steps)
 }
 
@@ -73,39 +100,41 @@ pub(crate) fn transformers(
     ctx: &mut Context,
     loader: &Loader,
     k: &Kustomization,
+    k_path: &Path,
     config: &TransformerConfig,
 ) -> BuildResult<Vec<Step>> {
     let mut steps: Vec<Step> = Vec::new();
+    let mut push = |label: &str, b: Builtin| steps.push(field_step(label, b, k_path));
     if !k.namespace.is_empty() {
-        steps.push((
-            "NamespaceTransformer".into(),
+        push(
+            "NamespaceTransformer",
             Builtin::Namespace(SetNamespace {
                 namespace: k.namespace.clone(),
                 specs: config.namespace.clone(),
                 unset_only: false,
                 subjects: SubjectsMode::DefaultOnly,
             }),
-        ));
+        );
     }
     if !k.name_prefix.is_empty() {
-        steps.push((
-            "PrefixTransformer".into(),
+        push(
+            "PrefixTransformer",
             Builtin::NameAffixes(AddNameAffixes {
                 prefix: k.name_prefix.clone(),
                 suffix: String::new(),
                 specs: config.name_prefix.clone(),
             }),
-        ));
+        );
     }
     if !k.name_suffix.is_empty() {
-        steps.push((
-            "SuffixTransformer".into(),
+        push(
+            "SuffixTransformer",
             Builtin::NameAffixes(AddNameAffixes {
                 prefix: String::new(),
                 suffix: k.name_suffix.clone(),
                 specs: config.name_suffix.clone(),
             }),
-        ));
+        );
     }
     for entry in &k.labels {
         let mut specs: Vec<FieldSpec> = entry.fields.clone();
@@ -118,47 +147,53 @@ pub(crate) fn transformers(
             }
         }
         merge_all(&mut specs, &config.labels).map_err(op_err)?;
-        steps.push((
-            "LabelTransformer".into(),
+        push(
+            "LabelTransformer",
             Builtin::MapEntries(SetMapEntries {
                 pairs: entry.pairs.clone(),
                 specs,
             }),
-        ));
+        );
     }
     if !k.common_labels.is_empty() {
-        steps.push((
-            "LabelTransformer".into(),
+        push(
+            "LabelTransformer",
             Builtin::MapEntries(SetMapEntries {
                 pairs: k.common_labels.clone(),
                 specs: config.common_labels.clone(),
             }),
-        ));
+        );
     }
     if !k.common_annotations.is_empty() {
-        steps.push((
-            "AnnotationsTransformer".into(),
+        push(
+            "AnnotationsTransformer",
             Builtin::MapEntries(SetMapEntries {
                 pairs: k.common_annotations.clone(),
                 specs: config.common_annotations.clone(),
             }),
-        ));
+        );
     }
     for (name, count) in &k.replicas {
-        steps.push((
-            "ReplicaCountTransformer".into(),
+        push(
+            "ReplicaCountTransformer",
             Builtin::Replicas(SetReplicas {
                 name: name.clone(),
                 count: *count,
                 specs: config.replicas.clone(),
             }),
-        ));
+        );
     }
     for image in &k.images {
         let op = SetImage::new(image.clone(), config.images.clone()).map_err(op_err)?;
-        steps.push(("ImageTagTransformer".into(), Builtin::Image(op)));
+        push("ImageTagTransformer", Builtin::Image(op));
     }
-    steps.extend(configured(ctx, loader, &k.transformers, "transformers")?);
+    steps.extend(configured(
+        ctx,
+        loader,
+        &k.transformers,
+        "transformers",
+        k_path,
+    )?);
     Ok(steps)
 }
 
@@ -167,8 +202,9 @@ pub(crate) fn validators(
     ctx: &mut Context,
     loader: &Loader,
     k: &Kustomization,
+    k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
-    configured(ctx, loader, &k.validators, "validators")
+    configured(ctx, loader, &k.validators, "validators", k_path)
 }
 
 /// Reads the configs named (or written inline) in `generators:`,
@@ -178,6 +214,7 @@ fn configured(
     loader: &Loader,
     entries: &[String],
     field: &str,
+    k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
     let mut configs: Vec<Resource> = Vec::new();
     for entry in entries {
@@ -195,8 +232,23 @@ fn configured(
                     "{field}: {id} is not a builtin; running KRM functions and plugins is not supported by krusty yet"
                 )));
             }
+            let configured_in = match &c.meta.origin {
+                Some(Origin::File(p)) => p.clone(),
+                _ => k_path.to_path_buf(),
+            };
+            let origin = Origin::Configured {
+                configured_in,
+                api_version: c.api_version().to_string(),
+                kind: c.kind().to_string(),
+                name: c.name().to_string(),
+                namespace: c.namespace().to_string(),
+            };
             Builtin::from_config(&c.node, &id)
-                .map(|b| (id.to_string(), b))
+                .map(|builtin| Step {
+                    label: id.to_string(),
+                    builtin,
+                    origin,
+                })
                 .map_err(op_err)
         })
         .collect()

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::{Builtin, TransformerConfig};
-use krusty_resource::{sort_legacy, LegacyOrder, ResMap, Resource};
+use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
 
+use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::{Kustomization, SortOptions};
 use crate::loader::{Entry, LoadRestrictor, Loader};
@@ -20,6 +21,8 @@ use crate::read::resources_from_text;
 pub struct BuildOptions {
     /// Which files kustomizations may read.
     pub load_restrictor: LoadRestrictor,
+    /// Add the `app.kubernetes.io/managed-by` label to every resource.
+    pub managed_by_label: bool,
 }
 
 /// The result of a build: resources in output order, and warnings for stderr.
@@ -59,6 +62,9 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     }
     .apply(&mut resmap)
     .map_err(|e| BuildError::new(e.0))?;
+    let mut records = Records::from_options(&level.kustomization.build_metadata)?;
+    records.managed_by |= opts.managed_by_label;
+    records.apply(resmap.resources_mut(), &loader.root);
     let mut resources: Vec<Resource> = resmap
         .into_vec()
         .into_iter()
@@ -87,7 +93,7 @@ pub(crate) struct Context {
 impl Context {
     /// Builds one kustomization directory.
     pub(crate) fn target(&mut self, loader: &Loader) -> BuildResult<Level> {
-        let (k, _path) = Kustomization::load(&loader.root).map_err(|e| {
+        let (k, path) = Kustomization::load(&loader.root).map_err(|e| {
             e.context(format!(
                 "couldn't make target for path '{}'",
                 loader.root.display()
@@ -95,12 +101,17 @@ impl Context {
         })?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.chain.push(loader.root.clone());
-        let result = self.accumulate(loader, k);
+        let result = self.accumulate(loader, k, &path);
         self.chain.pop();
         result
     }
 
-    fn accumulate(&mut self, loader: &Loader, k: Kustomization) -> BuildResult<Level> {
+    fn accumulate(
+        &mut self,
+        loader: &Loader,
+        k: Kustomization,
+        k_path: &Path,
+    ) -> BuildResult<Level> {
         let mut resmap = ResMap::new();
         let mut config = TransformerConfig::default();
         for entry in &k.resources {
@@ -116,22 +127,33 @@ impl Context {
                 "the field 'crds' is not supported by krusty yet",
             ));
         }
-        let generators = plan::generators(self, loader, &k)?;
-        for (label, op) in &generators {
-            op.apply(&mut resmap, loader)
-                .map_err(|e| BuildError::new(e.0).context(format!("merging from generator {label}")))?;
+        let generators = plan::generators(self, loader, &k, k_path)?;
+        for step in &generators {
+            step.builtin
+                .apply(&mut resmap, loader, &step.origin)
+                .map_err(|e| {
+                    BuildError::new(e.0).context(format!("merging from generator {}", step.label))
+                })?;
         }
-        let transformers = plan::transformers(self, loader, &k, &config)?;
-        for (label, op) in &transformers {
-            op.apply(&mut resmap, loader)
-                .map_err(|e| BuildError::new(e.0).context(format!("running transformer {label}")))?;
+        let transformers = plan::transformers(self, loader, &k, k_path, &config)?;
+        for step in &transformers {
+            step.builtin
+                .apply(&mut resmap, loader, &step.origin)
+                .map_err(|e| {
+                    BuildError::new(e.0).context(format!("running transformer {}", step.label))
+                })?;
         }
-        let validators = plan::validators(self, loader, &k)?;
-        for (label, op) in &validators {
+        let validators = plan::validators(self, loader, &k, k_path)?;
+        for step in &validators {
+            let label = &step.label;
             let mut copy = resmap.clone();
-            op.apply(&mut copy, loader)
+            step.builtin
+                .apply(&mut copy, loader, &step.origin)
                 .map_err(|e| BuildError::new(e.0).context(format!("running validator {label}")))?;
-            let changed = copy.iter().zip(resmap.iter()).any(|(a, b)| a.node != b.node)
+            let changed = copy
+                .iter()
+                .zip(resmap.iter())
+                .any(|(a, b)| a.node != b.node)
                 || copy.len() != resmap.len();
             if changed {
                 return Err(BuildError::new(format!(
@@ -162,7 +184,11 @@ impl Context {
         match loader.entry(entry).map_err(from)? {
             Entry::File(path) => {
                 let text = loader.read(&path).map_err(from)?;
-                Ok((resources_from_text(&text, &path).map_err(from)?, None))
+                let mut resources = resources_from_text(&text, &path).map_err(from)?;
+                for r in &mut resources {
+                    r.meta.origin = Some(Origin::File(path.clone()));
+                }
+                Ok((resources, None))
             }
             Entry::Dir(dir) => {
                 if let Some(visited) = self.chain.iter().find(|v| v.starts_with(&dir)) {
@@ -230,5 +256,13 @@ fn is_remote(entry: &str) -> bool {
         || entry.starts_with("bitbucket.org/")
 }
 
-/// Keeps a [`Builtin`] with the label used in error messages.
-pub(crate) type Step = (String, Builtin);
+/// A configured [`Builtin`], with its label for error messages and the
+/// origin recorded on what it makes or changes.
+pub(crate) struct Step {
+    /// Names the step in errors.
+    pub label: String,
+    /// The operation.
+    pub builtin: Builtin,
+    /// Where it was configured.
+    pub origin: Origin,
+}

@@ -45,6 +45,10 @@ struct BuildArgs {
         default_value = "LoadRestrictionsRootOnly"
     )]
     load_restrictor: LoadRestrictor,
+    /// Add the label `app.kubernetes.io/managed-by: kustomize-(devel)` to
+    /// every resource, as Kustomize does with this flag.
+    #[arg(long = "enable-managedby-label")]
+    enable_managedby_label: bool,
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
 fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
+        managed_by_label: args.enable_managedby_label,
     };
     let out = build(&args.dir, &opts).map_err(|e| e.to_string())?;
     for w in &out.warnings {

@@ -26,11 +26,17 @@ pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
                 .map_err(|e| OpError::new(e.to_string())),
         },
         [index] => {
-            let old = resources.iter().nth(*index).cloned().ok_or_else(|| {
-                OpError::new("id lookup failure")
-            })?;
+            let old = resources
+                .iter()
+                .nth(*index)
+                .cloned()
+                .ok_or_else(|| OpError::new("id lookup failure"))?;
             match generated.meta.behavior {
-                Behavior::Replace => copy_metadata_from(&mut generated, &old),
+                Behavior::Replace => {
+                    let origin = generated.meta.origin.take();
+                    copy_metadata_from(&mut generated, &old);
+                    generated.meta.origin = origin;
+                }
                 Behavior::Merge => {
                     copy_metadata_from(&mut generated, &old);
                     merge_map_field(&mut generated, &old, "data");

@@ -97,7 +97,9 @@ impl TransformerConfig {
             if node.is_null() {
                 return Ok(c);
             }
-            return Err(OpError::new("a transformer configuration must be a mapping"));
+            return Err(OpError::new(
+                "a transformer configuration must be a mapping",
+            ));
         };
         for (k, v) in entries {
             let key = k.key_str().unwrap_or_default();
@@ -182,7 +184,9 @@ mod tests {
         let d = TransformerConfig::defaults();
         assert_eq!(d.name_prefix, vec![FieldSpec::any("metadata/name", false)]);
         assert!(d.common_labels.len() > 20);
-        assert!(d.common_labels.contains(&FieldSpec::any("metadata/labels", true)));
+        assert!(d
+            .common_labels
+            .contains(&FieldSpec::any("metadata/labels", true)));
         let cm = d
             .name_reference
             .iter()

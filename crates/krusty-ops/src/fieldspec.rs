@@ -89,7 +89,13 @@ impl FieldSpec {
     /// `KIND GROUP VERSION PATH [create]`, `*` for "any".
     pub fn from_table_line(line: &str) -> Option<FieldSpec> {
         let mut parts = line.split_whitespace();
-        let any = |s: &str| if s == "*" { String::new() } else { s.to_string() };
+        let any = |s: &str| {
+            if s == "*" {
+                String::new()
+            } else {
+                s.to_string()
+            }
+        };
         let kind = any(parts.next()?);
         let group = any(parts.next()?);
         let version = any(parts.next()?);
@@ -186,7 +192,11 @@ where
         return Ok(());
     }
     let segments = spec.segments();
-    let create = if spec.create { create } else { CreateKind::None };
+    let create = if spec.create {
+        create
+    } else {
+        CreateKind::None
+    };
     walk(root, &segments, create, set)
 }
 
@@ -268,10 +278,16 @@ mod tests {
         let gvk = Gvk::from_api_version("v1", "Pod");
         let spec = FieldSpec::any("spec/containers[]/image", false);
         let mut seen = Vec::new();
-        apply(&mut n, &gvk, &spec, CreateKind::None, &mut |v: &mut Node| {
-            seen.push(v.as_str().unwrap().to_string());
-            Ok(())
-        })
+        apply(
+            &mut n,
+            &gvk,
+            &spec,
+            CreateKind::None,
+            &mut |v: &mut Node| {
+                seen.push(v.as_str().unwrap().to_string());
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(seen, vec!["a", "b"]);
 

@@ -137,7 +137,10 @@ mod tests {
     use super::*;
 
     fn node(text: &str) -> Node {
-        krusty_yaml::parse_stream(text).unwrap()[0].root.clone().unwrap()
+        krusty_yaml::parse_stream(text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap()
     }
 
     #[test]

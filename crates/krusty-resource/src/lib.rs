@@ -9,7 +9,7 @@ pub mod resource;
 pub mod scope;
 
 pub use id::{Gvk, ResId};
-pub use meta::{Behavior, BuildMeta, PreviousId};
+pub use meta::{Behavior, BuildMeta, Origin, PreviousId};
 pub use order::{sort_legacy, LegacyOrder};
 pub use resmap::{ResMap, ResMapError};
 pub use resource::{Resource, ResourceError};

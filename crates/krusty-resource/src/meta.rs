@@ -39,6 +39,27 @@ impl Behavior {
     }
 }
 
+/// Where a resource came from, or which configuration acted on it
+/// (Kustomize's `buildMetadata` origin and transformation records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Read from this file.
+    File(std::path::PathBuf),
+    /// Made or changed by a configured operation.
+    Configured {
+        /// The file holding the configuration (a kustomization or a config file).
+        configured_in: std::path::PathBuf,
+        /// The configuration's `apiVersion`.
+        api_version: String,
+        /// The configuration's `kind`.
+        kind: String,
+        /// The configuration's `metadata.name`, if it has one.
+        name: String,
+        /// The configuration's `metadata.namespace`, if it has one.
+        namespace: String,
+    },
+}
+
 /// Build-time facts about one resource.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BuildMeta {
@@ -56,4 +77,8 @@ pub struct BuildMeta {
     pub allow_name_change: bool,
     /// The resource's kind may be changed by a patch.
     pub allow_kind_change: bool,
+    /// Where it came from.
+    pub origin: Option<Origin>,
+    /// Operations that ran over it, in order.
+    pub transformations: Vec<Origin>,
 }

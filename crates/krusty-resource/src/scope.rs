@@ -12,27 +12,83 @@ const CLUSTER_SCOPED: [(&str, &str, &[&str]); 25] = [
     ("", "Namespace", &["v1"]),
     ("", "Node", &["v1"]),
     ("", "PersistentVolume", &["v1"]),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", &["v1", "v1beta1"]),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", &["v1", "v1beta1"]),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", &["v1", "v1beta1"]),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        &["v1", "v1beta1"],
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        &["v1", "v1beta1"],
+    ),
+    (
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        &["v1", "v1beta1"],
+    ),
     ("apiregistration.k8s.io", "APIService", &["v1", "v1beta1"]),
     ("authentication.k8s.io", "TokenReview", &["v1", "v1beta1"]),
-    ("authorization.k8s.io", "SelfSubjectAccessReview", &["v1", "v1beta1"]),
-    ("authorization.k8s.io", "SelfSubjectRulesReview", &["v1", "v1beta1"]),
-    ("authorization.k8s.io", "SubjectAccessReview", &["v1", "v1beta1"]),
-    ("certificates.k8s.io", "CertificateSigningRequest", &["v1", "v1beta1"]),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema", &["v1alpha1", "v1beta1"]),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", &["v1alpha1", "v1beta1"]),
+    (
+        "authorization.k8s.io",
+        "SelfSubjectAccessReview",
+        &["v1", "v1beta1"],
+    ),
+    (
+        "authorization.k8s.io",
+        "SelfSubjectRulesReview",
+        &["v1", "v1beta1"],
+    ),
+    (
+        "authorization.k8s.io",
+        "SubjectAccessReview",
+        &["v1", "v1beta1"],
+    ),
+    (
+        "certificates.k8s.io",
+        "CertificateSigningRequest",
+        &["v1", "v1beta1"],
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "FlowSchema",
+        &["v1alpha1", "v1beta1"],
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "PriorityLevelConfiguration",
+        &["v1alpha1", "v1beta1"],
+    ),
     ("networking.k8s.io", "IngressClass", &["v1", "v1beta1"]),
-    ("node.k8s.io", "RuntimeClass", &["v1", "v1alpha1", "v1beta1"]),
+    (
+        "node.k8s.io",
+        "RuntimeClass",
+        &["v1", "v1alpha1", "v1beta1"],
+    ),
     ("policy", "PodSecurityPolicy", &["v1beta1"]),
-    ("rbac.authorization.k8s.io", "ClusterRole", &["v1", "v1alpha1", "v1beta1"]),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", &["v1", "v1alpha1", "v1beta1"]),
-    ("scheduling.k8s.io", "PriorityClass", &["v1", "v1alpha1", "v1beta1"]),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        &["v1", "v1alpha1", "v1beta1"],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        &["v1", "v1alpha1", "v1beta1"],
+    ),
+    (
+        "scheduling.k8s.io",
+        "PriorityClass",
+        &["v1", "v1alpha1", "v1beta1"],
+    ),
     ("storage.k8s.io", "CSIDriver", &["v1", "v1beta1"]),
     ("storage.k8s.io", "CSINode", &["v1", "v1beta1"]),
     ("storage.k8s.io", "StorageClass", &["v1", "v1beta1"]),
-    ("storage.k8s.io", "VolumeAttachment", &["v1", "v1alpha1", "v1beta1"]),
+    (
+        "storage.k8s.io",
+        "VolumeAttachment",
+        &["v1", "v1alpha1", "v1beta1"],
+    ),
 ];
 
 /// `true` if resources of this group, version and kind have no namespace.
@@ -49,9 +105,17 @@ mod tests {
     #[test]
     fn scope_depends_on_group_and_version() {
         assert!(is_cluster_scoped("", "v1", "Namespace"));
-        assert!(!is_cluster_scoped("servicebus.azure.com", "v1", "Namespace"));
+        assert!(!is_cluster_scoped(
+            "servicebus.azure.com",
+            "v1",
+            "Namespace"
+        ));
         assert!(!is_cluster_scoped("apps", "v1", "Deployment"));
-        assert!(is_cluster_scoped("rbac.authorization.k8s.io", "v1", "ClusterRole"));
+        assert!(is_cluster_scoped(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole"
+        ));
         assert!(!is_cluster_scoped(
             "admissionregistration.k8s.io",
             "v1",

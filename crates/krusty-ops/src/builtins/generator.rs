@@ -37,7 +37,14 @@ impl GeneratorOptions {
     pub fn from_node(node: &Node, path: &str) -> OpResult<GeneratorOptions> {
         let mut o = GeneratorOptions::default();
         let field = |name: &str| format!("{path}.{name}");
-        for (k, v) in typed::object(node, At { owner: "GeneratorArgs", path }, "GeneratorOptions")? {
+        for (k, v) in typed::object(
+            node,
+            At {
+                owner: "GeneratorArgs",
+                path,
+            },
+            "GeneratorOptions",
+        )? {
             let p = field(k.key_str().unwrap_or_default());
             let at = At {
                 owner: "GeneratorOptions",
@@ -123,7 +130,14 @@ impl GeneratorArgs {
             GeneratedKind::ConfigMap => "ConfigMapArgs",
             GeneratedKind::Secret => "SecretArgs",
         };
-        let entries = typed::object(node, At { owner: "Kustomization", path }, owner)?;
+        let entries = typed::object(
+            node,
+            At {
+                owner: "Kustomization",
+                path,
+            },
+            owner,
+        )?;
         let mut meta_name = String::new();
         let mut meta_namespace = String::new();
         for (k, v) in entries {

@@ -59,7 +59,11 @@ fn hash_input(r: &Resource) -> String {
             if let Some(s) = map_only("stringData") {
                 fields.push(("stringData", to_go_json(s)));
             }
-            let t = r.node.get("type").and_then(Node::as_str).unwrap_or_default();
+            let t = r
+                .node
+                .get("type")
+                .and_then(Node::as_str)
+                .unwrap_or_default();
             fields.push(("type", string(t)));
         }
         _ => return to_go_json(&r.node),
@@ -106,7 +110,9 @@ mod tests {
             "9g67k2htb6"
         );
         assert_eq!(
-            encode_hash(r#"{"binaryData":{"two":""},"data":{"one":""},"kind":"ConfigMap","name":""}"#),
+            encode_hash(
+                r#"{"binaryData":{"two":""},"data":{"one":""},"kind":"ConfigMap","name":""}"#
+            ),
             "698h7c7t9m"
         );
     }

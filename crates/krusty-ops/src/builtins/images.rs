@@ -52,9 +52,13 @@ impl SetImage {
             self.update_containers(&mut r.node)?;
             let gvk = r.gvk();
             for spec in &self.specs {
-                apply(&mut r.node, &gvk, spec, CreateKind::None, &mut |n: &mut Node| {
-                    self.update_value(n)
-                })?;
+                apply(
+                    &mut r.node,
+                    &gvk,
+                    spec,
+                    CreateKind::None,
+                    &mut |n: &mut Node| self.update_value(n),
+                )?;
             }
         }
         Ok(())
@@ -134,15 +138,21 @@ pub fn split_image(image: &str) -> (String, String, String) {
     let colon = search.find(':').map(|i| i + slash);
     match (colon, at) {
         (None, None) => (image.to_string(), String::new(), String::new()),
-        (c, Some(a)) if c.is_none_or(|c| a < c) => {
-            (image[..a].to_string(), String::new(), image[a + 1..].to_string())
-        }
+        (c, Some(a)) if c.is_none_or(|c| a < c) => (
+            image[..a].to_string(),
+            String::new(),
+            image[a + 1..].to_string(),
+        ),
         (Some(c), Some(a)) => (
             image[..c].to_string(),
             image[c + 1..a].to_string(),
             image[a + 1..].to_string(),
         ),
-        (Some(c), None) => (image[..c].to_string(), image[c + 1..].to_string(), String::new()),
+        (Some(c), None) => (
+            image[..c].to_string(),
+            image[c + 1..].to_string(),
+            String::new(),
+        ),
         (None, Some(_)) => unreachable!("handled by the digest-only arm"),
     }
 }

@@ -9,7 +9,11 @@ pub type Pair = (String, Vec<u8>);
 
 /// Parses a `key=value` literal; matching quotes around the value are removed.
 pub fn literal(source: &str) -> OpResult<Pair> {
-    let invalid = || OpError::new(format!("invalid literal source {source}, expected key=value"));
+    let invalid = || {
+        OpError::new(format!(
+            "invalid literal source {source}, expected key=value"
+        ))
+    };
     if source.starts_with('=') {
         return Err(invalid());
     }
@@ -105,7 +109,8 @@ fn is_env_var_name(k: &str) -> bool {
 pub fn check_data_key(k: &str) -> OpResult<()> {
     let valid_chars = !k.is_empty()
         && k.len() <= 253
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
     if !valid_chars {
         return Err(OpError::new(format!(
             "{k:?} is not a valid key name: a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"

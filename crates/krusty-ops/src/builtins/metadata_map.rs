@@ -65,7 +65,8 @@ mod tests {
     fn resmap(text: &str) -> ResMap {
         let mut m = ResMap::new();
         for d in krusty_yaml::parse_stream(text).unwrap() {
-            m.append(Resource::from_node(d.root.unwrap()).unwrap()).unwrap();
+            m.append(Resource::from_node(d.root.unwrap()).unwrap())
+                .unwrap();
         }
         m
     }

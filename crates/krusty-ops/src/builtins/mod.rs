@@ -7,20 +7,20 @@ pub mod hash;
 pub mod images;
 pub mod kv;
 pub mod metadata_map;
-pub mod namespace;
 pub mod nameref;
+pub mod namespace;
 pub mod prefix_suffix;
 pub mod replicas;
 
-use krusty_resource::{ResMap, ResId};
+use krusty_resource::{Origin, ResId, ResMap};
 use krusty_yaml::Node;
 
 use crate::absorb::absorb;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{specs_from_node, FieldSpec};
 use crate::files::FileSource;
-use generator::{GeneratedKind, GeneratorArgs};
 use crate::typed::{self, At};
+use generator::{GeneratedKind, GeneratorArgs};
 use hash::AddHashSuffixes;
 use images::{ImageChange, SetImage};
 use metadata_map::SetMapEntries;
@@ -49,9 +49,29 @@ pub enum Builtin {
 
 impl Builtin {
     /// Runs the operation over `resources`; generators read through `files`.
-    pub fn apply(&self, resources: &mut ResMap, files: &dyn FileSource) -> OpResult<()> {
+    /// `origin` names the configuration: generated resources record it as
+    /// their origin, transformed ones as a transformation.
+    pub fn apply(
+        &self,
+        resources: &mut ResMap,
+        files: &dyn FileSource,
+        origin: &Origin,
+    ) -> OpResult<()> {
+        if let Builtin::Generate(args) = self {
+            let mut generated = args.generate(files)?;
+            generated.meta.origin = Some(origin.clone());
+            return absorb(resources, generated);
+        }
+        self.transform(resources)?;
+        for r in resources.resources_mut() {
+            r.meta.transformations.push(origin.clone());
+        }
+        Ok(())
+    }
+
+    fn transform(&self, resources: &mut ResMap) -> OpResult<()> {
         match self {
-            Builtin::Generate(args) => absorb(resources, args.generate(files)?),
+            Builtin::Generate(_) => Ok(()),
             Builtin::NameAffixes(op) => op.apply(resources),
             Builtin::MapEntries(op) => op.apply(resources),
             Builtin::Namespace(op) => op.apply(resources),
@@ -69,12 +89,7 @@ impl Builtin {
     /// Reads an `apiVersion: builtin` configuration. `id` names it in errors.
     pub fn from_config(config: &Node, id: &ResId) -> OpResult<Builtin> {
         let kind = id.gvk.kind.as_str();
-        let fail = |e: OpError| {
-            OpError::new(format!(
-                "plugin {id} fails configuration: {}",
-                e.0
-            ))
-        };
+        let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {}", e.0));
         let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
             match config.get("fieldSpecs") {
                 Some(n) if !n.is_null() => Ok(Some(specs_from_node(n)?)),
@@ -92,12 +107,18 @@ impl Builtin {
             specs()?.ok_or_else(|| OpError::new("fieldSpecs is not expected to be nil"))
         };
         let built = match kind {
-            "ConfigMapGenerator" => {
-                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::ConfigMap, config, "", false)?)
-            }
-            "SecretGenerator" => {
-                Builtin::Generate(GeneratorArgs::from_node(GeneratedKind::Secret, config, "", false)?)
-            }
+            "ConfigMapGenerator" => Builtin::Generate(GeneratorArgs::from_node(
+                GeneratedKind::ConfigMap,
+                config,
+                "",
+                false,
+            )?),
+            "SecretGenerator" => Builtin::Generate(GeneratorArgs::from_node(
+                GeneratedKind::Secret,
+                config,
+                "",
+                false,
+            )?),
             "PrefixSuffixTransformer" => Builtin::NameAffixes(AddNameAffixes {
                 prefix: text("prefix"),
                 suffix: text("suffix"),
@@ -182,12 +203,7 @@ impl Builtin {
                 })
             }
             "HashTransformer" => Builtin::Hash(AddHashSuffixes),
-            _ => {
-                return Err(OpError::new(format!(
-                    "unable to load builtin {}",
-                    id.gvk
-                )))
-            }
+            _ => return Err(OpError::new(format!("unable to load builtin {}", id.gvk))),
         };
         Ok(built)
     }

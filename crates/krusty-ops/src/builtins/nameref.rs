@@ -229,7 +229,10 @@ impl Referrer<'_> {
         }
         node.set("name", Node::string(referral.current.name.as_str()));
         if !referral.current.namespace.is_empty() {
-            node.set("namespace", Node::string(referral.current.namespace.as_str()));
+            node.set(
+                "namespace",
+                Node::string(referral.current.namespace.as_str()),
+            );
         }
         Ok(())
     }
@@ -291,7 +294,10 @@ fn by_namespace<'c>(candidates: &[&'c Candidate], ns: &str) -> Vec<&'c Candidate
         if c.current.gvk.is_cluster_scoped() {
             continue;
         }
-        original.entry(c.original_namespace.as_str()).or_default().push(c);
+        original
+            .entry(c.original_namespace.as_str())
+            .or_default()
+            .push(c);
         current
             .entry(c.current.effective_namespace())
             .or_default()

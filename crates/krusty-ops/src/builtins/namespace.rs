@@ -57,7 +57,9 @@ impl SetNamespace {
                 .map_err(|e| e.context("namespace transformation failed"))?;
         }
         resources.check_unique().map_err(|e| {
-            OpError::new(format!("namespace transformation produces ID conflict: {e}"))
+            OpError::new(format!(
+                "namespace transformation produces ID conflict: {e}"
+            ))
         })
     }
 
@@ -102,9 +104,13 @@ impl SetNamespace {
             if is_binding && spec.path == "subjects" {
                 continue;
             }
-            apply(&mut r.node, &gvk, spec, CreateKind::Scalar, &mut |n: &mut Node| {
-                self.set_value(n)
-            })?;
+            apply(
+                &mut r.node,
+                &gvk,
+                spec,
+                CreateKind::Scalar,
+                &mut |n: &mut Node| self.set_value(n),
+            )?;
         }
         Ok(())
     }
@@ -118,7 +124,9 @@ impl SetNamespace {
         };
         for s in subjects {
             let wanted = match self.subjects {
-                SubjectsMode::DefaultOnly => s.get("name").and_then(Node::as_str) == Some("default"),
+                SubjectsMode::DefaultOnly => {
+                    s.get("name").and_then(Node::as_str) == Some("default")
+                }
                 SubjectsMode::AllServiceAccounts => {
                     s.get("kind").and_then(Node::as_str) == Some("ServiceAccount")
                 }

@@ -28,12 +28,18 @@ impl SetReplicas {
                 }
                 found = true;
                 let gvk = r.gvk();
-                apply(&mut r.node, &gvk, spec, CreateKind::Scalar, &mut |n: &mut Node| {
-                    let pos = n.pos;
-                    *n = Node::plain(self.count.to_string());
-                    n.pos = pos;
-                    Ok(())
-                })?;
+                apply(
+                    &mut r.node,
+                    &gvk,
+                    spec,
+                    CreateKind::Scalar,
+                    &mut |n: &mut Node| {
+                        let pos = n.pos;
+                        *n = Node::plain(self.count.to_string());
+                        n.pos = pos;
+                        Ok(())
+                    },
+                )?;
             }
         }
         if !found {

@@ -1,0 +1,173 @@
+//! `buildMetadata`: origin annotations, transformation annotations and the
+//! managed-by label, written onto the final resources.
+
+use std::path::{Component, Path, PathBuf};
+
+use krusty_resource::{Origin, Resource};
+use krusty_yaml::Node;
+
+use crate::error::{BuildError, BuildResult};
+
+/// The annotation recording where a resource came from.
+pub const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
+/// The annotation listing the operations that changed a resource.
+pub const TRANSFORMATIONS_ANNOTATION: &str = "alpha.config.kubernetes.io/transformations";
+/// The label naming the tool that built a resource.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// Its value: Kustomize builds report a development version here.
+pub const MANAGED_BY_VALUE: &str = "kustomize-(devel)";
+
+/// Which records to write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Records {
+    /// `originAnnotations`.
+    pub origins: bool,
+    /// `transformerAnnotations`.
+    pub transformations: bool,
+    /// `managedByLabel` (or `--enable-managedby-label`).
+    pub managed_by: bool,
+}
+
+impl Records {
+    /// Reads the `buildMetadata` list.
+    pub fn from_options(options: &[String]) -> BuildResult<Records> {
+        let mut r = Records::default();
+        for o in options {
+            match o.as_str() {
+                "originAnnotations" => r.origins = true,
+                "transformerAnnotations" => r.transformations = true,
+                "managedByLabel" => r.managed_by = true,
+                other => {
+                    return Err(BuildError::new(format!(
+                        "invalid buildMetadata option: {other} (use originAnnotations, transformerAnnotations or managedByLabel)"
+                    )))
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Writes the records onto `resources`; paths are shown relative to `root`.
+    pub fn apply(&self, resources: &mut [Resource], root: &Path) {
+        for r in resources {
+            if self.origins {
+                if let Some(origin) = &r.meta.origin {
+                    let text = origin_text(origin, root, "");
+                    set_in(&mut r.node, "annotations", ORIGIN_ANNOTATION, text);
+                }
+            }
+            if self.transformations && !r.meta.transformations.is_empty() {
+                let text: String = r
+                    .meta
+                    .transformations
+                    .iter()
+                    .map(|t| origin_text(t, root, "  ").replacen("  ", "- ", 1))
+                    .collect();
+                set_in(&mut r.node, "annotations", TRANSFORMATIONS_ANNOTATION, text);
+            }
+            if self.managed_by {
+                set_in(
+                    &mut r.node,
+                    "labels",
+                    MANAGED_BY_LABEL,
+                    MANAGED_BY_VALUE.into(),
+                );
+            }
+        }
+    }
+}
+
+fn set_in(node: &mut Node, field: &str, key: &str, value: String) {
+    if let Some(map) = node.entry_map("metadata").and_then(|m| m.entry_map(field)) {
+        map.set(key, Node::string(value));
+    }
+}
+
+/// The YAML text of one origin record, each line prefixed with `indent`.
+fn origin_text(origin: &Origin, root: &Path, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    match origin {
+        Origin::File(path) => lines.push(format!("path: {}", scalar(&relative(root, path)))),
+        Origin::Configured {
+            configured_in,
+            api_version,
+            kind,
+            name,
+            namespace,
+        } => {
+            lines.push(format!(
+                "configuredIn: {}",
+                scalar(&relative(root, configured_in))
+            ));
+            lines.push("configuredBy:".into());
+            lines.push(format!("  apiVersion: {}", scalar(api_version)));
+            lines.push(format!("  kind: {}", scalar(kind)));
+            if !name.is_empty() {
+                lines.push(format!("  name: {}", scalar(name)));
+            }
+            if !namespace.is_empty() {
+                lines.push(format!("  namespace: {}", scalar(namespace)));
+            }
+        }
+    }
+    lines.iter().map(|l| format!("{indent}{l}\n")).collect()
+}
+
+/// A YAML scalar, double-quoted when plain text would read differently.
+fn scalar(s: &str) -> String {
+    if krusty_yaml::resolve::needs_quotes(s) || s.contains(": ") || s.contains(" #") {
+        let mut out = String::new();
+        krusty_yaml::write_go_json_string(s, &mut out);
+        out
+    } else {
+        s.to_string()
+    }
+}
+
+/// `to` relative to the directory `from`, with `/` separators.
+fn relative(from: &Path, to: &Path) -> String {
+    let from: Vec<Component> = from.components().collect();
+    let to_parts: Vec<Component> = to.components().collect();
+    let common = from
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to_parts[common..] {
+        out.push(c.as_os_str());
+    }
+    out.to_string_lossy().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative(Path::new("/a/prod"), Path::new("/a/base/x.yaml")),
+            "../base/x.yaml"
+        );
+        assert_eq!(relative(Path::new("/a"), Path::new("/a/x.yaml")), "x.yaml");
+    }
+
+    #[test]
+    fn transformation_lists() {
+        let o = Origin::Configured {
+            configured_in: "/a/kustomization.yaml".into(),
+            api_version: "builtin".into(),
+            kind: "PrefixTransformer".into(),
+            name: String::new(),
+            namespace: String::new(),
+        };
+        assert_eq!(
+            origin_text(&o, Path::new("/a"), "  ").replacen("  ", "- ", 1),
+            "- configuredIn: kustomization.yaml\n  configuredBy:\n    apiVersion: builtin\n    kind: PrefixTransformer\n"
+        );
+    }
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+set -eu
+echo "starting $APP_NAME"
+exec "$@"
