@@ -273,10 +273,8 @@ impl Kustomization {
                     GeneratedKind::Secret => self.secret_generator = list,
                 }
             }
-            "generatorOptions" => {
-                if !value.is_null() {
-                    self.generator_options = Some(GeneratorOptions::from_node(value, name)?)
-                }
+            "generatorOptions" if !value.is_null() => {
+                self.generator_options = Some(GeneratorOptions::from_node(value, name)?)
             }
             "configurations" => self.configurations = typed::string_list(value, at)?,
             "crds" => self.crds = typed::string_list(value, at)?,

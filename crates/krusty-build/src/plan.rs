@@ -64,6 +64,30 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Tran
 
 use crate::kustomization::Kustomization;
 
+/// The configuration declared by the OpenAPI definitions in `crds:` files.
+pub(crate) fn crd_config(loader: &Loader, k: &Kustomization) -> BuildResult<TransformerConfig> {
+    let mut config = TransformerConfig::default();
+    for path in &k.crds {
+        let file = loader.file(path)?;
+        let text = loader.read(&file)?;
+        let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
+            BuildError::new(format!(
+                "{}:{}:{}: {}",
+                file.display(),
+                e.pos.line,
+                e.pos.col,
+                e.message
+            ))
+        })?;
+        for root in docs.into_iter().filter_map(|d| d.root) {
+            let c = krusty_ops::crds::config_from_definitions(&root)
+                .map_err(|e| op_err(e).context(format!("crds file {}", file.display())))?;
+            config.merge(&c).map_err(op_err)?;
+        }
+    }
+    Ok(config)
+}
+
 /// ConfigMap generators, Secret generators, then the `generators:` field.
 pub(crate) fn generators(
     ctx: &mut Context,

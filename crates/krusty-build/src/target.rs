@@ -34,6 +34,9 @@ pub struct BuildOutput {
     pub warnings: Vec<String>,
 }
 
+/// A directory built as part of another: its root and its configuration.
+pub(crate) type SubTarget = (PathBuf, TransformerConfig);
+
 /// What one kustomization level produces.
 pub(crate) struct Level {
     /// Its resources.
@@ -122,11 +125,10 @@ impl Context {
         config
             .merge(&own)
             .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
-        if !k.crds.is_empty() {
-            return Err(BuildError::new(
-                "the field 'crds' is not supported by krusty yet",
-            ));
-        }
+        let crds = plan::crd_config(loader, &k)?;
+        config
+            .merge(&crds)
+            .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
         let generators = plan::generators(self, loader, &k, k_path)?;
         for step in &generators {
             step.builtin
@@ -174,7 +176,7 @@ impl Context {
         &mut self,
         loader: &Loader,
         entry: &str,
-    ) -> BuildResult<(Vec<Resource>, Option<(PathBuf, TransformerConfig)>)> {
+    ) -> BuildResult<(Vec<Resource>, Option<SubTarget>)> {
         if is_remote(entry) {
             return Err(BuildError::new(format!(
                 "accumulating resources from '{entry}': remote resources are not supported by krusty yet"

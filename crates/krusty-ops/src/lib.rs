@@ -5,6 +5,7 @@
 pub mod absorb;
 pub mod builtins;
 pub mod config;
+pub mod crds;
 pub mod error;
 pub mod fieldspec;
 pub mod files;
