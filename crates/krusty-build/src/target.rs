@@ -121,11 +121,21 @@ impl Context {
             self.accumulate_entry(loader, entry, &mut resmap, &mut config)
                 .map_err(|e| e.context("accumulating resources"))?;
         }
-        let own = plan::own_config(loader, &k)?;
+        let own = plan::own_config(loader, &k).map_err(|e| {
+            e.context(format!(
+                "kustomization file {}: field 'configurations'",
+                k_path.display()
+            ))
+        })?;
         config
             .merge(&own)
             .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
-        let crds = plan::crd_config(loader, &k)?;
+        let crds = plan::crd_config(loader, &k).map_err(|e| {
+            e.context(format!(
+                "kustomization file {}: field 'crds'",
+                k_path.display()
+            ))
+        })?;
         config
             .merge(&crds)
             .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
@@ -134,7 +144,9 @@ impl Context {
             step.builtin
                 .apply(&mut resmap, loader, &step.origin)
                 .map_err(|e| {
-                    BuildError::new(e.0).context(format!("merging from generator {}", step.label))
+                    BuildError::new(e.0)
+                        .context(format!("merging from generator {}", step.label))
+                        .context(format!("kustomization file {}", k_path.display()))
                 })?;
         }
         let transformers = plan::transformers(self, loader, &k, k_path, &config)?;
@@ -142,7 +154,9 @@ impl Context {
             step.builtin
                 .apply(&mut resmap, loader, &step.origin)
                 .map_err(|e| {
-                    BuildError::new(e.0).context(format!("running transformer {}", step.label))
+                    BuildError::new(e.0)
+                        .context(format!("running transformer {}", step.label))
+                        .context(format!("kustomization file {}", k_path.display()))
                 })?;
         }
         let validators = plan::validators(self, loader, &k, k_path)?;

@@ -89,8 +89,7 @@ impl TransformerConfig {
         })
     }
 
-    /// Reads a `configurations:` file (unknown fields are ignored, as
-    /// Kustomize does).
+    /// Reads a `configurations:` file; unknown fields are errors, as in Kustomize.
     pub fn from_node(node: &Node) -> OpResult<TransformerConfig> {
         let mut c = TransformerConfig::default();
         let Some(entries) = node.as_map() else {
@@ -115,8 +114,12 @@ impl TransformerConfig {
                 "images" => c.images = specs_from_node(v)?,
                 "replicas" => c.replicas = specs_from_node(v)?,
                 "nameReference" => c.name_reference = back_refs_from_node(v)?,
-                // Kustomize ignores fields it does not know here.
-                _ => {}
+                other => {
+                    return Err(OpError::new(format!(
+                        "json: unknown field \"{other}\" (line {})",
+                        k.pos.line
+                    )))
+                }
             }
         }
         Ok(c)

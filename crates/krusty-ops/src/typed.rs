@@ -105,6 +105,40 @@ pub fn string_map(n: &Node, at: At<'_>) -> OpResult<Vec<(String, String)>> {
     }
 }
 
+/// A string field of a builtin plugin config. These are read leniently, as
+/// Kustomize reads them: a number or boolean becomes its text in Go's form
+/// (`-01` reads as `-1`, `1.50` as `1.5`).
+pub fn lenient_string(n: &Node) -> String {
+    match &n.value {
+        Value::Scalar(s) => match resolve_input(s) {
+            Resolved::Null => String::new(),
+            Resolved::Bool(b) => b.to_string(),
+            Resolved::Int(i) => i.to_string(),
+            Resolved::Float(f) => krusty_yaml::go_json_float(f),
+            Resolved::Str(t) => t.to_string(),
+            Resolved::Owned(t) => t,
+        },
+        _ => String::new(),
+    }
+}
+
+/// A map of strings in a builtin plugin config, read leniently.
+pub fn lenient_string_map(n: &Node) -> Vec<(String, String)> {
+    n.as_map()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.key_str().unwrap_or_default().to_string(),
+                        lenient_string(v),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The entries of a mapping (null reads as none).
 pub fn object<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [(Node, Node)]> {
     match &n.value {

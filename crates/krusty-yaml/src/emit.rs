@@ -657,7 +657,7 @@ fn shortest_digits(f: f64) -> (String, i32) {
 
 /// Go's `encoding/json` float format: plain decimal within [1e-6, 1e21),
 /// exponent form (with a trimmed exponent) outside.
-pub(crate) fn go_json_float(f: f64) -> String {
+pub fn go_json_float(f: f64) -> String {
     let abs = f.abs();
     if abs == 0.0 {
         return if f.is_sign_negative() {

@@ -212,7 +212,6 @@ impl GeneratorArgs {
         }
         let mut seen = std::collections::HashSet::new();
         for (k, _) in &pairs {
-            kv::check_data_key(k)?;
             if !seen.insert(k.clone()) {
                 return Err(OpError::new(format!(
                     "{what} {} illegally repeats the key `{k}`",

@@ -33,7 +33,10 @@ pub struct SetImage {
 impl SetImage {
     /// Prepares the change; the name is a regular expression, as in Kustomize.
     pub fn new(image: ImageChange, specs: Vec<FieldSpec>) -> OpResult<SetImage> {
-        let pattern = format!("^{}(@sha256)?(:[a-zA-Z0-9_.{{}}-]*)?$", image.name);
+        let pattern = format!(
+            "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
+            image.name
+        );
         let matcher = Regex::new(&pattern)
             .map_err(|e| OpError::new(format!("invalid image name {:?}: {e}", image.name)))?;
         Ok(SetImage {
@@ -189,7 +192,7 @@ mod tests {
             Vec::new(),
         )
         .unwrap();
-        let mut n = Node::plain("nginx@sha256:x");
+        let mut n = Node::plain("nginx:1@sha256:x");
         op.update_value(&mut n).unwrap();
         assert_eq!(n.as_str(), Some("nginx:2"));
         let mut other = Node::plain("nginx-other:1");

@@ -50,7 +50,9 @@ pub fn file_source(source: &str) -> OpResult<(String, String)> {
             let (k, p) = source.split_once('=').unwrap_or_default();
             Ok((k.to_string(), p.to_string()))
         }
-        _ => Err(OpError::new("key names or file paths cannot contain '='")),
+        _ => Err(OpError::new(format!(
+            "source {source:?} key name or file path contains '='"
+        ))),
     }
 }
 
@@ -61,7 +63,7 @@ pub fn file(files: &dyn FileSource, source: &str) -> OpResult<Pair> {
 }
 
 /// Reads an env file: `KEY=value` lines; blank lines and `#` comments are
-/// skipped; a line with no `=` takes its value from the environment.
+/// skipped; a line with no `=` is a key with an empty value.
 pub fn env_file(files: &dyn FileSource, path: &str) -> OpResult<Vec<Pair>> {
     let content = files.read_bytes(path)?;
     env_lines(&content).map_err(|e| e.context(format!("env source file '{path}'")))
@@ -85,43 +87,18 @@ pub fn env_lines(content: &[u8]) -> OpResult<Vec<Pair>> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        // Kustomize does not validate keys: whatever precedes `=` is the
+        // key (spaces included); a line without a key is skipped.
         let (key, value) = match line.split_once('=') {
             Some((k, v)) => (k, v.to_string()),
-            None => (line, std::env::var(line).unwrap_or_default()),
+            None => (line, String::new()),
         };
-        if !is_env_var_name(key) {
-            return Err(OpError::new(format!(
-                "{key:?} is not a valid key name: a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnv1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
-            )));
+        if key.is_empty() {
+            continue;
         }
         out.push((key.to_string(), value.into_bytes()));
     }
     Ok(out)
-}
-
-fn is_env_var_name(k: &str) -> bool {
-    let mut chars = k.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || "-._".contains(c))
-        && chars.all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-}
-
-/// Checks a ConfigMap/Secret data key.
-pub fn check_data_key(k: &str) -> OpResult<()> {
-    let valid_chars = !k.is_empty()
-        && k.len() <= 253
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
-    if !valid_chars {
-        return Err(OpError::new(format!(
-            "{k:?} is not a valid key name: a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
-        )));
-    }
-    if k == "." || k == ".." || k.starts_with("..") {
-        return Err(OpError::new(format!(
-            "{k:?} is not a valid key name: must not be '.' or '..' and must not start with '..'"
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -158,7 +135,10 @@ mod tests {
             pairs,
             vec![("A".into(), b"1".to_vec()), ("B".into(), b"x=y".to_vec())]
         );
-        assert!(env_lines(b"1A=x\n").is_err());
-        assert!(env_lines(b"A B=x\n").is_err());
+        let unchecked = env_lines(b"1A=x\nA B=y\n=skipped\n").unwrap();
+        assert_eq!(unchecked[0].0, "1A");
+        assert_eq!(unchecked[1].0, "A B");
+        assert_eq!(unchecked.len(), 2);
+        assert!(env_lines(b"A=\xff\n").is_err());
     }
 }

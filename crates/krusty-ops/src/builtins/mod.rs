@@ -19,7 +19,7 @@ use crate::absorb::absorb;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{specs_from_node, FieldSpec};
 use crate::files::FileSource;
-use crate::typed::{self, At};
+use crate::typed;
 use generator::{GeneratedKind, GeneratorArgs};
 use hash::AddHashSuffixes;
 use images::{ImageChange, SetImage};
@@ -96,13 +96,7 @@ impl Builtin {
                 _ => Ok(None),
             }
         };
-        let text = |k: &str| {
-            config
-                .get(k)
-                .and_then(Node::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
+        let text = |k: &str| config.get(k).map(typed::lenient_string).unwrap_or_default();
         let required_specs = || -> OpResult<Vec<FieldSpec>> {
             specs()?.ok_or_else(|| OpError::new("fieldSpecs is not expected to be nil"))
         };
@@ -141,25 +135,18 @@ impl Builtin {
                     "annotations"
                 };
                 Builtin::MapEntries(SetMapEntries {
-                    pairs: match config.get(field) {
-                        Some(n) => typed::string_map(
-                            n,
-                            At {
-                                owner: kind,
-                                path: field,
-                            },
-                        )?,
-                        None => Vec::new(),
-                    },
+                    pairs: config
+                        .get(field)
+                        .map(typed::lenient_string_map)
+                        .unwrap_or_default(),
                     specs: specs()?.unwrap_or_default(),
                 })
             }
             "NamespaceTransformer" => Builtin::Namespace(SetNamespace {
                 namespace: config
                     .get_path(&["metadata", "namespace"])
-                    .and_then(Node::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
+                    .map(typed::lenient_string)
+                    .unwrap_or_default(),
                 specs: specs()?.unwrap_or_default(),
                 unset_only: config.get("unsetOnly").and_then(Node::as_str) == Some("true"),
                 subjects: SubjectsMode::parse(&text("setRoleBindingSubjects"))?,
@@ -168,9 +155,8 @@ impl Builtin {
                 let tag = config.get("imageTag");
                 let field = |k: &str| {
                     tag.and_then(|t| t.get(k))
-                        .and_then(Node::as_str)
+                        .map(typed::lenient_string)
                         .unwrap_or_default()
-                        .to_string()
                 };
                 Builtin::Image(SetImage::new(
                     ImageChange {
@@ -186,9 +172,8 @@ impl Builtin {
                 let replica = config.get("replica");
                 let name = replica
                     .and_then(|r| r.get("name"))
-                    .and_then(Node::as_str)
-                    .unwrap_or_default()
-                    .to_string();
+                    .map(typed::lenient_string)
+                    .unwrap_or_default();
                 let count = replica
                     .and_then(|r| r.get("count"))
                     .and_then(Node::as_str)
