@@ -4,6 +4,7 @@
 
 pub mod generator;
 pub mod hash;
+pub mod iam_policy;
 pub mod images;
 pub mod kv;
 pub mod metadata_map;
@@ -33,6 +34,8 @@ use replicas::SetReplicas;
 pub enum Builtin {
     /// ConfigMapGenerator / SecretGenerator.
     Generate(GeneratorArgs),
+    /// IAMPolicyGenerator.
+    IamPolicy(iam_policy::IamPolicy),
     /// PrefixTransformer, SuffixTransformer, PrefixSuffixTransformer.
     NameAffixes(AddNameAffixes),
     /// LabelTransformer, AnnotationsTransformer.
@@ -57,8 +60,12 @@ impl Builtin {
         files: &dyn FileSource,
         origin: &Origin,
     ) -> OpResult<()> {
-        if let Builtin::Generate(args) = self {
-            let mut generated = args.generate(files)?;
+        let generated = match self {
+            Builtin::Generate(args) => Some(args.generate(files)?),
+            Builtin::IamPolicy(p) => Some(p.generate()?),
+            _ => None,
+        };
+        if let Some(mut generated) = generated {
             generated.meta.origin = Some(origin.clone());
             return absorb(resources, generated);
         }
@@ -71,7 +78,7 @@ impl Builtin {
 
     fn transform(&self, resources: &mut ResMap) -> OpResult<()> {
         match self {
-            Builtin::Generate(_) => Ok(()),
+            Builtin::Generate(_) | Builtin::IamPolicy(_) => Ok(()),
             Builtin::NameAffixes(op) => op.apply(resources),
             Builtin::MapEntries(op) => op.apply(resources),
             Builtin::Namespace(op) => op.apply(resources),
@@ -79,11 +86,6 @@ impl Builtin {
             Builtin::Replicas(op) => op.apply(resources),
             Builtin::Hash(op) => op.apply(resources),
         }
-    }
-
-    /// `true` for generators (they add resources rather than change them).
-    pub fn is_generator(&self) -> bool {
-        matches!(self, Builtin::Generate(_))
     }
 
     /// Reads an `apiVersion: builtin` configuration. `id` names it in errors.
@@ -113,6 +115,7 @@ impl Builtin {
                 "",
                 false,
             )?),
+            "IAMPolicyGenerator" => Builtin::IamPolicy(iam_policy::IamPolicy::from_config(config)),
             "PrefixSuffixTransformer" => Builtin::NameAffixes(AddNameAffixes {
                 prefix: text("prefix"),
                 suffix: text("suffix"),
