@@ -15,7 +15,8 @@ use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
 use crate::target::{Context, Step};
 use krusty_resource::Origin;
-use std::path::Path;
+use krusty_yaml::Node;
+use std::path::{Path, PathBuf};
 
 /// A step configured by a kustomization field.
 fn field_step(label: &str, builtin: Builtin, k_path: &Path) -> Step {
@@ -36,23 +37,28 @@ fn op_err(e: krusty_ops::OpError) -> BuildError {
     BuildError::new(e.0)
 }
 
+/// The non-empty documents of a YAML file named in the kustomization.
+fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
+    let file = loader.file(path)?;
+    let text = loader.read(&file)?;
+    let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
+        BuildError::new(format!(
+            "{}:{}:{}: {}",
+            file.display(),
+            e.pos.line,
+            e.pos.col,
+            e.message
+        ))
+    })?;
+    Ok((file, docs.into_iter().filter_map(|d| d.root).collect()))
+}
+
 /// The defaults plus this kustomization's `configurations:` files.
 pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<TransformerConfig> {
     let mut config = TransformerConfig::defaults().clone();
     for path in &k.configurations {
-        let file = loader.file(path)?;
-        let text = loader.read(&file)?;
-        let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
-            BuildError::new(format!(
-                "{}:{}:{}: {}",
-                file.display(),
-                e.pos.line,
-                e.pos.col,
-                e.message
-            ))
-        })?;
-        for doc in docs {
-            let Some(root) = doc.root else { continue };
+        let (file, roots) = yaml_documents(loader, path)?;
+        for root in roots {
             let c = TransformerConfig::from_node(&root).map_err(|e| {
                 op_err(e).context(format!("configurations file {}", file.display()))
             })?;
@@ -68,18 +74,8 @@ use crate::kustomization::Kustomization;
 pub(crate) fn crd_config(loader: &Loader, k: &Kustomization) -> BuildResult<TransformerConfig> {
     let mut config = TransformerConfig::default();
     for path in &k.crds {
-        let file = loader.file(path)?;
-        let text = loader.read(&file)?;
-        let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
-            BuildError::new(format!(
-                "{}:{}:{}: {}",
-                file.display(),
-                e.pos.line,
-                e.pos.col,
-                e.message
-            ))
-        })?;
-        for root in docs.into_iter().filter_map(|d| d.root) {
+        let (file, roots) = yaml_documents(loader, path)?;
+        for root in roots {
             let c = krusty_ops::crds::config_from_definitions(&root)
                 .map_err(|e| op_err(e).context(format!("crds file {}", file.display())))?;
             config.merge(&c).map_err(op_err)?;

@@ -140,25 +140,21 @@ impl Context {
             .merge(&crds)
             .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
         let generators = plan::generators(self, loader, &k, k_path)?;
-        for step in &generators {
-            step.builtin
-                .apply(&mut resmap, loader, &step.origin)
-                .map_err(|e| {
-                    BuildError::new(e.0)
-                        .context(format!("merging from generator {}", step.label))
-                        .context(format!("kustomization file {}", k_path.display()))
-                })?;
-        }
+        run_steps(
+            &generators,
+            "merging from generator",
+            &mut resmap,
+            loader,
+            k_path,
+        )?;
         let transformers = plan::transformers(self, loader, &k, k_path, &config)?;
-        for step in &transformers {
-            step.builtin
-                .apply(&mut resmap, loader, &step.origin)
-                .map_err(|e| {
-                    BuildError::new(e.0)
-                        .context(format!("running transformer {}", step.label))
-                        .context(format!("kustomization file {}", k_path.display()))
-                })?;
-        }
+        run_steps(
+            &transformers,
+            "running transformer",
+            &mut resmap,
+            loader,
+            k_path,
+        )?;
         let validators = plan::validators(self, loader, &k, k_path)?;
         for step in &validators {
             let label = &step.label;
@@ -261,6 +257,27 @@ impl Context {
         }
         Ok(())
     }
+}
+
+/// Runs `steps` in order over `resmap`; errors name the step (`what` and its
+/// label) and the kustomization file.
+fn run_steps(
+    steps: &[Step],
+    what: &str,
+    resmap: &mut ResMap,
+    loader: &Loader,
+    k_path: &Path,
+) -> BuildResult<()> {
+    for step in steps {
+        step.builtin
+            .apply(resmap, loader, &step.origin)
+            .map_err(|e| {
+                BuildError::new(e.0)
+                    .context(format!("{what} {}", step.label))
+                    .context(format!("kustomization file {}", k_path.display()))
+            })?;
+    }
+    Ok(())
 }
 
 /// `true` for URLs and git references, which name remote bases.

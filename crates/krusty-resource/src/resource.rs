@@ -62,9 +62,7 @@ impl Resource {
                             Value::Scalar(s) => s.text.clone(),
                             _ => String::new(),
                         };
-                        let pos = v.pos;
-                        *v = Node::string(text);
-                        v.pos = pos;
+                        v.replace_keeping_pos(Node::string(text));
                     }
                     true
                 }
@@ -134,9 +132,7 @@ impl Resource {
         if let Some(meta) = self.node.entry_map("metadata") {
             match meta.get_mut(field) {
                 Some(n) => {
-                    let pos = n.pos;
-                    *n = Node::string(value);
-                    n.pos = pos;
+                    n.replace_keeping_pos(Node::string(value));
                 }
                 None => meta.set(field, Node::string(value)),
             }
@@ -167,26 +163,23 @@ impl Resource {
     /// The identities the resource had before renames, oldest first
     /// (without the current one).
     pub fn previous_ids(&self) -> Vec<ResId> {
-        let api_version = self.api_version();
-        self.meta
-            .previous
-            .iter()
-            .map(|p| ResId {
-                gvk: Gvk::from_api_version(api_version, &p.kind),
-                name: p.name.clone(),
-                namespace: p.namespace.clone(),
-            })
-            .collect()
+        self.meta.previous.iter().map(|p| self.id_from(p)).collect()
+    }
+
+    /// A recorded previous identity as a `ResId` (group and version are
+    /// the current ones; renames never change them).
+    fn id_from(&self, p: &crate::meta::PreviousId) -> ResId {
+        ResId {
+            gvk: Gvk::from_api_version(self.api_version(), &p.kind),
+            name: p.name.clone(),
+            namespace: p.namespace.clone(),
+        }
     }
 
     /// The identity the resource had when it was first read or generated.
     pub fn original_id(&self) -> ResId {
         match self.meta.previous.first() {
-            Some(p) => ResId {
-                gvk: Gvk::from_api_version(self.api_version(), &p.kind),
-                name: p.name.clone(),
-                namespace: p.namespace.clone(),
-            },
+            Some(p) => self.id_from(p),
             None => self.id(),
         }
     }

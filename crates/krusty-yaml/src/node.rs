@@ -215,6 +215,15 @@ impl Node {
         }
     }
 
+    /// Replaces this node's content with `other`'s, keeping this node's
+    /// source position (so errors about the new value still point at the
+    /// field it came from).
+    pub fn replace_keeping_pos(&mut self, other: Node) {
+        let pos = self.pos;
+        *self = other;
+        self.pos = pos;
+    }
+
     /// Removes `key` from a mapping, returning its value.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         let map = self.as_map_mut()?;

@@ -64,19 +64,20 @@ impl GeneratorOptions {
     /// Kustomize's merge of kustomization-wide options into a generator's:
     /// the generator's own labels and annotations win; either flag set wins.
     pub fn with_global(mut self, global: &GeneratorOptions) -> GeneratorOptions {
-        for (k, v) in &global.labels {
-            if !self.labels.iter().any(|(lk, _)| lk == k) {
-                self.labels.push((k.clone(), v.clone()));
-            }
-        }
-        for (k, v) in &global.annotations {
-            if !self.annotations.iter().any(|(ak, _)| ak == k) {
-                self.annotations.push((k.clone(), v.clone()));
-            }
-        }
+        add_missing(&mut self.labels, &global.labels);
+        add_missing(&mut self.annotations, &global.annotations);
         self.disable_name_suffix_hash |= global.disable_name_suffix_hash;
         self.immutable |= global.immutable;
         self
+    }
+}
+
+/// Appends the pairs of `global` whose keys `local` does not have.
+fn add_missing(local: &mut Vec<(String, String)>, global: &[(String, String)]) {
+    for (k, v) in global {
+        if !local.iter().any(|(lk, _)| lk == k) {
+            local.push((k.clone(), v.clone()));
+        }
     }
 }
 

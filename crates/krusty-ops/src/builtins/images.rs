@@ -126,9 +126,7 @@ impl SetImage {
         if !digest.is_empty() {
             name = format!("{name}@{digest}");
         }
-        let pos = n.pos;
-        *n = Node::string(name);
-        n.pos = pos;
+        n.replace_keeping_pos(Node::string(name));
         Ok(())
     }
 }

@@ -40,12 +40,17 @@ impl Candidate {
     }
 }
 
-/// The referrer's side of one fix-up.
-struct Referrer<'a> {
+/// What the fix-up needs to know about a referrer.
+struct ReferrerInfo {
     id: ResId,
     prefixes: Vec<String>,
     suffixes: Vec<String>,
     role_ref: Option<Gvk>,
+}
+
+/// The referrer's side of one fix-up: which field, referring to which kind.
+struct Referrer<'a> {
+    info: &'a ReferrerInfo,
     spec: &'a FieldSpec,
     target: &'a Gvk,
 }
@@ -56,40 +61,42 @@ impl FixNameReferences {
         let candidates: Vec<Candidate> = resources.iter().map(Candidate::of).collect();
         for r in resources.resources_mut() {
             let original = r.original_id();
-            let mut subset: Option<Vec<&Candidate>> = None;
+            // What the fix-up needs of the referrer, computed once it is known
+            // to refer to something.
+            let mut context: Option<(Vec<&Candidate>, ReferrerInfo)> = None;
             for back_ref in &self.back_refs {
                 for spec in &back_ref.referrers {
                     if !original.gvk.is_selected_by(&spec.gvk) {
                         continue;
                     }
-                    if subset.is_none() {
-                        subset = Some(could_be_referenced_by(r, &candidates)?);
+                    if context.is_none() {
+                        let info = ReferrerInfo {
+                            id: r.id(),
+                            prefixes: r.meta.prefixes.clone(),
+                            suffixes: r.meta.suffixes.clone(),
+                            role_ref: role_ref_gvk(&r.node),
+                        };
+                        context = Some((could_be_referenced_by(r, &candidates)?, info));
                     }
-                    let subset = subset.as_deref().unwrap_or_default();
+                    let Some((subset, info)) = &context else {
+                        continue;
+                    };
                     let referrer = Referrer {
-                        id: r.id(),
-                        prefixes: r.meta.prefixes.clone(),
-                        suffixes: r.meta.suffixes.clone(),
-                        role_ref: role_ref_gvk(&r.node),
+                        info,
                         spec,
                         target: &back_ref.gvk,
                     };
-                    let gvk = r.gvk();
-                    let any_kind = FieldSpec {
-                        gvk: Gvk::default(),
-                        ..spec.clone()
-                    };
                     apply(
                         &mut r.node,
-                        &gvk,
-                        &any_kind,
+                        &original.gvk,
+                        spec,
                         CreateKind::None,
                         &mut |n: &mut Node| referrer.set(n, subset),
                     )
                     .map_err(|e| {
                         e.context(format!(
                             "updating name reference in '{}' field of '{}'",
-                            spec.path, referrer.id
+                            spec.path, info.id
                         ))
                     })?;
                 }
@@ -202,9 +209,7 @@ impl Referrer<'_> {
             return Ok(());
         };
         if referral.current.name != old {
-            let pos = node.pos;
-            *node = Node::string(referral.current.name.as_str());
-            node.pos = pos;
+            node.replace_keeping_pos(Node::string(referral.current.name.as_str()));
         }
         Ok(())
     }
@@ -247,22 +252,23 @@ impl Referrer<'_> {
         c.retain(|x| x.previous.iter().any(|p| p.name == old_name));
         c.retain(|x| x.previous.iter().any(|p| p.gvk.is_selected_by(self.target)));
         if self.spec.path.ends_with("roleRef/name") {
-            if let Some(role_ref) = &self.role_ref {
+            if let Some(role_ref) = &self.info.role_ref {
                 c.retain(|x| x.previous.iter().any(|p| p.gvk.is_selected_by(role_ref)));
             }
         }
-        if !self.id.gvk.is_cluster_scoped() {
+        if !self.info.id.gvk.is_cluster_scoped() {
             c.retain(|x| {
                 x.current.gvk.is_cluster_scoped()
                     || x.current.gvk.kind == "ServiceAccount"
-                    || self.id.ns_equals(&x.current)
+                    || self.info.id.ns_equals(&x.current)
             });
         }
         if c.len() == 1 {
             return Ok(c.pop());
         }
         c.retain(|x| {
-            same_ending(&x.prefixes, &self.prefixes) && same_ending(&x.suffixes, &self.suffixes)
+            same_ending(&x.prefixes, &self.info.prefixes)
+                && same_ending(&x.suffixes, &self.info.suffixes)
         });
         match c.len() {
             0 => Ok(None),

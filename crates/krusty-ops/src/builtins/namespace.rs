@@ -72,9 +72,7 @@ impl SetNamespace {
                 "namespace field specs must target scalar nodes",
             ));
         }
-        let pos = n.pos;
-        *n = Node::string(self.namespace.as_str());
-        n.pos = pos;
+        n.replace_keeping_pos(Node::string(self.namespace.as_str()));
         Ok(())
     }
 

@@ -58,9 +58,10 @@ impl AddNameAffixes {
                     CreateKind::None,
                     &mut |n: &mut Node| {
                         let old = n.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
-                        let pos = n.pos;
-                        *n = Node::string(format!("{}{}{}", self.prefix, old, self.suffix));
-                        n.pos = pos;
+                        n.replace_keeping_pos(Node::string(format!(
+                            "{}{}{}",
+                            self.prefix, old, self.suffix
+                        )));
                         Ok(())
                     },
                 )?;

@@ -34,9 +34,7 @@ impl SetReplicas {
                     spec,
                     CreateKind::Scalar,
                     &mut |n: &mut Node| {
-                        let pos = n.pos;
-                        *n = Node::plain(self.count.to_string());
-                        n.pos = pos;
+                        n.replace_keeping_pos(Node::plain(self.count.to_string()));
                         Ok(())
                     },
                 )?;
