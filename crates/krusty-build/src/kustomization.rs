@@ -7,6 +7,8 @@ use krusty_yaml::{Node, Value};
 use krusty_ops::builtins::generator::{GeneratedKind, GeneratorArgs, GeneratorOptions};
 use krusty_ops::builtins::images::ImageChange;
 use krusty_ops::fieldspec::specs_from_node;
+use krusty_ops::patch::{Json6902Entry, PatchEntry, PatchSource};
+use krusty_ops::selector::Selector;
 use krusty_ops::typed::{self, At};
 use krusty_ops::{FieldSpec, OpError, OpResult};
 
@@ -55,11 +57,7 @@ const KNOWN_FIELDS: [&str; 34] = [
 
 /// Fields that belong to later milestones; they are reported as not
 /// supported yet when they hold anything, rather than silently ignored.
-const UNSUPPORTED_FIELDS: [&str; 10] = [
-    "openapi",
-    "patchesStrategicMerge",
-    "patches",
-    "patchesJson6902",
+const UNSUPPORTED_FIELDS: [&str; 6] = [
     "replacements",
     "vars",
     "components",
@@ -143,6 +141,25 @@ pub struct Kustomization {
     pub validators: Vec<String>,
     /// `buildMetadata` options.
     pub build_metadata: Vec<String>,
+    /// `patches:`.
+    pub patches: Vec<PatchEntry>,
+    /// `patchesStrategicMerge:` (inline patches or file paths).
+    pub patches_strategic_merge: Vec<String>,
+    /// `patchesJson6902:`.
+    pub patches_json6902: Vec<Json6902Entry>,
+    /// `openapi:`: a custom schema file or a built-in version.
+    pub openapi: Option<OpenApi>,
+}
+
+/// The `openapi:` field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpenApi {
+    /// `path:` a custom OpenAPI document.
+    Path(String),
+    /// `version:` a built-in schema version.
+    Version(String),
+    /// Neither (resets to the default schema).
+    Default,
 }
 
 impl Kustomization {
@@ -282,6 +299,50 @@ impl Kustomization {
             "transformers" => self.transformers = typed::string_list(value, at)?,
             "validators" => self.validators = typed::string_list(value, at)?,
             "buildMetadata" => self.build_metadata = typed::string_list(value, at)?,
+            "patches" => {
+                for item in typed::array(value, at, "[]Patch")? {
+                    let entry = read_patch(item)?.ok_or_else(|| {
+                        OpError::new(format!(
+                            "must specify one of patch and path in\n{}",
+                            krusty_yaml::to_kustomize_yaml(item).unwrap_or_default()
+                        ))
+                    })?;
+                    self.patches.push(entry);
+                }
+            }
+            "patchesStrategicMerge" => {
+                if !is_empty(value) {
+                    self.warnings.push(deprecated(name, "patches"));
+                }
+                self.patches_strategic_merge = typed::string_list(value, at)?
+            }
+            "patchesJson6902" => {
+                if !is_empty(value) {
+                    self.warnings.push(deprecated(name, "patches"));
+                }
+                for item in typed::array(value, at, "[]Patch")? {
+                    let entry = read_patch(item)?
+                        .ok_or_else(|| OpError::new("empty file path and empty jsonOp"))?;
+                    self.patches_json6902.push(Json6902Entry {
+                        target: entry.target.unwrap_or_default(),
+                        source: entry.source,
+                    });
+                }
+            }
+            "openapi" => {
+                let map = typed::string_map(value, at)?;
+                let get = |k: &str| map.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+                self.openapi = Some(match (get("path"), get("version")) {
+                    (Some(_), Some(_)) => {
+                        return Err(OpError::new(
+                            "builtin version and custom schema provided, cannot use both",
+                        ))
+                    }
+                    (Some(path), None) => OpenApi::Path(path),
+                    (None, Some(version)) => OpenApi::Version(version),
+                    (None, None) => OpenApi::Default,
+                });
+            }
             _ => {}
         }
         Ok(())
@@ -324,6 +385,55 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
         }
     }
     Ok(e)
+}
+
+/// One `patches:` (or `patchesJson6902:`) entry; `None` when it has
+/// neither `patch` nor `path`.
+fn read_patch(item: &Node) -> OpResult<Option<PatchEntry>> {
+    let at = |path| At {
+        owner: "Patch",
+        path,
+    };
+    let mut patch = String::new();
+    let mut path = String::new();
+    let mut entry = PatchEntry {
+        source: PatchSource::Inline(String::new()),
+        target: None,
+        allow_name_change: false,
+        allow_kind_change: false,
+    };
+    for (k, v) in typed::object(item, at("patches"), "Patch")? {
+        match k.key_str().unwrap_or_default() {
+            "patch" => patch = typed::string(v, at("patches.patch"))?,
+            "path" => path = typed::string(v, at("patches.path"))?,
+            "target" if !v.is_null() => entry.target = Some(Selector::from_node(v, "Selector")?),
+            "target" => {}
+            "options" => {
+                for (ok, ov) in typed::object(v, at("patches.options"), "map[string]bool")? {
+                    let value = typed::boolean(ov, at("patches.options"))?;
+                    match ok.key_str().unwrap_or_default() {
+                        "allowNameChange" => entry.allow_name_change = value,
+                        "allowKindChange" => entry.allow_kind_change = value,
+                        _ => {}
+                    }
+                }
+            }
+            _ => return Err(typed::unknown_field(k)),
+        }
+    }
+    let patch = patch.trim().to_string();
+    entry.source = match (patch.is_empty(), path.is_empty()) {
+        (false, false) => {
+            return Err(OpError::new(format!(
+                "patch and path can't be set at the same time\n{}",
+                krusty_yaml::to_kustomize_yaml(item).unwrap_or_default()
+            )))
+        }
+        (true, false) => PatchSource::Path(path),
+        (false, true) => PatchSource::Inline(patch),
+        (true, true) => return Ok(None),
+    };
+    Ok(Some(entry))
 }
 
 fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {

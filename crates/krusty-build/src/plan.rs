@@ -8,6 +8,7 @@ use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
 use krusty_ops::fieldspec::{merge_all, merge_one};
+use krusty_ops::patch::StrategicMergePatches;
 use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
 use krusty_resource::Resource;
 
@@ -125,6 +126,18 @@ pub(crate) fn transformers(
 ) -> BuildResult<Vec<Step>> {
     let mut steps: Vec<Step> = Vec::new();
     let mut push = |label: &str, b: Builtin| steps.push(field_step(label, b, k_path));
+    if !k.patches_strategic_merge.is_empty() {
+        push(
+            "PatchStrategicMergeTransformer",
+            Builtin::StrategicMerge(StrategicMergePatches {
+                paths: k.patches_strategic_merge.clone(),
+                patches: String::new(),
+            }),
+        );
+    }
+    for entry in &k.patches {
+        push("PatchTransformer", Builtin::Patch(entry.clone()));
+    }
     if !k.namespace.is_empty() {
         push(
             "NamespaceTransformer",
@@ -192,6 +205,9 @@ pub(crate) fn transformers(
                 specs: config.common_annotations.clone(),
             }),
         );
+    }
+    for entry in &k.patches_json6902 {
+        push("PatchJson6902Transformer", Builtin::Json6902(entry.clone()));
     }
     for (name, count) in &k.replicas {
         push(

@@ -3,15 +3,17 @@
 //! level finish with hash suffixes, name references and ordering.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
-use krusty_ops::{Builtin, TransformerConfig};
+use krusty_ops::schema::{Schema, BUILTIN_VERSION};
+use krusty_ops::{Builtin, Env, TransformerConfig};
 use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
 
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
-use crate::kustomization::{Kustomization, SortOptions};
+use crate::kustomization::{Kustomization, OpenApi, SortOptions};
 use crate::loader::{Entry, LoadRestrictor, Loader};
 use crate::plan;
 use crate::read::resources_from_text;
@@ -53,6 +55,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let mut ctx = Context {
         chain: Vec::new(),
         warnings: Vec::new(),
+        schema: None,
     };
     let loader = Loader::new(dir, opts.load_restrictor)?;
     let level = ctx.target(&loader)?;
@@ -91,6 +94,11 @@ pub(crate) struct Context {
     /// Kustomization roots being built, outermost first (for cycle detection).
     chain: Vec<PathBuf>,
     warnings: Vec<String>,
+    /// The merge schema chosen by an `openapi:` field: the top
+    /// kustomization's, else the first one met while loading bases.
+    /// `None`: nothing chose yet (the built-in schema applies);
+    /// `Some(None)`: the built-in schema, chosen by version.
+    schema: Option<Option<Arc<Schema>>>,
 }
 
 impl Context {
@@ -103,10 +111,67 @@ impl Context {
             ))
         })?;
         self.warnings.extend(k.warnings.iter().cloned());
+        self.choose_schema(loader, &k, &path)?;
         self.chain.push(loader.root.clone());
         let result = self.accumulate(loader, k, &path);
         self.chain.pop();
         result
+    }
+
+    /// Applies a kustomization's `openapi:` field: the top kustomization
+    /// always decides; a base only when nothing has decided yet.
+    fn choose_schema(
+        &mut self,
+        loader: &Loader,
+        k: &Kustomization,
+        k_path: &Path,
+    ) -> BuildResult<()> {
+        let top = self.chain.is_empty();
+        if !top && self.schema.is_some() {
+            return Ok(());
+        }
+        let in_file = |e: BuildError| e.context(format!("kustomization file {}", k_path.display()));
+        let chosen = match &k.openapi {
+            None | Some(OpenApi::Default) => None,
+            Some(OpenApi::Version(v)) if v == BUILTIN_VERSION => Some(None),
+            Some(OpenApi::Version(_)) => {
+                return Err(in_file(BuildError::new(
+                    "the specified OpenAPI version is not built in",
+                )))
+            }
+            Some(OpenApi::Path(path)) => {
+                let file = loader.file(path).map_err(in_file)?;
+                let text = loader.read(&file).map_err(in_file)?;
+                let doc = krusty_yaml::parse_stream(&text)
+                    .ok()
+                    .and_then(|docs| docs.into_iter().find_map(|d| d.root))
+                    .ok_or_else(|| {
+                        in_file(BuildError::new(format!(
+                            "{}: not a valid OpenAPI document",
+                            file.display()
+                        )))
+                    })?;
+                let schema = Schema::from_openapi(&doc).map_err(|e| {
+                    in_file(BuildError::new(format!("{}: {}", file.display(), e.0)))
+                })?;
+                Some(Some(Arc::new(schema)))
+            }
+        };
+        if top || chosen.is_some() {
+            self.schema = chosen;
+        }
+        Ok(())
+    }
+
+    /// The environment steps run in.
+    fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
+        Env {
+            files: loader,
+            schema: match &self.schema {
+                Some(Some(s)) => s,
+                _ => Schema::kubernetes(),
+            },
+        }
     }
 
     fn accumulate(
@@ -144,7 +209,7 @@ impl Context {
             &generators,
             "merging from generator",
             &mut resmap,
-            loader,
+            &self.env(loader),
             k_path,
         )?;
         let transformers = plan::transformers(self, loader, &k, k_path, &config)?;
@@ -152,7 +217,7 @@ impl Context {
             &transformers,
             "running transformer",
             &mut resmap,
-            loader,
+            &self.env(loader),
             k_path,
         )?;
         let validators = plan::validators(self, loader, &k, k_path)?;
@@ -160,7 +225,7 @@ impl Context {
             let label = &step.label;
             let mut copy = resmap.clone();
             step.builtin
-                .apply(&mut copy, loader, &step.origin)
+                .apply(&mut copy, &self.env(loader), &step.origin)
                 .map_err(|e| BuildError::new(e.0).context(format!("running validator {label}")))?;
             let changed = copy
                 .iter()
@@ -265,17 +330,15 @@ fn run_steps(
     steps: &[Step],
     what: &str,
     resmap: &mut ResMap,
-    loader: &Loader,
+    env: &Env<'_>,
     k_path: &Path,
 ) -> BuildResult<()> {
     for step in steps {
-        step.builtin
-            .apply(resmap, loader, &step.origin)
-            .map_err(|e| {
-                BuildError::new(e.0)
-                    .context(format!("{what} {}", step.label))
-                    .context(format!("kustomization file {}", k_path.display()))
-            })?;
+        step.builtin.apply(resmap, env, &step.origin).map_err(|e| {
+            BuildError::new(e.0)
+                .context(format!("{what} {}", step.label))
+                .context(format!("kustomization file {}", k_path.display()))
+        })?;
     }
     Ok(())
 }

@@ -6,13 +6,18 @@ pub mod absorb;
 pub mod builtins;
 pub mod config;
 pub mod crds;
+pub mod env;
 pub mod error;
 pub mod fieldspec;
 pub mod files;
+pub mod patch;
+pub mod schema;
+pub mod selector;
 pub mod typed;
 
 pub use builtins::Builtin;
 pub use config::{NameBackRef, TransformerConfig};
+pub use env::Env;
 pub use error::{OpError, OpResult};
 pub use fieldspec::FieldSpec;
 pub use files::FileSource;

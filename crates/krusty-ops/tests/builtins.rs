@@ -7,7 +7,7 @@ use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
-use krusty_ops::files::NoFiles;
+use krusty_ops::Env;
 use krusty_ops::{Builtin, TransformerConfig};
 use krusty_resource::{Origin, ResMap, Resource};
 
@@ -114,7 +114,7 @@ fn hash_suffixes_then_name_references_follow_the_rename() {
          \x20     volumes:\n      - name: v\n        configMap:\n          name: cfg\n",
     );
     generator("name: cfg\nliterals: [a=b]\n")
-        .apply(&mut m, &NoFiles, &origin())
+        .apply(&mut m, &Env::detached(), &origin())
         .expect("generates");
     AddHashSuffixes.apply(&mut m).expect("hashes");
     FixNameReferences {
@@ -134,7 +134,7 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: old\n  b: kept\n",
     );
     generator("name: cfg\nbehavior: merge\nliterals: [a=new]\n")
-        .apply(&mut m, &NoFiles, &origin())
+        .apply(&mut m, &Env::detached(), &origin())
         .expect("merges");
     assert_eq!(
         render(&m),
@@ -146,7 +146,7 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         "a plain ConfigMap stays unhashed after a merge"
     );
     let err = generator("name: cfg\nliterals: [a=b]\n")
-        .apply(&mut m, &NoFiles, &origin())
+        .apply(&mut m, &Env::detached(), &origin())
         .expect_err("create over an existing id");
     assert!(
         err.0.ends_with("exists; behavior must be merge or replace"),
@@ -154,7 +154,7 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         err.0
     );
     let err = generator("name: absent\nbehavior: replace\n")
-        .apply(&mut m, &NoFiles, &origin())
+        .apply(&mut m, &Env::detached(), &origin())
         .expect_err("replace with nothing to replace");
     assert!(err.0.ends_with("does not exist; cannot merge or replace"));
 }

@@ -30,19 +30,26 @@ impl Resource {
     /// Wraps a mapping node as a resource, checking it has the fields every
     /// resource needs.
     pub fn from_node(node: Node) -> Result<Resource, ResourceError> {
+        let mut r = Resource::from_node_as_is(node)?;
+        r.normalize_annotations();
+        Ok(r)
+    }
+
+    /// Like [`Resource::from_node`], but keeps `metadata.annotations` as
+    /// written (patches must keep a `null` that deletes annotations).
+    pub fn from_node_as_is(node: Node) -> Result<Resource, ResourceError> {
         if !matches!(node.value, Value::Map(_)) {
             return Err(ResourceError(
                 "a resource must be a YAML mapping (object)".into(),
             ));
         }
-        let mut r = Resource {
+        let r = Resource {
             node,
             meta: BuildMeta::default(),
         };
         if r.kind().is_empty() {
             return Err(ResourceError("missing kind in object".into()));
         }
-        r.normalize_annotations();
         Ok(r)
     }
 

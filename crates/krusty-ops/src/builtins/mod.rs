@@ -17,9 +17,11 @@ use krusty_resource::{Origin, ResId, ResMap};
 use krusty_yaml::Node;
 
 use crate::absorb::absorb;
+use crate::env::Env;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{specs_from_node, FieldSpec};
-use crate::files::FileSource;
+use crate::patch::{Json6902Entry, PatchEntry, PatchSource, StrategicMergePatches};
+use crate::selector::Selector;
 use crate::typed;
 use generator::{GeneratedKind, GeneratorArgs};
 use hash::AddHashSuffixes;
@@ -48,20 +50,21 @@ pub enum Builtin {
     Replicas(SetReplicas),
     /// HashTransformer.
     Hash(AddHashSuffixes),
+    /// PatchTransformer (`patches:`).
+    Patch(PatchEntry),
+    /// PatchStrategicMergeTransformer (`patchesStrategicMerge:`).
+    StrategicMerge(StrategicMergePatches),
+    /// PatchJson6902Transformer (`patchesJson6902:`).
+    Json6902(Json6902Entry),
 }
 
 impl Builtin {
-    /// Runs the operation over `resources`; generators read through `files`.
-    /// `origin` names the configuration: generated resources record it as
-    /// their origin, transformed ones as a transformation.
-    pub fn apply(
-        &self,
-        resources: &mut ResMap,
-        files: &dyn FileSource,
-        origin: &Origin,
-    ) -> OpResult<()> {
+    /// Runs the operation over `resources` in `env` (files are read through
+    /// it). `origin` names the configuration: generated resources record it
+    /// as their origin, transformed ones as a transformation.
+    pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>, origin: &Origin) -> OpResult<()> {
         let generated = match self {
-            Builtin::Generate(args) => Some(args.generate(files)?),
+            Builtin::Generate(args) => Some(args.generate(env.files)?),
             Builtin::IamPolicy(p) => Some(p.generate()?),
             _ => None,
         };
@@ -69,14 +72,14 @@ impl Builtin {
             generated.meta.origin = Some(origin.clone());
             return absorb(resources, generated);
         }
-        self.transform(resources)?;
+        self.transform(resources, env)?;
         for r in resources.resources_mut() {
             r.meta.transformations.push(origin.clone());
         }
         Ok(())
     }
 
-    fn transform(&self, resources: &mut ResMap) -> OpResult<()> {
+    fn transform(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
         match self {
             Builtin::Generate(_) | Builtin::IamPolicy(_) => Ok(()),
             Builtin::NameAffixes(op) => op.apply(resources),
@@ -85,6 +88,9 @@ impl Builtin {
             Builtin::Image(op) => op.apply(resources),
             Builtin::Replicas(op) => op.apply(resources),
             Builtin::Hash(op) => op.apply(resources),
+            Builtin::Patch(op) => op.apply(resources, env),
+            Builtin::StrategicMerge(op) => op.apply(resources, env),
+            Builtin::Json6902(op) => op.apply(resources, env),
         }
     }
 
@@ -191,8 +197,81 @@ impl Builtin {
                 })
             }
             "HashTransformer" => Builtin::Hash(AddHashSuffixes),
+            "PatchTransformer" => Builtin::Patch(patch_entry(config).map_err(fail)?),
+            "PatchStrategicMergeTransformer" => Builtin::StrategicMerge(StrategicMergePatches {
+                paths: config
+                    .get("paths")
+                    .and_then(Node::as_seq)
+                    .map(|items| items.iter().map(typed::lenient_string).collect())
+                    .unwrap_or_default(),
+                patches: text("patches"),
+            }),
+            "PatchJson6902Transformer" => Builtin::Json6902(json6902_entry(config).map_err(fail)?),
             _ => return Err(OpError::new(format!("unable to load builtin {}", id.gvk))),
         };
         Ok(built)
     }
+}
+
+/// Reads a PatchTransformer config (also the shape of a `patches:` entry).
+pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
+    let text = |k: &str| config.get(k).map(typed::lenient_string).unwrap_or_default();
+    let patch = text("patch").trim().to_string();
+    let path = text("path");
+    let shown = || krusty_yaml::to_kustomize_yaml(config).unwrap_or_default();
+    let source = match (patch.is_empty(), path.is_empty()) {
+        (true, true) => {
+            return Err(OpError::new(format!(
+                "must specify one of patch and path in\n{}",
+                shown()
+            )))
+        }
+        (false, false) => {
+            return Err(OpError::new(format!(
+                "patch and path can't be set at the same time\n{}",
+                shown()
+            )))
+        }
+        (false, true) => PatchSource::Inline(patch),
+        (true, false) => PatchSource::Path(path),
+    };
+    let target = match config.get("target") {
+        Some(t) if !t.is_null() => Some(Selector::from_node(t, "types.Selector")?),
+        _ => None,
+    };
+    let option = |k: &str| {
+        config
+            .get("options")
+            .and_then(|o| o.get(k))
+            .and_then(Node::as_str)
+            == Some("true")
+    };
+    Ok(PatchEntry {
+        source,
+        target,
+        allow_name_change: option("allowNameChange"),
+        allow_kind_change: option("allowKindChange"),
+    })
+}
+
+/// Reads a PatchJson6902Transformer config (also a `patchesJson6902:` entry).
+pub fn json6902_entry(config: &Node) -> OpResult<Json6902Entry> {
+    let text = |k: &str| config.get(k).map(typed::lenient_string).unwrap_or_default();
+    let target = match config.get("target") {
+        Some(t) if !t.is_null() => Selector::from_node(t, "types.Selector")?,
+        _ => Selector::default(),
+    };
+    let path = text("path");
+    let op = match config.get("jsonOp").or_else(|| config.get("op")) {
+        Some(n) if n.as_scalar().is_some() => typed::lenient_string(n),
+        Some(n) if !n.is_null() => krusty_yaml::to_go_json(n),
+        _ => String::new(),
+    };
+    let source = match (path.is_empty(), op.is_empty()) {
+        (true, true) => return Err(OpError::new("empty file path and empty jsonOp")),
+        (false, false) => return Err(OpError::new("must specify a file path or jsonOp, not both")),
+        (false, true) => PatchSource::Path(path),
+        (true, false) => PatchSource::Inline(op),
+    };
+    Ok(Json6902Entry { target, source })
 }

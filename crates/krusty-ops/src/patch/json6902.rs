@@ -1,0 +1,387 @@
+//! JSON patches (RFC 6902) applied to a resource, with the semantics and
+//! error texts of the library Kustomize v5.5.0 uses: `add`, `remove`,
+//! `replace`, `move`, `copy` and `test`; JSON pointers with `~0`/`~1`
+//! escapes; `-` to append; negative indices counted from the end.
+
+use krusty_yaml::{Node, Value};
+
+use crate::error::{OpError, OpResult};
+
+/// One decoded operation.
+#[derive(Debug, Clone)]
+pub struct Operation {
+    op: String,
+    path: Option<String>,
+    from: Option<String>,
+    value: Option<Node>,
+}
+
+/// A decoded list of operations.
+#[derive(Debug, Clone, Default)]
+pub struct JsonPatch(Vec<Operation>);
+
+impl JsonPatch {
+    /// Decodes an op list given as a YAML or JSON sequence of mappings.
+    pub fn from_node(node: &Node) -> OpResult<JsonPatch> {
+        let Some(items) = node.as_seq() else {
+            let what = match node.value {
+                Value::Map(_) => "object",
+                Value::Scalar(_) if node.is_null() => return Ok(JsonPatch::default()),
+                Value::Scalar(_) => scalar_json_kind(node),
+                Value::Seq(_) => "array",
+            };
+            return Err(OpError::new(format!(
+                "json: cannot unmarshal {what} into Go value of type jsonpatch.Patch"
+            )));
+        };
+        let mut ops = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(map) = item.as_map() else {
+                return Err(OpError::new(format!(
+                    "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
+                    match item.value {
+                        Value::Seq(_) => "array",
+                        _ => scalar_json_kind(item),
+                    }
+                )));
+            };
+            let text = |key: &str| -> OpResult<Option<String>> {
+                match map.iter().find(|(k, _)| k.key_str() == Some(key)) {
+                    None => Ok(None),
+                    Some((_, v)) if v.is_null() => Ok(None),
+                    Some((_, v)) => match v.as_scalar() {
+                        Some(s) if scalar_json_kind(v) == "string" => Ok(Some(s.text.clone())),
+                        _ => Err(OpError::new(format!(
+                            "json: cannot unmarshal {} into Go value of type string",
+                            json_kind(v)
+                        ))),
+                    },
+                }
+            };
+            let op = text("op")?.unwrap_or_else(|| "unknown".to_string());
+            let path = text("path")?;
+            let from = text("from")?;
+            let value = item.get("value").cloned();
+            ops.push(Operation {
+                op,
+                path,
+                from,
+                value,
+            });
+        }
+        Ok(JsonPatch(ops))
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// `true` when there are no operations.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Applies the operations in order to `doc`.
+    pub fn apply(&self, doc: &mut Node) -> OpResult<()> {
+        for op in &self.0 {
+            apply_one(doc, op)?;
+        }
+        Ok(())
+    }
+}
+
+fn json_kind(node: &Node) -> &'static str {
+    match node.value {
+        Value::Map(_) => "object",
+        Value::Seq(_) => "array",
+        Value::Scalar(_) => scalar_json_kind(node),
+    }
+}
+
+fn scalar_json_kind(node: &Node) -> &'static str {
+    match node.as_scalar().map(krusty_yaml::resolve_input) {
+        Some(krusty_yaml::Resolved::Bool(_)) => "bool",
+        Some(krusty_yaml::Resolved::Int(_)) | Some(krusty_yaml::Resolved::Float(_)) => "number",
+        Some(krusty_yaml::Resolved::Null) => "null",
+        _ => "string",
+    }
+}
+
+fn missing(msg: String) -> OpError {
+    OpError::new(format!("{msg}: missing value"))
+}
+
+fn invalid_index(idx: i64) -> OpError {
+    OpError::new(format!(
+        "Unable to access invalid index: {idx}: invalid index referenced"
+    ))
+}
+
+fn decode_key(part: &str) -> String {
+    part.replace("~1", "/").replace("~0", "~")
+}
+
+/// Finds the container holding the last segment of `path`, and that
+/// segment (decoded). `None` when any parent is missing.
+fn find_container<'a>(doc: &'a mut Node, path: &str) -> Option<(&'a mut Node, String)> {
+    let split: Vec<&str> = path.split('/').collect();
+    if split.len() < 2 {
+        return None;
+    }
+    let mut node = doc;
+    for part in &split[1..split.len() - 1] {
+        let key = decode_key(part);
+        let next = match &mut node.value {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.key_str() == Some(key.as_str()))
+                .map(|(_, v)| v)?,
+            Value::Seq(items) => {
+                let idx = key.parse::<i64>().ok()?;
+                let len = items.len() as i64;
+                let idx = if idx < 0 { idx + len } else { idx };
+                items.get_mut(usize::try_from(idx).ok()?)?
+            }
+            Value::Scalar(_) => return None,
+        };
+        if next.as_map().is_none() && next.as_seq().is_none() {
+            return None;
+        }
+        node = next;
+    }
+    Some((node, decode_key(split[split.len() - 1])))
+}
+
+fn parse_index(key: &str) -> OpResult<i64> {
+    key.parse::<i64>().map_err(|_| {
+        OpError::new(format!(
+            "value was not a proper array index: '{key}': strconv.Atoi: parsing {key:?}: invalid syntax"
+        ))
+    })
+}
+
+/// Adds `value` at `key` of a container (inserting into a list).
+fn container_add(container: &mut Node, key: &str, value: Node) -> OpResult<()> {
+    match &mut container.value {
+        Value::Seq(items) => {
+            if key == "-" {
+                items.push(value);
+                return Ok(());
+            }
+            let idx = parse_index(key)?;
+            let size = items.len() as i64 + 1;
+            if idx >= size || idx < -size {
+                return Err(invalid_index(idx));
+            }
+            let idx = if idx < 0 { idx + size } else { idx };
+            items.insert(idx as usize, value);
+            Ok(())
+        }
+        _ => {
+            container.set(key, value);
+            Ok(())
+        }
+    }
+}
+
+/// The value at `key` of a container (negative list indices count from
+/// the end).
+fn container_get(container: &Node, key: &str) -> OpResult<Option<Node>> {
+    match &container.value {
+        Value::Seq(items) => {
+            let idx = list_index(key, items.len())?;
+            Ok(Some(items[idx].clone()))
+        }
+        _ => Ok(container.get(key).cloned()),
+    }
+}
+
+/// Removes `key` from a container.
+fn container_remove(container: &mut Node, key: &str) -> OpResult<Node> {
+    match &mut container.value {
+        Value::Seq(items) => {
+            let idx = list_index(key, items.len())?;
+            Ok(items.remove(idx))
+        }
+        _ => container
+            .remove(key)
+            .ok_or_else(|| missing(format!("Unable to remove nonexistent key: {key}"))),
+    }
+}
+
+/// An existing list position: `key` as an index, negative from the end.
+fn list_index(key: &str, len: usize) -> OpResult<usize> {
+    let idx = parse_index(key)?;
+    let len = len as i64;
+    if idx >= len || idx < -len {
+        return Err(invalid_index(idx));
+    }
+    Ok((if idx < 0 { idx + len } else { idx }) as usize)
+}
+
+/// Sets `key` of a container (replacing a list item).
+fn container_set(container: &mut Node, key: &str, value: Node) -> OpResult<()> {
+    match &mut container.value {
+        Value::Seq(items) => {
+            let idx = list_index(key, items.len())?;
+            items[idx] = value;
+            Ok(())
+        }
+        _ => {
+            container.set(key, value);
+            Ok(())
+        }
+    }
+}
+
+fn op_value(op: &Operation) -> Node {
+    op.value
+        .clone()
+        .map(yaml11_booleans)
+        .unwrap_or_else(Node::null)
+}
+
+/// Op lists written in YAML are converted to JSON with YAML 1.1 rules, so
+/// `yes`, `on`, `off`... become booleans.
+fn yaml11_booleans(mut node: Node) -> Node {
+    match &mut node.value {
+        Value::Scalar(s) if s.style == krusty_yaml::ScalarStyle::Plain && s.tag.is_none() => {
+            let truth = match s.text.as_str() {
+                "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some("true"),
+                "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some("false"),
+                _ => None,
+            };
+            if let Some(t) = truth {
+                s.text = t.to_string();
+            }
+        }
+        Value::Seq(items) => {
+            for item in items.iter_mut() {
+                *item = yaml11_booleans(std::mem::replace(item, Node::null()));
+            }
+        }
+        Value::Map(entries) => {
+            for (_, v) in entries.iter_mut() {
+                *v = yaml11_booleans(std::mem::replace(v, Node::null()));
+            }
+        }
+        _ => {}
+    }
+    node
+}
+
+fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
+    let path = || {
+        op.path
+            .clone()
+            .ok_or_else(|| missing("operation missing path field".to_string()))
+    };
+    let from = || {
+        op.from
+            .clone()
+            .ok_or_else(|| missing("operation missing from field".to_string()))
+    };
+    match op.op.as_str() {
+        "add" => {
+            let path = path()?;
+            let (container, key) = find_container(doc, &path).ok_or_else(|| {
+                missing(format!(
+                    "add operation does not apply: doc is missing path: \"{path}\""
+                ))
+            })?;
+            container_add(container, &key, op_value(op))
+                .map_err(|e| e.context(format!("error in add for path: '{path}'")))
+        }
+        "remove" => {
+            let path = path()?;
+            let (container, key) = find_container(doc, &path).ok_or_else(|| {
+                missing(format!(
+                    "remove operation does not apply: doc is missing path: \"{path}\""
+                ))
+            })?;
+            container_remove(container, &key)
+                .map(|_| ())
+                .map_err(|e| e.context(format!("error in remove for path: '{path}'")))
+        }
+        "replace" => {
+            let path = path()?;
+            let (container, key) = find_container(doc, &path).ok_or_else(|| {
+                missing(format!(
+                    "replace operation does not apply: doc is missing path: {path}"
+                ))
+            })?;
+            // A missing map key is added; a missing list index fails.
+            if container_get(container, &key).is_err() {
+                return Err(missing(format!(
+                    "replace operation does not apply: doc is missing key: {path}"
+                )));
+            }
+            container_set(container, &key, op_value(op))
+                .map_err(|e| e.context(format!("error in remove for path: '{path}'")))
+        }
+        "move" => {
+            let from = from().map_err(|e| e.context("move operation failed to decode from"))?;
+            let (container, key) = find_container(doc, &from).ok_or_else(|| {
+                missing(format!(
+                    "move operation does not apply: doc is missing from path: {from}"
+                ))
+            })?;
+            container_get(container, &key)
+                .map_err(|e| e.context(format!("error in move for path: '{key}'")))?;
+            let value = container_remove(container, &key)
+                .map_err(|e| e.context(format!("error in move for path: '{key}'")))?;
+            let path = path()?;
+            let (container, key) = find_container(doc, &path).ok_or_else(|| {
+                missing(format!(
+                    "move operation does not apply: doc is missing destination path: {path}"
+                ))
+            })?;
+            container_add(container, &key, value)
+        }
+        "copy" => {
+            let from = from().map_err(|e| e.context("copy operation failed to decode from"))?;
+            let (container, key) = find_container(doc, &from).ok_or_else(|| {
+                missing(format!(
+                    "copy operation does not apply: doc is missing from path: {from}"
+                ))
+            })?;
+            let value = container_get(container, &key)
+                .map_err(|e| e.context(format!("error in copy for from: '{from}'")))?
+                .unwrap_or_else(Node::null);
+            let path = path()?;
+            let (container, key) = find_container(doc, &path).ok_or_else(|| {
+                missing(format!(
+                    "copy operation does not apply: doc is missing destination path: {path}"
+                ))
+            })?;
+            container_add(container, &key, value)
+                .map_err(|e| e.context("error while adding value during copy"))
+        }
+        "test" => {
+            let path = path()?;
+            let failed = || OpError::new(format!("testing value {path} failed: test failed"));
+            let (container, key) = find_container(doc, &path).ok_or_else(|| {
+                missing(format!(
+                    "test operation does not apply: is missing path: {path}"
+                ))
+            })?;
+            let actual = match container_get(container, &key) {
+                Ok(v) => v,
+                Err(e) if e.0.ends_with("missing value") => None,
+                Err(e) => return Err(e),
+            };
+            match (actual, op.value.as_ref()) {
+                (None, None) => Ok(()),
+                (Some(a), Some(_)) if same_json(&a, &op_value(op)) => Ok(()),
+                _ => Err(failed()),
+            }
+        }
+        other => Err(OpError::new(format!("Unexpected kind: {other}"))),
+    }
+}
+
+/// JSON equality of two values.
+fn same_json(a: &Node, b: &Node) -> bool {
+    krusty_yaml::to_go_json(a) == krusty_yaml::to_go_json(b)
+}

@@ -1,0 +1,367 @@
+//! Patches: Kustomize's PatchTransformer (`patches:`),
+//! PatchStrategicMergeTransformer (`patchesStrategicMerge:`) and
+//! PatchJson6902Transformer (`patchesJson6902:`).
+
+pub mod json6902;
+pub mod smp;
+
+use krusty_resource::{ResMap, Resource};
+use krusty_yaml::Node;
+
+use crate::env::Env;
+use crate::error::{OpError, OpResult};
+use crate::selector::Selector;
+use json6902::JsonPatch;
+
+/// Where a patch's text comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatchSource {
+    /// Written inline (`patch:`), already trimmed.
+    Inline(String),
+    /// A file (`path:`), relative to the kustomization root.
+    Path(String),
+}
+
+impl PatchSource {
+    /// How Kustomize names the patch in messages: `[patch: "..."]` or
+    /// `[path: "..."]`.
+    fn describe(&self) -> String {
+        match self {
+            PatchSource::Inline(text) => format!("[patch: {}]", go_quote(text)),
+            PatchSource::Path(path) => format!("[path: {}]", go_quote(path)),
+        }
+    }
+
+    fn text(&self, env: &Env<'_>) -> OpResult<String> {
+        match self {
+            PatchSource::Inline(text) => Ok(text.clone()),
+            PatchSource::Path(path) => {
+                let bytes = env.files.read_bytes(path).map_err(|e| {
+                    OpError::new(format!(
+                        "failed to get the patch file from path({path}): {}",
+                        e.0
+                    ))
+                })?;
+                String::from_utf8(bytes)
+                    .map_err(|_| OpError::new(format!("patch file {path} is not valid UTF-8")))
+            }
+        }
+    }
+}
+
+/// Go's `%q` of a string (close enough for messages: JSON escaping).
+fn go_quote(s: &str) -> String {
+    let mut out = String::new();
+    krusty_yaml::write_go_json_string(s, &mut out);
+    out
+}
+
+/// One `patches:` entry (PatchTransformer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatchEntry {
+    /// The patch text.
+    pub source: PatchSource,
+    /// Which resources to patch; without it, a strategic merge patch
+    /// patches the resource with its own id.
+    pub target: Option<Selector>,
+    /// `options.allowNameChange`.
+    pub allow_name_change: bool,
+    /// `options.allowKindChange`.
+    pub allow_kind_change: bool,
+}
+
+/// A patch's content, as detected from its text.
+enum Parsed {
+    Strategic(Vec<Resource>),
+    Json(JsonPatch),
+}
+
+/// The strategic merge patches in a text, or why it is not one.
+fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
+    let docs = krusty_yaml::parse_stream(text).ok()?;
+    let mut out = Vec::new();
+    for root in docs.into_iter().filter_map(|d| d.root) {
+        let r = Resource::from_node_as_is(root).ok()?;
+        if r.name().is_empty() {
+            return None;
+        }
+        out.push(r);
+    }
+    Some(out)
+}
+
+/// The JSON patch in a text (a JSON array, or YAML of the same), or why
+/// it is not one.
+fn json_patch(text: &str) -> OpResult<JsonPatch> {
+    if text.is_empty() {
+        return Err(OpError::new("empty json patch operations"));
+    }
+    let docs = krusty_yaml::parse_stream(text).map_err(|e| OpError::new(e.to_string()))?;
+    match docs.into_iter().next().and_then(|d| d.root) {
+        Some(root) => JsonPatch::from_node(&root),
+        None => Ok(JsonPatch::default()),
+    }
+}
+
+fn detect(text: &str, source: &PatchSource) -> OpResult<Parsed> {
+    let strategic = strategic_patches(text);
+    let json = json_patch(text);
+    match (strategic, json) {
+        (Some(sm), Ok(js)) if !sm.is_empty() && !js.is_empty() => Err(OpError::new(format!(
+            "illegally qualifies as both an SM and JSON patch: {}",
+            source.describe()
+        ))),
+        (Some(sm), _) => Ok(Parsed::Strategic(sm)),
+        (None, Ok(js)) => Ok(Parsed::Json(js)),
+        (None, Err(_)) => Err(OpError::new(format!(
+            "unable to parse SM or JSON patch from {}",
+            source.describe()
+        ))),
+    }
+}
+
+impl PatchEntry {
+    /// Applies the patch.
+    pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
+        let text = self.source.text(env)?;
+        match detect(&text, &self.source)? {
+            Parsed::Strategic(mut patches) => {
+                for p in &mut patches {
+                    p.meta.allow_name_change = self.allow_name_change;
+                    p.meta.allow_kind_change = self.allow_kind_change;
+                }
+                match &self.target {
+                    Some(target) => {
+                        if patches.len() > 1 {
+                            return Err(OpError::new(format!(
+                                "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {}",
+                                self.source.describe()
+                            )));
+                        }
+                        let selected = select(resources, target)?;
+                        match patches.first() {
+                            Some(patch) => apply_strategic(resources, &selected, patch, env),
+                            None => Ok(()),
+                        }
+                    }
+                    None => {
+                        for patch in &patches {
+                            let index = find_by_id(resources, patch).map_err(|e| {
+                                e.context(format!(
+                                    "no resource matches strategic merge patch \"{}\"",
+                                    patch.id()
+                                ))
+                            })?;
+                            apply_strategic(resources, &[index], patch, env)?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            Parsed::Json(ops) => {
+                let Some(target) = &self.target else {
+                    return Err(OpError::new(format!(
+                        "must specify a target for JSON patch {}",
+                        self.source.describe()
+                    )));
+                };
+                for index in select(resources, target)? {
+                    let r = &mut resources.resources_mut()[index];
+                    r.store_previous_id();
+                    apply_json(r, &ops)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `patchesStrategicMerge:` (PatchStrategicMergeTransformer).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StrategicMergePatches {
+    /// Entries: each is inline patch YAML or a file path.
+    pub paths: Vec<String>,
+    /// More patches, inline.
+    pub patches: String,
+}
+
+impl StrategicMergePatches {
+    /// Applies every patch in order, each to the resource with its id.
+    pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
+        if self.paths.is_empty() && self.patches.is_empty() {
+            return Err(OpError::new("empty file path and empty patch content"));
+        }
+        let mut loaded = Vec::new();
+        for entry in &self.paths {
+            // For historical reasons an entry is first tried as patch YAML.
+            match strategic_patches(entry).filter(|p| !p.is_empty()) {
+                Some(patches) => loaded.extend(patches),
+                None => {
+                    let text = PatchSource::Path(entry.clone()).text(env)?;
+                    let patches = read_patch_resources(&text)
+                        .map_err(|e| e.context(format!("patch file {entry}")))?;
+                    loaded.extend(patches);
+                }
+            }
+        }
+        if !self.patches.is_empty() {
+            loaded.extend(read_patch_resources(&self.patches)?);
+        }
+        if loaded.is_empty() {
+            return Err(OpError::new(format!(
+                "patch appears to be empty; files={:?}, Patch={}",
+                self.paths, self.patches
+            )));
+        }
+        for patch in &loaded {
+            let index = find_by_id(resources, patch)?;
+            apply_strategic(resources, &[index], patch, env)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads every document of a patch file as a patch resource.
+fn read_patch_resources(text: &str) -> OpResult<Vec<Resource>> {
+    let docs = krusty_yaml::parse_stream(text).map_err(|e| OpError::new(e.to_string()))?;
+    docs.into_iter()
+        .filter_map(|d| d.root)
+        .map(|root| Resource::from_node_as_is(root).map_err(|e| OpError::new(e.0)))
+        .collect()
+}
+
+/// One `patchesJson6902:` entry (PatchJson6902Transformer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json6902Entry {
+    /// The resources to patch (a name is required).
+    pub target: Selector,
+    /// The op list: inline (`jsonOp`/`op`) or a file.
+    pub source: PatchSource,
+}
+
+impl Json6902Entry {
+    /// Applies the op list to every selected resource.
+    pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
+        if self.target.name.is_empty() {
+            return Err(OpError::new("must specify the target name"));
+        }
+        let text = self.source.text(env)?;
+        if let PatchSource::Path(path) = &self.source {
+            if text.is_empty() {
+                return Err(OpError::new(format!(
+                    "patch file '{path}' empty seems to be empty"
+                )));
+            }
+        }
+        let ops = json_patch(&text).map_err(|e| e.context(format!("decoding {text}")))?;
+        if ops.is_empty() {
+            let path = match &self.source {
+                PatchSource::Path(p) => p.as_str(),
+                PatchSource::Inline(_) => "",
+            };
+            return Err(OpError::new(format!(
+                "patch appears to be empty; file={path}, JsonOp={text}"
+            )));
+        }
+        for index in select(resources, &self.target)? {
+            apply_json(&mut resources.resources_mut()[index], &ops)?;
+        }
+        Ok(())
+    }
+}
+
+/// Indices of the resources a target selects.
+fn select(resources: &ResMap, target: &Selector) -> OpResult<Vec<usize>> {
+    let compiled = target.compile_regex()?;
+    Ok(resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| compiled.matches(r))
+        .map(|(i, _)| i)
+        .collect())
+}
+
+/// The one resource whose current or earlier id equals the patch's id.
+fn find_by_id(resources: &ResMap, patch: &Resource) -> OpResult<usize> {
+    let id = patch.id();
+    let found: Vec<usize> = resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.any_id(|rid| rid.equals(&id)))
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(OpError::new(format!(
+            "no matches for Id {id}; failed to find unique target for patch {id}"
+        ))),
+        _ => Err(OpError::new(format!(
+            "multiple matches for Id {id}; failed to find unique target for patch {id}"
+        ))),
+    }
+}
+
+/// Applies a strategic merge patch to the selected resources; resources the
+/// patch deletes leave the map.
+fn apply_strategic(
+    resources: &mut ResMap,
+    selected: &[usize],
+    patch: &Resource,
+    env: &Env<'_>,
+) -> OpResult<()> {
+    let mut deleted = Vec::new();
+    for &index in selected {
+        let r = &mut resources.resources_mut()[index];
+        let mut patch_node = patch.node.clone();
+        // The patch takes the target's apiVersion, keeping its own kind.
+        let api_version = r.api_version().to_string();
+        patch_node.set("apiVersion", Node::string(api_version));
+        if !apply_strategic_one(r, patch_node, patch, env)? {
+            deleted.push(index);
+        }
+    }
+    for index in deleted.into_iter().rev() {
+        resources.remove_at(index);
+    }
+    resources
+        .check_unique()
+        .map_err(|e| OpError::new(e.to_string()))
+}
+
+/// Merges `patch_node` into `r`; `false` when the patch deleted it.
+fn apply_strategic_one(
+    r: &mut Resource,
+    patch_node: Node,
+    patch: &Resource,
+    env: &Env<'_>,
+) -> OpResult<bool> {
+    let (name, namespace, kind) = (
+        r.name().to_string(),
+        r.namespace().to_string(),
+        r.kind().to_string(),
+    );
+    if patch.meta.allow_name_change || patch.meta.allow_kind_change {
+        r.store_previous_id();
+    }
+    let target = std::mem::replace(&mut r.node, Node::null());
+    match smp::merge(target, patch_node, env.schema)? {
+        None => return Ok(false),
+        Some(merged) => r.node = merged,
+    }
+    if r.node.as_map().is_none_or(|m| m.is_empty()) {
+        return Ok(false);
+    }
+    if !patch.meta.allow_kind_change {
+        r.set_kind(&kind);
+    }
+    if !patch.meta.allow_name_change {
+        r.set_name(&name);
+    }
+    r.set_namespace(&namespace);
+    Ok(true)
+}
+
+/// Applies a JSON patch to one resource.
+fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
+    ops.apply(&mut r.node)
+}

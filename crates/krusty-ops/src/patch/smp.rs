@@ -1,0 +1,634 @@
+//! Strategic merge: a patch document merged into a resource the way
+//! Kustomize v5.5.0 merges it (its kyaml merge, not the API server's).
+//!
+//! Observed rules this reproduces:
+//! - Both trees are walked together from the root, field by field. A patch
+//!   scalar replaces the resource's; a patch `null` deletes the field.
+//! - A list is merged element by element only where the schema gives it a
+//!   patch strategy of `merge` (see [`Schema`]); every other list, and every
+//!   list of a kind without a schema, is replaced by the patch's.
+//! - Merged lists are rebuilt even where the patch does not touch them: the
+//!   patch's elements come first in the patch's order, then the resource's
+//!   other elements (for multi-key lists, matched elements keep the
+//!   resource's order). Elements with equal keys collapse into one.
+//! - `$patch: delete|replace|merge` works on maps, list elements and lists;
+//!   other directives (`$setElementOrder`, `$retainKeys`,
+//!   `$deleteFromPrimitiveList`) are not understood and stay as fields.
+
+use krusty_yaml::{Node, Value};
+
+use crate::error::{OpError, OpResult};
+use crate::schema::{Schema, Shape};
+
+/// The key of a strategic merge directive.
+const DIRECTIVE: &str = "$patch";
+
+/// Merges `patch` into `target`. `None` means the patch deleted the whole
+/// resource (`$patch: delete` at the top).
+pub fn merge(target: Node, patch: Node, schema: &Schema) -> OpResult<Option<Node>> {
+    // Kustomize keeps the merge only where it changed the resource in
+    // place, so `$patch: replace` at the top leaves the resource as it was.
+    let original = (patch.get(DIRECTIVE).map(raw) == Some("replace")).then(|| target.clone());
+    let merger = Merger { schema };
+    match merger.walk(Some(target), Some(patch), None)? {
+        Merged::Clear => Ok(None),
+        Merged::Node {
+            node,
+            from_target: false,
+        } => Ok(Some(original.unwrap_or(node))),
+        Merged::Node { node, .. } | Merged::Kept(node) => Ok(Some(node)),
+    }
+}
+
+/// What a merge step produced.
+enum Merged {
+    /// The field (or element) goes away.
+    Clear,
+    /// A value; `from_target` when it is the target's own node, updated in
+    /// place (which decides what a merged list keeps, see `merge_elements`).
+    Node { node: Node, from_target: bool },
+    /// The target's explicit null, kept although it is null.
+    Kept(Node),
+}
+
+impl Merged {
+    fn node(node: Node, from_target: bool) -> Merged {
+        Merged::Node { node, from_target }
+    }
+
+    fn from_option(node: Option<Node>, from_target: bool) -> Merged {
+        node.map_or(Merged::Clear, |node| Merged::node(node, from_target))
+    }
+
+    /// `true` when setting this on a field removes the field.
+    fn clears_field(&self) -> bool {
+        match self {
+            Merged::Clear => true,
+            Merged::Node { node, .. } => node.is_null(),
+            Merged::Kept(_) => false,
+        }
+    }
+
+    fn into_node(self) -> Option<Node> {
+        match self {
+            Merged::Clear => None,
+            Merged::Node { node, .. } | Merged::Kept(node) => Some(node),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    Map,
+    Seq,
+    Scalar,
+}
+
+fn kind_of(node: &Node) -> Kind {
+    match node.value {
+        Value::Map(_) => Kind::Map,
+        Value::Seq(_) => Kind::Seq,
+        Value::Scalar(_) => Kind::Scalar,
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Map => "MappingNode",
+        Kind::Seq => "SequenceNode",
+        Kind::Scalar => "ScalarNode",
+    }
+}
+
+fn missing_or_null(node: Option<&Node>) -> bool {
+    node.is_none_or(Node::is_null)
+}
+
+/// The text a node is compared by: a scalar's value, empty for collections.
+fn raw(node: &Node) -> &str {
+    match &node.value {
+        Value::Scalar(s) => &s.text,
+        _ => "",
+    }
+}
+
+/// A key's value as merge keys see it: empty when missing, null or an empty
+/// (or any) collection.
+fn key_value(element: &Node, key: &str) -> String {
+    match element.get(key) {
+        Some(v) if !v.is_null() => raw(v).to_string(),
+        _ => String::new(),
+    }
+}
+
+fn is_empty_map(node: &Node) -> bool {
+    matches!(&node.value, Value::Map(m) if m.is_empty())
+}
+
+/// A strategic merge directive.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Directive {
+    Merge,
+    Replace,
+    Delete,
+}
+
+fn parse_directive(value: &str) -> OpResult<Directive> {
+    match value {
+        "merge" => Ok(Directive::Merge),
+        "replace" => Ok(Directive::Replace),
+        "delete" => Ok(Directive::Delete),
+        other => Err(OpError::new(format!("unknown patch strategy '{other}'"))),
+    }
+}
+
+/// Reads (and removes) the `$patch` field of a patch mapping.
+fn map_directive(patch: Option<&mut Node>) -> OpResult<Directive> {
+    let Some(patch) = patch else {
+        return Ok(Directive::Merge);
+    };
+    let Some(value) = patch.get(DIRECTIVE) else {
+        return Ok(Directive::Merge);
+    };
+    let directive = parse_directive(raw(value))?;
+    patch.remove(DIRECTIVE);
+    Ok(directive)
+}
+
+/// Reads (and removes) a `{$patch: ...}` element of a patch list.
+fn seq_directive(patch: Option<&mut Node>) -> OpResult<Directive> {
+    let Some(items) = patch.and_then(Node::as_seq_mut) else {
+        return Ok(Directive::Merge);
+    };
+    let Some(element) = items
+        .iter()
+        .find(|e| e.as_map().is_some() && e.get(DIRECTIVE).is_some())
+    else {
+        return Ok(Directive::Merge);
+    };
+    if element.as_map().is_some_and(|m| m.len() > 1) {
+        return Ok(Directive::Merge);
+    }
+    let value = element
+        .get(DIRECTIVE)
+        .map(raw)
+        .unwrap_or_default()
+        .to_string();
+    let directive = parse_directive(&value)?;
+    set_element(items, &[DIRECTIVE.into()], &[value], None)?;
+    Ok(directive)
+}
+
+struct Merger<'a> {
+    schema: &'a Schema,
+}
+
+impl Merger<'_> {
+    /// Merges one field's values (either may be missing).
+    fn walk(
+        &self,
+        target: Option<Node>,
+        patch: Option<Node>,
+        shape: Option<Shape>,
+    ) -> OpResult<Merged> {
+        let shape = shape.or_else(|| self.root_shape(target.as_ref(), patch.as_ref()));
+        let kind = [target.as_ref(), patch.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|n| !n.is_null())
+            .map(kind_of);
+        if let Some(kind) = kind {
+            for node in [target.as_ref(), patch.as_ref()].into_iter().flatten() {
+                if !node.is_null() && kind_of(node) != kind {
+                    return Err(wrong_kind(kind, node));
+                }
+            }
+        }
+        match kind {
+            None | Some(Kind::Map) => self.walk_map(target, patch, shape),
+            Some(Kind::Seq) => match shape {
+                Some(Shape::List {
+                    item,
+                    merge_keys: Some(keys),
+                }) => self.walk_merged_list(target, patch, *item, keys),
+                _ => Ok(match patch {
+                    Some(p) => Merged::node(p, false),
+                    None => Merged::from_option(target, true),
+                }),
+            },
+            Some(Kind::Scalar) => Ok(match patch {
+                Some(p) => Merged::node(p, false),
+                None => Merged::from_option(target, true),
+            }),
+        }
+    }
+
+    /// Without a schema, a mapping that has `apiVersion` and `kind` is
+    /// merged with the schema of that kind.
+    fn root_shape(&self, target: Option<&Node>, patch: Option<&Node>) -> Option<Shape> {
+        [target, patch].into_iter().flatten().find_map(|n| {
+            let api_version = n.get("apiVersion").and_then(Node::as_str)?;
+            let kind = n.get("kind").and_then(Node::as_str)?;
+            if api_version.is_empty() || kind.is_empty() {
+                return None;
+            }
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            self.schema.root(group, version, kind)
+        })
+    }
+
+    fn walk_map(
+        &self,
+        target: Option<Node>,
+        mut patch: Option<Node>,
+        shape: Option<Shape>,
+    ) -> OpResult<Merged> {
+        let (mut dest, from_target) = if missing_or_null(target.as_ref()) {
+            // A directive error is ignored here, as Kustomize does.
+            if map_directive(patch.as_mut()) == Ok(Directive::Delete) {
+                return Ok(Merged::Clear);
+            }
+            match (patch.as_ref(), target) {
+                (None, Some(t)) if !raw(&t).is_empty() => {
+                    return Ok(Merged::Kept(t));
+                }
+                (None, _) => return Ok(Merged::Clear),
+                (Some(p), _) => (p.clone(), false),
+            }
+        } else if patch.as_ref().is_some_and(Node::is_null) {
+            return Ok(Merged::Clear);
+        } else {
+            match map_directive(patch.as_mut())? {
+                Directive::Delete => return Ok(Merged::Clear),
+                Directive::Replace => match patch.clone() {
+                    Some(p) => (p, false),
+                    None => return Ok(Merged::Clear),
+                },
+                Directive::Merge => match target {
+                    Some(t) => (t, true),
+                    None => return Ok(Merged::Clear),
+                },
+            }
+        };
+        if dest.is_null() {
+            return Ok(Merged::node(dest, from_target));
+        }
+        let mut names: Vec<String> = [Some(&dest), patch.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(Node::as_map)
+            .flatten()
+            .filter_map(|(k, _)| k.key_str().map(String::from))
+            .collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let field_shape = shape.as_ref().and_then(|s| self.schema.field(s, &name));
+            let current = take_field(&mut dest, &name);
+            let patch_value = patch.as_ref().and_then(|p| p.get(&name)).cloned();
+            let merged = self.walk(current, patch_value, field_shape)?;
+            if merged.clears_field() {
+                dest.remove(&name);
+            } else if let Some(node) = merged.into_node() {
+                dest.set(&name, node);
+            }
+        }
+        Ok(Merged::node(dest, from_target))
+    }
+
+    /// A list merged element by element, by `keys` (empty: by value).
+    fn walk_merged_list(
+        &self,
+        target: Option<Node>,
+        mut patch: Option<Node>,
+        item: Shape,
+        keys: Vec<String>,
+    ) -> OpResult<Merged> {
+        let dest = if missing_or_null(target.as_ref()) {
+            match patch.clone() {
+                Some(p) => p,
+                None => return Ok(Merged::Clear),
+            }
+        } else if patch.as_ref().is_some_and(Node::is_null) {
+            return Ok(Merged::Clear);
+        } else {
+            match seq_directive(patch.as_mut())? {
+                Directive::Delete => return Ok(Merged::Clear),
+                Directive::Replace => match patch.clone() {
+                    Some(p) => p,
+                    None => return Ok(Merged::Clear),
+                },
+                Directive::Merge => match target {
+                    Some(t) => t,
+                    None => return Ok(Merged::Clear),
+                },
+            }
+        };
+        let Value::Seq(dest) = dest.value else {
+            return Ok(Merged::node(dest, false));
+        };
+        let patch_items = patch.and_then(|p| match p.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        });
+        let sources = [patch_items.as_deref(), Some(dest.as_slice())];
+        let (values, keys) = if keys.is_empty() {
+            (scalar_values(&sources), vec![String::new()])
+        } else {
+            (key_values(&sources, &keys), keys)
+        };
+        let merged = self.merge_elements(values, &keys, dest, patch_items, &item)?;
+        Ok(Merged::node(Node::new(Value::Seq(merged)), false))
+    }
+
+    /// Rebuilds a merged list from the key values of all elements of both
+    /// sides (patch first).
+    fn merge_elements(
+        &self,
+        mut values_list: Vec<Vec<String>>,
+        keys: &[String],
+        mut dest: Vec<Node>,
+        patch: Option<Vec<Node>>,
+        item: &Shape,
+    ) -> OpResult<Vec<Node>> {
+        if keys.len() > 1 {
+            unify_values(&mut values_list);
+        }
+        let mut added: Vec<Node> = Vec::new();
+        let mut last_keys = keys.to_vec();
+        for values in &values_list {
+            let (keys_now, values_now) = valid_keys(&values_list, values, keys);
+            let (match_keys, match_values) =
+                valid_keys(std::slice::from_ref(&values_now), &values_now, &keys_now);
+            let (valid_keys, valid_values) = (keys_now, values_now);
+            let dest_index = find_element(&dest, &match_keys, &match_values);
+            let patch_element = patch
+                .as_deref()
+                .and_then(|p| find_element(p, &match_keys, &match_values).map(|i| p[i].clone()));
+            let dest_element = dest_index.map(|i| dest[i].clone());
+            let merged = self.walk(dest_element, patch_element, Some(item.clone()))?;
+            last_keys = valid_keys.clone();
+            let (mut node, from_target) = match merged {
+                Merged::Node { node, from_target } if !node.is_null() && !is_empty_map(&node) => {
+                    (node, from_target)
+                }
+                Merged::Kept(node) => (node, false),
+                _ => {
+                    set_element(&mut dest, &valid_keys, &valid_values, None)?;
+                    continue;
+                }
+            };
+            for (key, value) in valid_keys.iter().zip(&valid_values) {
+                if !key.is_empty() && !value.is_empty() && node.get(key).is_none() {
+                    if node.as_map().is_none() {
+                        return Err(wrong_kind(Kind::Map, &node));
+                    }
+                    node.set(key, Node::plain(value.clone()));
+                }
+            }
+            if from_target {
+                if let Some(i) = dest_index {
+                    dest[i] = node.clone();
+                }
+            }
+            set_element(&mut added, &valid_keys, &valid_values, Some(node))?;
+        }
+        if values_list.is_empty() {
+            return Ok(dest);
+        }
+        append_elements(&mut added, dest, &last_keys)?;
+        Ok(added)
+    }
+}
+
+/// Takes a field's value out of a mapping (leaving the entry in place).
+fn take_field(map: &mut Node, name: &str) -> Option<Node> {
+    map.get_mut(name)
+        .map(|slot| std::mem::replace(slot, Node::null()))
+}
+
+fn wrong_kind(expected: Kind, node: &Node) -> OpError {
+    let text = krusty_yaml::to_kustomize_yaml(node).unwrap_or_default();
+    OpError::new(format!(
+        "wrong node kind: expected {} but got {}: node contents:\n{}",
+        kind_name(expected),
+        kind_name(kind_of(node)),
+        text.trim_end()
+    ))
+}
+
+/// The merge-key values of every element of both sides, patch first,
+/// without repeats.
+fn key_values(sources: &[Option<&[Node]>], keys: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for items in sources.iter().flatten() {
+        for element in items.iter() {
+            let values: Vec<String> = keys.iter().map(|k| key_value(element, k)).collect();
+            if !out.contains(&values) {
+                out.push(values);
+            }
+        }
+    }
+    out
+}
+
+/// The values of a list of scalars, patch first, without repeats.
+fn scalar_values(sources: &[Option<&[Node]>]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for items in sources.iter().flatten() {
+        for element in items.iter() {
+            let value = vec![raw(element).to_string()];
+            if !out.contains(&value) {
+                out.push(value);
+            }
+        }
+    }
+    out
+}
+
+/// With several merge keys, key tuples that agree wherever both have a
+/// value (e.g. a port with and without `protocol`) become one tuple.
+fn unify_values(values_list: &mut [Vec<String>]) {
+    for i in 0..values_list.len() {
+        for j in 0..values_list.len() {
+            if let Some(unified) = unify(&values_list[i], &values_list[j]) {
+                values_list[i] = unified.clone();
+                values_list[j] = unified;
+            }
+        }
+    }
+}
+
+fn unify(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut common = false;
+    let mut out = Vec::with_capacity(a.len());
+    for (x, y) in a.iter().zip(b) {
+        if x == y {
+            common = true;
+            out.push(x.clone());
+        } else if !x.is_empty() && !y.is_empty() {
+            return None;
+        } else {
+            out.push(if x.is_empty() { y.clone() } else { x.clone() });
+        }
+    }
+    common.then_some(out)
+}
+
+/// The keys that have a value in some element (all keys if none has), and
+/// this element's values for them.
+fn valid_keys(
+    values_list: &[Vec<String>],
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let valid: Vec<bool> = (0..keys.len())
+        .map(|i| {
+            values_list
+                .iter()
+                .any(|v| v.get(i).is_some_and(|s| !s.is_empty()))
+        })
+        .collect();
+    if !valid.iter().any(|&v| v) {
+        return (keys.to_vec(), values.to_vec());
+    }
+    let keys_out = keys
+        .iter()
+        .zip(&valid)
+        .filter(|(_, &v)| v)
+        .map(|(k, _)| k.clone())
+        .collect();
+    let values_out = values
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| !v.is_empty() || valid.get(*i).copied().unwrap_or(false))
+        .map(|(_, v)| v.clone())
+        .collect();
+    (keys_out, values_out)
+}
+
+/// The first element whose merge keys have these values (a scalar element
+/// with this value when the key is empty).
+fn find_element(items: &[Node], keys: &[String], values: &[String]) -> Option<usize> {
+    if keys.first().is_none_or(|k| k.is_empty()) {
+        let value = values.first().map_or("", String::as_str);
+        return items.iter().position(|e| raw(e) == value);
+    }
+    if keys.len() != values.len() {
+        return None;
+    }
+    items.iter().position(|e| {
+        e.as_map().is_some()
+            && keys
+                .iter()
+                .zip(values)
+                .all(|(k, v)| e.get(k).is_some_and(|f| raw(f) == v))
+    })
+}
+
+/// Whether `element` has field `key` with `value` (any value when `value`
+/// is empty); for an empty key, whether the scalar element equals `value`.
+fn field_matches(element: &Node, key: &str, value: &str) -> OpResult<bool> {
+    if element.is_null() {
+        return Ok(false);
+    }
+    if key.is_empty() {
+        if element.as_scalar().is_none() {
+            return Err(wrong_kind(Kind::Scalar, element));
+        }
+        return Ok(raw(element) == value);
+    }
+    if element.as_map().is_none() {
+        return Err(wrong_kind(Kind::Map, element));
+    }
+    Ok(element
+        .get(key)
+        .is_some_and(|f| value.is_empty() || raw(f) == value))
+}
+
+/// Replaces the elements matching the keys with `element` (appending it if
+/// none matches), or removes them when `element` is `None`. Null and empty
+/// elements are dropped on the way, as Kustomize's list setter does.
+fn set_element(
+    items: &mut Vec<Node>,
+    keys: &[String],
+    values: &[String],
+    element: Option<Node>,
+) -> OpResult<()> {
+    let default_keys = [String::new()];
+    let keys = if keys.is_empty() {
+        &default_keys[..]
+    } else {
+        keys
+    };
+    let mapping_setter = !keys[0].is_empty() && values.first().is_some_and(|v| !v.is_empty());
+    let mut kept = Vec::with_capacity(items.len() + 1);
+    let mut found = false;
+    for existing in std::mem::take(items) {
+        if existing.is_null() || is_empty_map(&existing) {
+            continue;
+        }
+        if existing.as_map().is_none() && mapping_setter {
+            kept.push(existing);
+            continue;
+        }
+        let mut matched = !values.is_empty();
+        for (key, value) in keys.iter().zip(values) {
+            if !field_matches(&existing, key, value)? {
+                matched = false;
+                break;
+            }
+        }
+        if !matched {
+            if !values.is_empty() {
+                kept.push(existing);
+            }
+            continue;
+        }
+        found = true;
+        if let Some(e) = &element {
+            kept.push(e.clone());
+        }
+    }
+    *items = kept;
+    if let Some(e) = element {
+        if !e.is_null() && !found {
+            items.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// Adds the target's elements after the patch's, each replacing the merged
+/// element with its keys.
+fn append_elements(added: &mut Vec<Node>, dest: Vec<Node>, keys: &[String]) -> OpResult<()> {
+    for element in dest {
+        if keys.first().is_none_or(|k| k.is_empty()) {
+            let value = raw(&element).to_string();
+            set_element(added, &[String::new()], &[value], Some(element))?;
+            continue;
+        }
+        let mut values = Vec::new();
+        for key in keys {
+            if element.is_null() {
+                added.push(element.clone());
+                continue;
+            }
+            if element.as_map().is_none() {
+                return Err(wrong_kind(Kind::Map, &element));
+            }
+            match element.get(key) {
+                Some(v) => values.push(raw(v).to_string()),
+                None => added.push(element.clone()),
+            }
+        }
+        if keys.len() > 1 {
+            set_element(added, keys, &values, None)?;
+        }
+        set_element(added, keys, &values, Some(element))?;
+    }
+    Ok(())
+}

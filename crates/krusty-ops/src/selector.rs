@@ -1,0 +1,287 @@
+//! Resource selectors (`target:` of patches, `select:`/`reject:` of
+//! replacements): group, version, kind, name, namespace, and label and
+//! annotation selectors in Kubernetes' selector syntax.
+
+use krusty_resource::{Gvk, Resource};
+use krusty_yaml::Node;
+use regex::Regex;
+
+use crate::error::{OpError, OpResult};
+use crate::typed::{self, At};
+
+/// Which resources an operation applies to; empty fields match anything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selector {
+    /// Group, version and kind (exact; empty parts match anything).
+    pub gvk: Gvk,
+    /// Name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// A label selector, e.g. `app=web,tier in (a,b)`.
+    pub label_selector: String,
+    /// An annotation selector, same syntax.
+    pub annotation_selector: String,
+}
+
+const FIELDS: [&str; 7] = [
+    "group",
+    "version",
+    "kind",
+    "name",
+    "namespace",
+    "labelSelector",
+    "annotationSelector",
+];
+
+impl Selector {
+    /// Reads a selector mapping; `owner` is the Go type named in errors.
+    pub fn from_node(node: &Node, owner: &'static str) -> OpResult<Selector> {
+        let entries = typed::object(node, At { owner, path: "" }, "types.Selector")?;
+        let mut s = Selector::default();
+        for (key, value) in entries {
+            let name = key.key_str().unwrap_or_default();
+            let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(name)) else {
+                return Err(typed::unknown_field(key));
+            };
+            let text = typed::string(value, At { owner, path: field })?;
+            match *field {
+                "group" => s.gvk.group = text,
+                "version" => s.gvk.version = text,
+                "kind" => s.gvk.kind = text,
+                "name" => s.name = text,
+                "namespace" => s.namespace = text,
+                "labelSelector" => s.label_selector = text,
+                _ => s.annotation_selector = text,
+            }
+        }
+        Ok(s)
+    }
+
+    /// Kustomize's text form of the selector's id part, as in its messages.
+    pub fn id_text(&self) -> String {
+        let ns = if self.namespace.is_empty() {
+            "[noNs]"
+        } else {
+            &self.namespace
+        };
+        format!("{}/{}.{}", self.gvk, self.name, ns)
+    }
+
+    /// Compiles the selector with name and namespace as anchored regular
+    /// expressions (as patch targets use them).
+    pub fn compile_regex(&self) -> OpResult<CompiledSelector<'_>> {
+        let anchored = |s: &str| -> OpResult<Option<Regex>> {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            Regex::new(&format!("^(?:{s})$"))
+                .map(Some)
+                .map_err(|e| OpError::new(format!("error parsing regexp: {e}")))
+        };
+        Ok(CompiledSelector {
+            selector: self,
+            name: anchored(&self.name)?,
+            namespace: anchored(&self.namespace)?,
+            labels: LabelSelector::parse(&self.label_selector)?,
+            annotations: LabelSelector::parse(&self.annotation_selector)?,
+        })
+    }
+}
+
+/// A selector ready to match resources.
+#[derive(Debug)]
+pub struct CompiledSelector<'a> {
+    selector: &'a Selector,
+    name: Option<Regex>,
+    namespace: Option<Regex>,
+    labels: LabelSelector,
+    annotations: LabelSelector,
+}
+
+impl CompiledSelector<'_> {
+    /// Whether `r` is selected: its original or current namespace and name
+    /// match, its kind matches, and its labels and annotations satisfy the
+    /// selectors.
+    pub fn matches(&self, r: &Resource) -> bool {
+        let original = r.original_id();
+        let current = r.id();
+        let ns_ok = self.namespace.as_ref().is_none_or(|re| {
+            re.is_match(original.effective_namespace())
+                || re.is_match(current.effective_namespace())
+        });
+        let name_ok = self
+            .name
+            .as_ref()
+            .is_none_or(|re| re.is_match(&original.name) || re.is_match(&current.name));
+        ns_ok
+            && name_ok
+            && current.gvk.is_selected_by(&self.selector.gvk)
+            && self
+                .labels
+                .matches(r.node.get_path(&["metadata", "labels"]))
+            && self
+                .annotations
+                .matches(r.node.get_path(&["metadata", "annotations"]))
+    }
+}
+
+/// One requirement of a label selector.
+#[derive(Debug, Clone, PartialEq)]
+enum Requirement {
+    Exists(String),
+    NotExists(String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+}
+
+/// A parsed label (or annotation) selector; empty matches everything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LabelSelector(Vec<Requirement>);
+
+impl LabelSelector {
+    /// Parses Kubernetes' selector syntax: comma-separated `k`, `!k`,
+    /// `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`.
+    pub fn parse(text: &str) -> OpResult<LabelSelector> {
+        let mut out = Vec::new();
+        let mut rest = text.trim();
+        while !rest.is_empty() {
+            let (req, after) = parse_requirement(rest)
+                .map_err(|why| OpError::new(format!("unable to parse requirement: {why}")))?;
+            out.push(req);
+            rest = after.trim_start();
+            if let Some(r) = rest.strip_prefix(',') {
+                rest = r.trim_start();
+                if rest.is_empty() {
+                    return Err(OpError::new(
+                        "unable to parse requirement: found '', expected: identifier",
+                    ));
+                }
+            } else if !rest.is_empty() {
+                return Err(OpError::new(format!(
+                    "found '{}', expected: ',' or 'end of string'",
+                    rest.split_whitespace().next().unwrap_or(rest)
+                )));
+            }
+        }
+        Ok(LabelSelector(out))
+    }
+
+    /// Whether a labels (or annotations) mapping satisfies every requirement.
+    pub fn matches(&self, map: Option<&Node>) -> bool {
+        let get = |k: &str| map.and_then(|m| m.get(k)).map(typed::lenient_string);
+        self.0.iter().all(|req| match req {
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::NotExists(k) => get(k).is_none(),
+            Requirement::In(k, vs) => get(k).is_some_and(|v| vs.contains(&v)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.contains(&v)),
+        })
+    }
+}
+
+fn is_key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
+}
+
+fn take_word(s: &str) -> (&str, &str) {
+    let end = s.find(|c: char| !is_key_char(c)).unwrap_or(s.len());
+    (&s[..end], &s[end..])
+}
+
+fn parse_requirement(s: &str) -> Result<(Requirement, &str), String> {
+    if let Some(rest) = s.strip_prefix('!') {
+        let (key, rest) = take_word(rest.trim_start());
+        if key.is_empty() {
+            return Err("found '', expected: identifier".into());
+        }
+        return Ok((Requirement::NotExists(key.into()), rest));
+    }
+    let (key, rest) = take_word(s);
+    if key.is_empty() {
+        return Err(format!(
+            "found '{}', expected: !, identifier, or 'end of string'",
+            s.chars().next().unwrap_or_default()
+        ));
+    }
+    let rest = rest.trim_start();
+    if rest.is_empty() || rest.starts_with(',') {
+        return Ok((Requirement::Exists(key.into()), rest));
+    }
+    let (op, rest) = if let Some(r) = rest.strip_prefix("==") {
+        ("=", r)
+    } else if let Some(r) = rest.strip_prefix("!=") {
+        ("!=", r)
+    } else if let Some(r) = rest.strip_prefix('=') {
+        ("=", r)
+    } else {
+        let (word, r) = take_word(rest);
+        match word {
+            "in" | "notin" => (word, r),
+            other => {
+                return Err(format!(
+                    "found '{other}', expected: in, notin, =, ==, !=, gt, lt"
+                ))
+            }
+        }
+    };
+    let rest = rest.trim_start();
+    match op {
+        "=" | "!=" => {
+            let (value, rest) = take_word(rest);
+            let values = vec![value.to_string()];
+            let req = if op == "=" {
+                Requirement::In(key.into(), values)
+            } else {
+                Requirement::NotIn(key.into(), values)
+            };
+            Ok((req, rest))
+        }
+        _ => {
+            let Some(inner) = rest.strip_prefix('(') else {
+                return Err("found '', expected: '('".into());
+            };
+            let close = inner.find(')').ok_or("found '', expected: ')'")?;
+            let values: Vec<String> = inner[..close]
+                .split(',')
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .collect();
+            let rest = &inner[close + 1..];
+            let req = if op == "in" {
+                Requirement::In(key.into(), values)
+            } else {
+                Requirement::NotIn(key.into(), values)
+            };
+            Ok((req, rest))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(text: &str) -> Node {
+        krusty_yaml::parse_stream(text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap()
+    }
+
+    #[test]
+    fn label_selectors_follow_kubernetes_semantics() {
+        let l = labels("{app: web, tier: front}");
+        let m = |s: &str| LabelSelector::parse(s).unwrap().matches(Some(&l));
+        assert!(m(""));
+        assert!(m("app=web"));
+        assert!(m("app==web,tier"));
+        assert!(!m("app!=web"));
+        assert!(m("tier in (front, back)"));
+        assert!(!m("tier notin (front)"));
+        assert!(m("!missing"));
+        assert!(m("missing!=x"));
+        assert!(!m("missing in (x)"));
+        assert!(LabelSelector::parse("app in x").is_err());
+        assert!(LabelSelector::parse("app=web,").is_err());
+    }
+}
