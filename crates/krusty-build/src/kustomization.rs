@@ -8,8 +8,10 @@ use krusty_ops::builtins::generator::{GeneratedKind, GeneratorArgs, GeneratorOpt
 use krusty_ops::builtins::images::ImageChange;
 use krusty_ops::fieldspec::specs_from_node;
 use krusty_ops::patch::{Json6902Entry, PatchEntry, PatchSource};
+use krusty_ops::replacement::{self, ReplacementEntry, Strictness};
 use krusty_ops::selector::Selector;
 use krusty_ops::typed::{self, At};
+use krusty_ops::vars::{self, Var};
 use krusty_ops::{FieldSpec, OpError, OpResult};
 
 use crate::error::{BuildError, BuildResult};
@@ -57,9 +59,7 @@ const KNOWN_FIELDS: [&str; 34] = [
 
 /// Fields that belong to later milestones; they are reported as not
 /// supported yet when they hold anything, rather than silently ignored.
-const UNSUPPORTED_FIELDS: [&str; 6] = [
-    "replacements",
-    "vars",
+const UNSUPPORTED_FIELDS: [&str; 4] = [
     "components",
     "helmGlobals",
     "helmCharts",
@@ -147,6 +147,10 @@ pub struct Kustomization {
     pub patches_strategic_merge: Vec<String>,
     /// `patchesJson6902:`.
     pub patches_json6902: Vec<Json6902Entry>,
+    /// `vars:`.
+    pub vars: Vec<Var>,
+    /// `replacements:`.
+    pub replacements: Vec<ReplacementEntry>,
     /// `openapi:`: a custom schema file or a built-in version.
     pub openapi: Option<OpenApi>,
 }
@@ -327,6 +331,18 @@ impl Kustomization {
                         target: entry.target.unwrap_or_default(),
                         source: entry.source,
                     });
+                }
+            }
+            "vars" => {
+                if !is_empty(value) {
+                    self.warnings.push("# Warning: 'vars' is deprecated. Please use 'replacements' instead. [EXPERIMENTAL] Run 'kustomize edit fix' to update your Kustomization automatically.".to_string());
+                }
+                self.vars = vars::read_vars(value)?
+            }
+            "replacements" => {
+                for item in typed::array(value, at, "[]ReplacementField")? {
+                    self.replacements
+                        .push(replacement::read_entry(item, Strictness::Strict)?);
                 }
             }
             "openapi" => {

@@ -118,11 +118,25 @@ impl krusty_ops::FileSource for Loader {
 pub fn canonical(path: &Path) -> BuildResult<PathBuf> {
     std::fs::canonicalize(path).map_err(|e| {
         BuildError::new(format!(
-            "evalsymlink failure on '{}' : {}",
+            "evalsymlink failure on '{}' : lstat {}: {}",
             path.display(),
+            first_missing(path).display(),
             describe_io(&e)
         ))
     })
+}
+
+/// The first prefix of `path` that does not exist (where Go's symlink
+/// resolution stops), or `path` itself.
+fn first_missing(path: &Path) -> PathBuf {
+    let mut prefix = PathBuf::new();
+    for component in path.components() {
+        prefix.push(component);
+        if std::fs::symlink_metadata(&prefix).is_err() {
+            return prefix;
+        }
+    }
+    path.to_path_buf()
 }
 
 fn describe_io(e: &std::io::Error) -> String {

@@ -9,6 +9,7 @@ use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
 use krusty_ops::fieldspec::{merge_all, merge_one};
 use krusty_ops::patch::StrategicMergePatches;
+use krusty_ops::replacement::Replacements;
 use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
 use krusty_resource::Resource;
 
@@ -222,6 +223,14 @@ pub(crate) fn transformers(
     for image in &k.images {
         let op = SetImage::new(image.clone(), config.images.clone()).map_err(op_err)?;
         push("ImageTagTransformer", Builtin::Image(op));
+    }
+    if !k.replacements.is_empty() {
+        push(
+            "ReplacementTransformer",
+            Builtin::Replacements(Replacements {
+                entries: k.replacements.clone(),
+            }),
+        );
     }
     steps.extend(configured(
         ctx,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::schema::{Schema, BUILTIN_VERSION};
+use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Builtin, Env, TransformerConfig};
 use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
 
@@ -36,8 +37,13 @@ pub struct BuildOutput {
     pub warnings: Vec<String>,
 }
 
-/// A directory built as part of another: its root and its configuration.
-pub(crate) type SubTarget = (PathBuf, TransformerConfig);
+/// A directory built as part of another: its root, its configuration and
+/// its vars.
+pub(crate) struct SubTarget {
+    dir: PathBuf,
+    config: TransformerConfig,
+    vars: VarSet,
+}
 
 /// What one kustomization level produces.
 pub(crate) struct Level {
@@ -48,6 +54,8 @@ pub(crate) struct Level {
     pub config: TransformerConfig,
     /// The kustomization itself.
     pub kustomization: Kustomization,
+    /// The vars declared here and below.
+    pub vars: VarSet,
 }
 
 /// Builds the kustomization in `dir`.
@@ -68,6 +76,8 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     }
     .apply(&mut resmap)
     .map_err(|e| BuildError::new(e.0))?;
+    vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
+        .map_err(|e| BuildError::new(e.0))?;
     let mut records = Records::from_options(&level.kustomization.build_metadata)?;
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
@@ -182,8 +192,9 @@ impl Context {
     ) -> BuildResult<Level> {
         let mut resmap = ResMap::new();
         let mut config = TransformerConfig::default();
+        let mut var_set = VarSet::default();
         for entry in &k.resources {
-            self.accumulate_entry(loader, entry, &mut resmap, &mut config)
+            self.accumulate_entry(loader, entry, &mut resmap, &mut config, &mut var_set)
                 .map_err(|e| e.context("accumulating resources"))?;
         }
         let own = plan::own_config(loader, &k).map_err(|e| {
@@ -238,10 +249,14 @@ impl Context {
                 )));
             }
         }
+        vars::declare(&mut resmap, &mut var_set, &k.vars).map_err(|e| {
+            BuildError::new(e.0).context(format!("kustomization file {}", k_path.display()))
+        })?;
         Ok(Level {
             resmap,
             config,
             kustomization: k,
+            vars: var_set,
         })
     }
 
@@ -290,7 +305,14 @@ impl Context {
                         dir.display()
                     ))));
                 }
-                Ok((level.resmap.into_vec(), Some((dir, level.config))))
+                Ok((
+                    level.resmap.into_vec(),
+                    Some(SubTarget {
+                        dir,
+                        config: level.config,
+                        vars: level.vars,
+                    }),
+                ))
             }
         }
     }
@@ -301,20 +323,30 @@ impl Context {
         entry: &str,
         into: &mut ResMap,
         config: &mut TransformerConfig,
+        var_set: &mut VarSet,
     ) -> BuildResult<()> {
         let (resources, sub) = self.resources_at(loader, entry)?;
-        if let Some((_, c)) = &sub {
+        if let Some(sub) = &sub {
             config
-                .merge(c)
+                .merge(&sub.config)
                 .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
+            var_set.merge(sub.vars.vars()).map_err(|e| {
+                BuildError::new(e.0)
+                    .context(format!(
+                        "recursed merging from path '{}'",
+                        sub.dir.display()
+                    ))
+                    .context(format!("accumulating resources from '{entry}'"))
+            })?;
         }
         for r in resources {
             into.append(r).map_err(|e| {
                 let e = BuildError::new(e.to_string());
                 let e = match &sub {
-                    Some((dir, _)) => {
-                        e.context(format!("recursed merging from path '{}'", dir.display()))
-                    }
+                    Some(sub) => e.context(format!(
+                        "recursed merging from path '{}'",
+                        sub.dir.display()
+                    )),
                     None => e,
                 };
                 e.context(format!("accumulating resources from '{entry}'"))

@@ -192,12 +192,12 @@ fn unsupported_and_unknown_fields_fail_clearly() {
     write(
         &dir,
         "kustomization.yaml",
-        "resources:\n- r.yaml\nreplacements:\n- path: r.yaml\n",
+        "resources:\n- r.yaml\nhelmCharts:\n- name: chart\n",
     );
     write(&dir, "r.yaml", CM);
     let out = krusty(&["build"], &dir);
     assert!(
-        stderr(&out).contains("'replacements' (line 3) is not supported by krusty yet"),
+        stderr(&out).contains("'helmCharts' (line 3) is not supported by krusty yet"),
         "{}",
         stderr(&out)
     );

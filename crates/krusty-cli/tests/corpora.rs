@@ -163,7 +163,6 @@ fn patches_match_kubectl_kustomize() {
 }
 
 #[test]
-#[ignore = "replacements and vars are being implemented"]
 fn replacements_and_vars_match_kubectl_kustomize() {
     run_corpus("replacements");
 }

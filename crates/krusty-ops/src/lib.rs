@@ -11,9 +11,12 @@ pub mod error;
 pub mod fieldspec;
 pub mod files;
 pub mod patch;
+pub mod path;
+pub mod replacement;
 pub mod schema;
 pub mod selector;
 pub mod typed;
+pub mod vars;
 
 pub use builtins::Builtin;
 pub use config::{NameBackRef, TransformerConfig};

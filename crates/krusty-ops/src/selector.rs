@@ -65,7 +65,12 @@ impl Selector {
         } else {
             &self.namespace
         };
-        format!("{}/{}.{}", self.gvk, self.name, ns)
+        let name = if self.name.is_empty() {
+            "[noName]"
+        } else {
+            &self.name
+        };
+        format!("{}/{name}.{ns}", self.gvk)
     }
 
     /// Compiles the selector with name and namespace as anchored regular

@@ -81,4 +81,6 @@ pub struct BuildMeta {
     pub origin: Option<Origin>,
     /// Operations that ran over it, in order.
     pub transformations: Vec<Origin>,
+    /// Names of the vars whose `objref` names this resource.
+    pub ref_vars: Vec<String>,
 }

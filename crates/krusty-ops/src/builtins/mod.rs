@@ -21,6 +21,7 @@ use crate::env::Env;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{specs_from_node, FieldSpec};
 use crate::patch::{Json6902Entry, PatchEntry, PatchSource, StrategicMergePatches};
+use crate::replacement::Replacements;
 use crate::selector::Selector;
 use crate::typed;
 use generator::{GeneratedKind, GeneratorArgs};
@@ -56,6 +57,8 @@ pub enum Builtin {
     StrategicMerge(StrategicMergePatches),
     /// PatchJson6902Transformer (`patchesJson6902:`).
     Json6902(Json6902Entry),
+    /// ReplacementTransformer (`replacements:`).
+    Replacements(Replacements),
 }
 
 impl Builtin {
@@ -91,6 +94,7 @@ impl Builtin {
             Builtin::Patch(op) => op.apply(resources, env),
             Builtin::StrategicMerge(op) => op.apply(resources, env),
             Builtin::Json6902(op) => op.apply(resources, env),
+            Builtin::Replacements(op) => op.apply(resources, env.files),
         }
     }
 
@@ -206,6 +210,9 @@ impl Builtin {
                     .unwrap_or_default(),
                 patches: text("patches"),
             }),
+            "ReplacementTransformer" => {
+                Builtin::Replacements(Replacements::from_config(config).map_err(fail)?)
+            }
             "PatchJson6902Transformer" => Builtin::Json6902(json6902_entry(config).map_err(fail)?),
             _ => return Err(OpError::new(format!("unable to load builtin {}", id.gvk))),
         };

@@ -1,0 +1,128 @@
+//! Dotted field paths as replacements and vars write them:
+//! `spec.template.spec.containers.[name=web].image`, `args.0`,
+//! `metadata.annotations.[example.com/key]`, `spec.ports[0].port`.
+
+use krusty_yaml::{Node, Value};
+
+use crate::error::{OpError, OpResult};
+
+/// Splits a path at dots outside square brackets.
+pub fn split(path: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in path.chars() {
+        match c {
+            '[' => {
+                depth += 1;
+                current.push(c);
+            }
+            ']' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            '.' if depth == 0 => parts.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    parts.push(current);
+    parts
+}
+
+/// Splits a vars-style path, where list indices are written `ports[0]`.
+pub fn split_with_indices(path: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    for part in path.split('.') {
+        match part.find('[') {
+            Some(open) if part.ends_with(']') && open > 0 => {
+                parts.push(part[..open].to_string());
+                parts.push(part[open + 1..part.len() - 1].to_string());
+            }
+            _ => parts.push(part.to_string()),
+        }
+    }
+    parts
+}
+
+/// A `[key=value]` part: the key (empty for a list of scalars) and value.
+pub fn list_selector(part: &str) -> Option<(&str, &str)> {
+    part.strip_prefix('[')?.strip_suffix(']')?.split_once('=')
+}
+
+/// The text a node is compared by: a scalar's value, empty for collections.
+pub fn raw(node: &Node) -> &str {
+    match &node.value {
+        Value::Scalar(s) => &s.text,
+        _ => "",
+    }
+}
+
+/// Finds the node at `parts` (no wildcards, nothing created): a field name,
+/// a list index (`-` for the last), or `[key=value]` for the first match.
+pub fn lookup<'a>(node: &'a Node, parts: &[String]) -> OpResult<Option<&'a Node>> {
+    let mut current = node;
+    for part in parts.iter().filter(|p| !p.trim().is_empty()) {
+        let next = match &current.value {
+            Value::Seq(items) => {
+                if part == "-" {
+                    items.last()
+                } else if let Ok(idx) = part.parse::<i64>() {
+                    if idx < 0 {
+                        return Err(OpError::new(format!(
+                            "array index {idx} cannot be negative"
+                        )));
+                    }
+                    items.get(idx as usize)
+                } else if let Some((key, value)) = list_selector(part) {
+                    items.iter().find(|item| {
+                        if key.is_empty() {
+                            raw(item) == value
+                        } else {
+                            item.get(key).is_some_and(|f| raw(f) == value)
+                        }
+                    })
+                } else {
+                    None
+                }
+            }
+            Value::Map(_) => current.get(part),
+            Value::Scalar(_) => None,
+        };
+        match next {
+            Some(n) => current = n,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(current))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_outside_brackets() {
+        assert_eq!(
+            split("spec.containers.[name=a.b].image"),
+            ["spec", "containers", "[name=a.b]", "image"]
+        );
+        assert_eq!(
+            split_with_indices("spec.ports[0].port"),
+            ["spec", "ports", "0", "port"]
+        );
+    }
+
+    #[test]
+    fn lookup_follows_fields_indices_and_selectors() {
+        let doc =
+            &krusty_yaml::parse_stream("a: {l: [{name: x, v: 1}, {name: y, v: 2}], s: [p, q]}")
+                .unwrap()[0];
+        let root = doc.root.as_ref().unwrap();
+        let find = |p: &str| lookup(root, &split(p)).unwrap().map(|n| raw(n).to_string());
+        assert_eq!(find("a.l.[name=y].v").as_deref(), Some("2"));
+        assert_eq!(find("a.l.0.v").as_deref(), Some("1"));
+        assert_eq!(find("a.s.-").as_deref(), Some("q"));
+        assert_eq!(find("a.s.[=p]").as_deref(), Some("p"));
+        assert_eq!(find("a.missing"), None);
+    }
+}

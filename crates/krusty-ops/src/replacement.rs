@@ -1,0 +1,766 @@
+//! Replacements (`replacements:`, ReplacementTransformer): copy a value from
+//! one resource's field into fields of other resources.
+
+use krusty_resource::{ResId, ResMap, Resource};
+use krusty_yaml::{resolve_input, Node, Resolved, Value};
+
+use crate::error::{OpError, OpResult};
+use crate::path::{self, list_selector, raw};
+use crate::selector::{LabelSelector, Selector};
+use crate::typed::{self, At};
+
+/// The field a source reads when it names none.
+const DEFAULT_FIELD_PATH: &str = "metadata.name";
+
+/// `options:` of a source or target.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldOptions {
+    /// Split the value at this delimiter...
+    pub delimiter: String,
+    /// ...and use (or replace) this part.
+    pub index: i64,
+    /// Create missing target fields.
+    pub create: bool,
+}
+
+/// Where a replacement's value comes from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Source {
+    /// The resource (group, version, kind, name, namespace).
+    pub id: Selector,
+    /// The field (default `metadata.name`).
+    pub field_path: String,
+    /// Delimiter and index.
+    pub options: FieldOptions,
+}
+
+/// Where a replacement's value goes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Target {
+    /// Resources to write to.
+    pub select: Option<Selector>,
+    /// Resources to leave alone.
+    pub reject: Vec<Selector>,
+    /// Fields to write (default `metadata.name`).
+    pub field_paths: Vec<String>,
+    /// Delimiter, index and create.
+    pub options: FieldOptions,
+}
+
+/// One replacement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Replacement {
+    /// The value's origin.
+    pub source: Option<Source>,
+    /// Where it is written.
+    pub targets: Option<Vec<Target>>,
+}
+
+/// An entry of a replacements list: inline, or a file of replacements.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplacementEntry {
+    /// A replacement written inline.
+    Inline(Box<Replacement>),
+    /// `path:` a file holding one replacement or a list of them.
+    Path(String),
+}
+
+/// How strictly field names are checked: inline kustomization fields reject
+/// unknown names; files and builtin configs ignore them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Strictness {
+    /// Unknown fields are errors.
+    Strict,
+    /// Unknown fields are ignored.
+    Lenient,
+}
+
+/// The fields of a mapping under their canonical names (matched without
+/// regard to case, as Go's JSON decoding does).
+fn fields<'n>(
+    node: &'n Node,
+    known: &[&'static str],
+    owner: &'static str,
+    strictness: Strictness,
+) -> OpResult<Vec<(&'static str, &'n Node)>> {
+    let entries = typed::object(node, At { owner, path: "" }, owner)?;
+    let mut out = Vec::new();
+    for (key, value) in entries {
+        let name = key.key_str().unwrap_or_default();
+        match known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+            Some(k) => out.push((*k, value)),
+            None if strictness == Strictness::Strict => return Err(typed::unknown_field(key)),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+fn string(value: &Node, owner: &'static str, path: &'static str) -> OpResult<String> {
+    typed::string(value, At { owner, path })
+}
+
+fn read_options(node: &Node, strictness: Strictness) -> OpResult<FieldOptions> {
+    let mut o = FieldOptions::default();
+    for (name, value) in fields(
+        node,
+        &["delimiter", "index", "create"],
+        "FieldOptions",
+        strictness,
+    )? {
+        let at = At {
+            owner: "FieldOptions",
+            path: name,
+        };
+        match name {
+            "delimiter" => o.delimiter = typed::string(value, at)?,
+            "index" => o.index = typed::integer(value, at)?,
+            _ => o.create = typed::boolean(value, at)?,
+        }
+    }
+    Ok(o)
+}
+
+fn read_selector(node: &Node, strictness: Strictness) -> OpResult<Selector> {
+    let known = [
+        "group",
+        "version",
+        "kind",
+        "name",
+        "namespace",
+        "labelSelector",
+        "annotationSelector",
+    ];
+    let mut s = Selector::default();
+    for (name, value) in fields(node, &known, "Selector", strictness)? {
+        let text = string(value, "Selector", name)?;
+        match name {
+            "group" => s.gvk.group = text,
+            "version" => s.gvk.version = text,
+            "kind" => s.gvk.kind = text,
+            "name" => s.name = text,
+            "namespace" => s.namespace = text,
+            "labelSelector" => s.label_selector = text,
+            _ => s.annotation_selector = text,
+        }
+    }
+    Ok(s)
+}
+
+fn read_source(node: &Node, strictness: Strictness) -> OpResult<Source> {
+    let known = [
+        "group",
+        "version",
+        "kind",
+        "name",
+        "namespace",
+        "fieldPath",
+        "options",
+    ];
+    let mut s = Source::default();
+    for (name, value) in fields(node, &known, "SourceSelector", strictness)? {
+        match name {
+            "options" => s.options = read_options(value, strictness)?,
+            "fieldPath" => s.field_path = string(value, "SourceSelector", name)?,
+            _ => {
+                let text = string(value, "SourceSelector", name)?;
+                match name {
+                    "group" => s.id.gvk.group = text,
+                    "version" => s.id.gvk.version = text,
+                    "kind" => s.id.gvk.kind = text,
+                    "name" => s.id.name = text,
+                    _ => s.id.namespace = text,
+                }
+            }
+        }
+    }
+    Ok(s)
+}
+
+fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
+    let known = ["select", "reject", "fieldPaths", "options"];
+    let mut t = Target::default();
+    for (name, value) in fields(node, &known, "TargetSelector", strictness)? {
+        match name {
+            "select" if !value.is_null() => t.select = Some(read_selector(value, strictness)?),
+            "select" => {}
+            "reject" => {
+                for r in typed::array(
+                    value,
+                    At {
+                        owner: "TargetSelector",
+                        path: name,
+                    },
+                    "[]*types.Selector",
+                )? {
+                    t.reject.push(read_selector(r, strictness)?);
+                }
+            }
+            "fieldPaths" => {
+                t.field_paths = typed::string_list(
+                    value,
+                    At {
+                        owner: "TargetSelector",
+                        path: name,
+                    },
+                )?
+            }
+            _ => t.options = read_options(value, strictness)?,
+        }
+    }
+    Ok(t)
+}
+
+/// Reads one replacement mapping (`source` and `targets`).
+pub fn read_replacement(node: &Node, strictness: Strictness) -> OpResult<Replacement> {
+    let mut r = Replacement::default();
+    for (name, value) in fields(node, &["source", "targets"], "Replacement", strictness)? {
+        match name {
+            "source" if !value.is_null() => r.source = Some(read_source(value, strictness)?),
+            "targets" if !value.is_null() => {
+                let items = typed::array(
+                    value,
+                    At {
+                        owner: "Replacement",
+                        path: name,
+                    },
+                    "[]*types.TargetSelector",
+                )?;
+                r.targets = Some(
+                    items
+                        .iter()
+                        .map(|t| read_target(t, strictness))
+                        .collect::<OpResult<_>>()?,
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// Reads an entry of a replacements list: `{path: FILE}` or an inline
+/// replacement (not both).
+pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEntry> {
+    let path = node
+        .as_map()
+        .and_then(|m| {
+            m.iter()
+                .find(|(k, _)| k.key_str().is_some_and(|k| k.eq_ignore_ascii_case("path")))
+        })
+        .map(|(_, v)| v);
+    match path {
+        Some(p) => {
+            if node.as_map().is_some_and(|m| m.len() > 1) {
+                return Err(OpError::new(
+                    "cannot specify both path and inline replacement",
+                ));
+            }
+            Ok(ReplacementEntry::Path(typed::string(
+                p,
+                At {
+                    owner: "ReplacementField",
+                    path: "path",
+                },
+            )?))
+        }
+        None => Ok(ReplacementEntry::Inline(Box::new(read_replacement(
+            node, strictness,
+        )?))),
+    }
+}
+
+/// Reads a replacements file: one replacement or a list of them (unknown
+/// fields ignored).
+pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
+    let docs = krusty_yaml::parse_stream(text).map_err(|e| OpError::new(format!("{path}: {e}")))?;
+    let mut out = Vec::new();
+    for root in docs.into_iter().filter_map(|d| d.root) {
+        match &root.value {
+            Value::Seq(items) => {
+                for item in items {
+                    out.push(read_replacement(item, Strictness::Lenient)?);
+                }
+            }
+            _ => out.push(read_replacement(&root, Strictness::Lenient)?),
+        }
+    }
+    Ok(out)
+}
+
+impl Selector {
+    /// Whether a resource id is selected by this selector's id part
+    /// (exact names; empty fields match anything).
+    pub fn selects_id(&self, id: &ResId) -> bool {
+        let ns_ok = self.namespace.is_empty() || {
+            let own = ResId {
+                gvk: self.gvk.clone(),
+                name: String::new(),
+                namespace: self.namespace.clone(),
+            };
+            own.effective_namespace() == id.effective_namespace()
+        };
+        (self.name.is_empty() || self.name == id.name) && ns_ok && id.gvk.is_selected_by(&self.gvk)
+    }
+
+    fn has_id(&self) -> bool {
+        !(self.gvk.group.is_empty()
+            && self.gvk.version.is_empty()
+            && self.gvk.kind.is_empty()
+            && self.name.is_empty()
+            && self.namespace.is_empty())
+    }
+}
+
+/// Every id a resource has had (current first).
+fn ids(r: &Resource) -> Vec<ResId> {
+    let mut out = vec![r.id()];
+    out.extend(r.previous_ids());
+    out
+}
+
+fn matches_label_and_annotation(r: &Resource, s: &Selector) -> OpResult<bool> {
+    let annotations = LabelSelector::parse(&s.annotation_selector)?;
+    let labels = LabelSelector::parse(&s.label_selector)?;
+    Ok(
+        annotations.matches(r.node.get_path(&["metadata", "annotations"]))
+            && labels.matches(r.node.get_path(&["metadata", "labels"])),
+    )
+}
+
+impl Source {
+    fn describe(&self) -> String {
+        format!("{}:{}", self.id.id_text(), self.field_path)
+    }
+}
+
+/// Applies replacements in order; each sees the previous ones' writes.
+pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<()> {
+    for r in replacements {
+        let (Some(source), Some(targets)) = (&r.source, &r.targets) else {
+            return Err(OpError::new(
+                "replacements must specify a source and at least one target",
+            ));
+        };
+        let value = source_value(resources, source)?;
+        for target in targets {
+            apply_target(resources, &value, target)?;
+        }
+    }
+    Ok(())
+}
+
+fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
+    let mut found: Option<&Resource> = None;
+    for r in resources.iter() {
+        if ids(r).iter().any(|id| source.id.selects_id(id)) {
+            if found.is_some() {
+                return Err(OpError::new(format!(
+                    "multiple matches for selector {}",
+                    source.describe()
+                )));
+            }
+            found = Some(r);
+        }
+    }
+    let Some(r) = found else {
+        return Err(OpError::new(format!(
+            "nothing selected by {}",
+            source.describe()
+        )));
+    };
+    let field_path = if source.field_path.is_empty() {
+        DEFAULT_FIELD_PATH
+    } else {
+        &source.field_path
+    };
+    let node = path::lookup(&r.node, &path::split(field_path))
+        .map_err(|e| e.context("error looking up replacement source"))?;
+    let node = match node {
+        Some(n) if !is_nil_or_empty(n) => n,
+        _ => {
+            return Err(OpError::new(format!(
+                "fieldPath `{field_path}` is missing for replacement source {}",
+                source.id.id_text()
+            )))
+        }
+    };
+    let mut value = node.clone();
+    if !source.options.delimiter.is_empty() {
+        let Value::Scalar(s) = &mut value.value else {
+            return Err(OpError::new(
+                "delimiter option can only be used with scalar nodes",
+            ));
+        };
+        let parts: Vec<&str> = s.text.split(source.options.delimiter.as_str()).collect();
+        let index = source.options.index;
+        if index < 0 || index as usize >= parts.len() {
+            return Err(OpError::new(format!(
+                "options.index {index} is out of bounds for value {}",
+                s.text
+            )));
+        }
+        s.text = parts[index as usize].to_string();
+    }
+    Ok(value)
+}
+
+fn is_nil_or_empty(n: &Node) -> bool {
+    match &n.value {
+        Value::Scalar(_) => n.is_null(),
+        Value::Seq(items) => items.is_empty(),
+        Value::Map(entries) => entries.is_empty(),
+    }
+}
+
+fn apply_target(resources: &mut ResMap, value: &Node, target: &Target) -> OpResult<()> {
+    let Some(select) = &target.select else {
+        return Err(OpError::new("target must specify resources to select"));
+    };
+    let default_paths = [DEFAULT_FIELD_PATH.to_string()];
+    let field_paths: &[String] = if target.field_paths.is_empty() {
+        &default_paths
+    } else {
+        &target.field_paths
+    };
+    for r in resources.resources_mut() {
+        if !matches_label_and_annotation(r, select)? {
+            continue;
+        }
+        let mut rejected = false;
+        for reject in &target.reject {
+            if (!reject.label_selector.is_empty() || !reject.annotation_selector.is_empty())
+                && matches_label_and_annotation(r, reject)?
+            {
+                rejected = true;
+            }
+        }
+        if rejected {
+            continue;
+        }
+        let selected = ids(r).iter().any(|id| {
+            select.selects_id(id)
+                && !target
+                    .reject
+                    .iter()
+                    .any(|rej| rej.has_id() && rej.selects_id(id))
+        });
+        if selected {
+            for field_path in field_paths {
+                write_field(&mut r.node, field_path, value, &target.options)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The kind of node a created field gets: the value's.
+#[derive(Clone, Copy, PartialEq)]
+enum NodeKind {
+    Scalar,
+    Map,
+    Seq,
+}
+
+fn kind_of(node: &Node) -> NodeKind {
+    match node.value {
+        Value::Scalar(_) => NodeKind::Scalar,
+        Value::Map(_) => NodeKind::Map,
+        Value::Seq(_) => NodeKind::Seq,
+    }
+}
+
+fn new_node(kind: NodeKind) -> Node {
+    match kind {
+        NodeKind::Scalar => Node::plain(""),
+        NodeKind::Map => Node::map(),
+        NodeKind::Seq => Node::seq(),
+    }
+}
+
+fn kind_name(node: &Node) -> &'static str {
+    match node.value {
+        Value::Scalar(_) => "ScalarNode",
+        Value::Map(_) => "MappingNode",
+        Value::Seq(_) => "SequenceNode",
+    }
+}
+
+fn wrong_kind(expected: &str, node: &Node) -> OpError {
+    OpError::new(format!(
+        "wrong node kind: expected {expected} but got {}: node contents:\n{}",
+        kind_name(node),
+        krusty_yaml::to_kustomize_yaml(node)
+            .unwrap_or_default()
+            .trim_end()
+    ))
+}
+
+fn write_field(
+    root: &mut Node,
+    field_path: &str,
+    value: &Node,
+    options: &FieldOptions,
+) -> OpResult<()> {
+    let create = options.create.then(|| kind_of(value));
+    let retrieval = |msg: Option<String>| {
+        let verb = if create.is_some() {
+            "unable to find or create field"
+        } else {
+            "unable to find field"
+        };
+        let base = format!("{verb} {} in replacement target", go_quote(field_path));
+        OpError::new(match msg {
+            Some(m) => format!("{base}: {m}"),
+            None => base,
+        })
+    };
+    let parts: Vec<String> = path::split(field_path)
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    let mut set = |field: &mut Node, created: bool| set_value(field, created, value, options);
+    let count = visit(root, &parts, create, &mut set).map_err(|e| retrieval(Some(e.0)))?;
+    if count == 0 {
+        return Err(retrieval(None));
+    }
+    Ok(())
+}
+
+fn go_quote(s: &str) -> String {
+    let mut out = String::new();
+    krusty_yaml::write_go_json_string(s, &mut out);
+    out
+}
+
+type Setter<'a> = dyn FnMut(&mut Node, bool) -> OpResult<()> + 'a;
+
+/// Calls `set` on every node `parts` reaches (creating what is missing when
+/// `create` is given); returns how many there were.
+fn visit(
+    node: &mut Node,
+    parts: &[String],
+    create: Option<NodeKind>,
+    set: &mut Setter<'_>,
+) -> OpResult<usize> {
+    visit_inner(node, parts, create, set, false)
+}
+
+fn child_kind(rest: &[String], create: NodeKind) -> NodeKind {
+    match rest.first() {
+        None => create,
+        Some(p) if p.parse::<usize>().is_ok() || list_selector(p).is_some() || p == "*" => {
+            NodeKind::Seq
+        }
+        Some(_) => NodeKind::Map,
+    }
+}
+
+fn visit_inner(
+    node: &mut Node,
+    parts: &[String],
+    create: Option<NodeKind>,
+    set: &mut Setter<'_>,
+    created: bool,
+) -> OpResult<usize> {
+    let Some((part, rest)) = parts.split_first() else {
+        set(node, created)?;
+        return Ok(1);
+    };
+    if let Ok(idx) = part.parse::<usize>() {
+        let Value::Seq(items) = &mut node.value else {
+            return Err(wrong_kind("SequenceNode", node));
+        };
+        if idx == items.len() {
+            if let Some(kind) = create {
+                items.push(new_node(child_kind(rest, kind)));
+                return visit_inner(&mut items[idx], rest, create, set, true);
+            }
+        }
+        if idx >= items.len() {
+            return Err(OpError::new(format!(
+                "index {idx} specified but only {} elements found",
+                items.len()
+            )));
+        }
+        return visit_inner(&mut items[idx], rest, create, set, created);
+    }
+    if part == "*" {
+        let Value::Seq(items) = &mut node.value else {
+            return Err(wrong_kind("SequenceNode", node));
+        };
+        let mut count = 0;
+        for item in items.iter_mut() {
+            count += visit_inner(item, rest, create, set, created)?;
+        }
+        return Ok(count);
+    }
+    if let Some((key, wanted)) = list_selector(part) {
+        if node.is_null() && create.is_some() {
+            *node = Node::seq();
+        }
+        let Value::Seq(items) = &mut node.value else {
+            return Err(wrong_kind("SequenceNode", node));
+        };
+        let mut count = 0;
+        let mut matched = false;
+        for item in items.iter_mut() {
+            let hit = if key.is_empty() {
+                item.as_scalar().is_some() && raw(item) == wanted
+            } else {
+                item.get(key).is_some_and(|f| raw(f) == wanted)
+            };
+            if hit {
+                matched = true;
+                count += visit_inner(item, rest, create, set, created)?;
+            }
+        }
+        if !matched && create.is_some() {
+            {
+                let element = if key.is_empty() {
+                    Node::plain(wanted)
+                } else {
+                    let mut m = Node::map();
+                    m.set(key, Node::plain(wanted));
+                    m
+                };
+                items.push(element);
+                let last = items.len() - 1;
+                count += visit_inner(&mut items[last], rest, create, set, true)?;
+            }
+        }
+        return Ok(count);
+    }
+    if node.is_null() && create.is_some() {
+        *node = Node::map();
+    }
+    if node.as_map().is_none() {
+        return Err(wrong_kind("MappingNode", node));
+    }
+    if node.get(part).is_none() {
+        match create {
+            Some(kind) => node.set(part, new_node(child_kind(rest, kind))),
+            None => return Ok(0),
+        }
+        let child = node.get_mut(part).expect("just set");
+        return visit_inner(child, rest, create, set, true);
+    }
+    let child = node.get_mut(part).expect("present");
+    visit_inner(child, rest, create, set, created)
+}
+
+/// The data type a scalar resolves to, as a YAML tag.
+fn scalar_tag(node: &Node) -> &'static str {
+    match node.as_scalar().map(resolve_input) {
+        Some(Resolved::Null) => "!!null",
+        Some(Resolved::Bool(_)) => "!!bool",
+        Some(Resolved::Int(_)) => "!!int",
+        Some(Resolved::Float(_)) => "!!float",
+        _ => "!!str",
+    }
+}
+
+/// Writes `value` into a target field. A scalar target keeps its type and
+/// takes only the value's text (a number into a string field stays a
+/// string); a new or non-scalar target becomes the value.
+fn set_value(
+    target: &mut Node,
+    created: bool,
+    value: &Node,
+    options: &FieldOptions,
+) -> OpResult<()> {
+    let mut value = value.clone();
+    if !options.delimiter.is_empty() {
+        let Value::Scalar(t) = &target.value else {
+            return Err(OpError::new(
+                "delimiter option can only be used with scalar nodes",
+            ));
+        };
+        let mut parts: Vec<String> = t
+            .text
+            .split(options.delimiter.as_str())
+            .map(String::from)
+            .collect();
+        let v = raw(&value).to_string();
+        if options.index < 0 {
+            parts.insert(0, v);
+        } else if options.index as usize >= parts.len() {
+            parts.push(v);
+        } else {
+            parts[options.index as usize] = v;
+        }
+        let joined = parts.join(&options.delimiter);
+        match &mut value.value {
+            Value::Scalar(s) => s.text = joined,
+            _ => value = Node::plain(joined),
+        }
+    }
+    if target.as_scalar().is_none() {
+        target.replace_keeping_pos(value);
+        return Ok(());
+    }
+    let text = raw(&value).to_string();
+    if created {
+        target.replace_keeping_pos(Node::plain(text));
+        return Ok(());
+    }
+    let tag = scalar_tag(target);
+    let probe = Node::plain(text.clone());
+    let new_tag = scalar_tag(&probe);
+    let compatible = tag == "!!str" || tag == new_tag || (tag == "!!float" && new_tag == "!!int");
+    if !compatible {
+        return Err(OpError::new(format!(
+            "map[string]interface {{}}(nil): yaml: cannot decode {new_tag} `{text}` as a {tag}"
+        )));
+    }
+    if let Value::Scalar(s) = &mut target.value {
+        s.text = text;
+        s.tag = Some(tag.into());
+    }
+    Ok(())
+}
+
+/// The ReplacementTransformer: replacement entries, files read when run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Replacements {
+    /// The entries, in order.
+    pub entries: Vec<ReplacementEntry>,
+}
+
+impl Replacements {
+    /// Reads a ReplacementTransformer config (`replacements:` list).
+    pub fn from_config(config: &Node) -> OpResult<Replacements> {
+        let mut entries = Vec::new();
+        if let Some(list) = config.get("replacements") {
+            let items = typed::array(
+                list,
+                At {
+                    owner: "ReplacementTransformerPlugin",
+                    path: "replacements",
+                },
+                "[]types.ReplacementField",
+            )?;
+            for item in items {
+                entries.push(read_entry(item, Strictness::Lenient)?);
+            }
+        }
+        Ok(Replacements { entries })
+    }
+
+    /// Loads the entries (reading files through `files`) and applies them.
+    pub fn apply(&self, resources: &mut ResMap, files: &dyn crate::FileSource) -> OpResult<()> {
+        let mut all = Vec::new();
+        for entry in &self.entries {
+            match entry {
+                ReplacementEntry::Inline(r) => all.push((**r).clone()),
+                ReplacementEntry::Path(p) => {
+                    let bytes = files.read_bytes(p)?;
+                    let text = String::from_utf8(bytes)
+                        .map_err(|_| OpError::new(format!("{p}: not valid UTF-8")))?;
+                    all.extend(read_file(&text, p)?);
+                }
+            }
+        }
+        apply(resources, &all)
+    }
+}

@@ -1,0 +1,465 @@
+//! Vars (`vars:`, deprecated but still used): `$(NAME)` references in the
+//! fields `varReference` specs name, replaced at the end of the build with a
+//! field of the resource the var's `objref` names.
+
+use krusty_resource::{Gvk, ResId, ResMap, Resource};
+use krusty_yaml::{resolve_input, Node, Resolved, Value};
+
+use crate::error::{OpError, OpResult};
+use crate::fieldspec::{self, CreateKind, FieldSpec};
+use crate::path;
+use crate::typed::{self, At};
+
+/// The field a var reads when it names none.
+const DEFAULT_FIELD_PATH: &str = "metadata.name";
+
+/// One declared var.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Var {
+    /// The name used in `$(NAME)`.
+    pub name: String,
+    /// `objref.apiVersion`.
+    pub api_version: String,
+    /// `objref` group, version and kind.
+    pub gvk: Gvk,
+    /// `objref.name`.
+    pub object_name: String,
+    /// `objref.namespace`.
+    pub namespace: String,
+    /// `fieldref.fieldPath` as written (may be empty).
+    pub field_path: String,
+}
+
+impl Var {
+    /// The objref's group, version and kind (from `apiVersion` when given).
+    pub fn target_gvk(&self) -> Gvk {
+        if self.api_version.is_empty() {
+            self.gvk.clone()
+        } else {
+            Gvk::from_api_version(&self.api_version, &self.gvk.kind)
+        }
+    }
+
+    fn field_path(&self) -> &str {
+        if self.field_path.is_empty() {
+            DEFAULT_FIELD_PATH
+        } else {
+            &self.field_path
+        }
+    }
+
+    /// Kustomize's `%v` form, `{NAME Kind.version.group {fieldpath}}`.
+    fn describe(&self, field_path: &str) -> String {
+        format!("{{{} {} {{{field_path}}}}}", self.name, self.target_gvk())
+    }
+}
+
+/// Field names matched without regard to case, as Go's JSON decoding does.
+fn fields<'n>(
+    node: &'n Node,
+    known: &[&'static str],
+    owner: &'static str,
+) -> OpResult<Vec<(&'static str, &'n Node)>> {
+    let mut out = Vec::new();
+    for (key, value) in typed::object(node, At { owner, path: "" }, owner)? {
+        let name = key.key_str().unwrap_or_default();
+        match known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+            Some(k) => out.push((*k, value)),
+            None => return Err(typed::unknown_field(key)),
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the `vars:` list.
+pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
+    let items = typed::array(
+        node,
+        At {
+            owner: "Kustomization",
+            path: "vars",
+        },
+        "[]Var",
+    )?;
+    let mut out = Vec::new();
+    for item in items {
+        let mut var = Var::default();
+        for (name, value) in fields(item, &["name", "objref", "fieldref"], "Var")? {
+            match name {
+                "name" => {
+                    var.name = typed::string(
+                        value,
+                        At {
+                            owner: "Var",
+                            path: "vars.name",
+                        },
+                    )?
+                }
+                "objref" => {
+                    let known = [
+                        "apiVersion",
+                        "group",
+                        "version",
+                        "kind",
+                        "name",
+                        "namespace",
+                    ];
+                    for (field, v) in fields(value, &known, "Target")? {
+                        let text = typed::string(
+                            v,
+                            At {
+                                owner: "Target",
+                                path: field,
+                            },
+                        )?;
+                        match field {
+                            "apiVersion" => var.api_version = text,
+                            "group" => var.gvk.group = text,
+                            "version" => var.gvk.version = text,
+                            "kind" => var.gvk.kind = text,
+                            "name" => var.object_name = text,
+                            _ => var.namespace = text,
+                        }
+                    }
+                }
+                _ => {
+                    for (_, v) in fields(value, &["fieldPath"], "FieldSelector")? {
+                        var.field_path = typed::string(
+                            v,
+                            At {
+                                owner: "FieldSelector",
+                                path: "fieldPath",
+                            },
+                        )?;
+                    }
+                }
+            }
+        }
+        out.push(var);
+    }
+    Ok(out)
+}
+
+/// The vars of a build so far, each name once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VarSet(Vec<Var>);
+
+impl VarSet {
+    /// Adds vars, failing on a name already present.
+    pub fn merge(&mut self, incoming: &[Var]) -> OpResult<()> {
+        for var in incoming {
+            if self.0.iter().any(|v| v.name == var.name) {
+                return Err(OpError::new(format!(
+                    "var '{}' already encountered",
+                    var.name
+                )));
+            }
+            self.0.push(var.clone());
+        }
+        Ok(())
+    }
+
+    /// `true` when no var is declared.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The vars in declaration order.
+    pub fn vars(&self) -> &[Var] {
+        &self.0
+    }
+}
+
+/// Declares a level's own vars: each is bound to the resource its objref
+/// names (by any of the resource's names so far), then added to `set`.
+pub fn declare(resources: &mut ResMap, set: &mut VarSet, incoming: &[Var]) -> OpResult<()> {
+    let listed = || {
+        let parts: Vec<String> = incoming
+            .iter()
+            .map(|v| format!("{{{} {} {{{}}}}}", v.name, v.gvk, v.field_path))
+            .collect();
+        format!("merging vars [{}]", parts.join(" "))
+    };
+    for var in incoming {
+        let target = ResId {
+            gvk: var.target_gvk(),
+            name: var.object_name.clone(),
+            namespace: var.namespace.clone(),
+        };
+        let exact = !target.namespace.is_empty() || target.gvk.is_cluster_scoped();
+        let matches = |id: &ResId| {
+            if exact {
+                id.equals(&target)
+            } else {
+                id.gvk == target.gvk && id.name == target.name
+            }
+        };
+        let matched: Vec<usize> = resources
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.any_id(matches))
+            .map(|(i, _)| i)
+            .collect();
+        if matched.len() > 1 {
+            return Err(OpError::new(format!(
+                "found {} resId matches for var {} (unable to disambiguate)",
+                matched.len(),
+                var.describe(&var.field_path)
+            ))
+            .context(listed()));
+        }
+        if let [one] = matched[..] {
+            resources.resources_mut()[one]
+                .meta
+                .ref_vars
+                .push(var.name.clone());
+        }
+    }
+    set.merge(incoming).map_err(|e| e.context(listed()))
+}
+
+/// A var's value, typed as its field is.
+#[derive(Debug, Clone, PartialEq)]
+enum VarValue {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A map or list: such vars are left unreplaced.
+    Other,
+}
+
+impl VarValue {
+    fn text(&self) -> String {
+        match self {
+            VarValue::Str(s) => s.clone(),
+            VarValue::Int(i) => i.to_string(),
+            VarValue::Float(f) => krusty_yaml::go_json_float(*f),
+            VarValue::Bool(b) => b.to_string(),
+            VarValue::Other => String::new(),
+        }
+    }
+}
+
+fn value_of(node: &Node) -> VarValue {
+    match &node.value {
+        Value::Scalar(s) => match resolve_input(s) {
+            Resolved::Int(i) => i64::try_from(i).map_or(VarValue::Other, VarValue::Int),
+            Resolved::Float(f) => VarValue::Float(f),
+            Resolved::Bool(b) => VarValue::Bool(b),
+            Resolved::Null => VarValue::Other,
+            Resolved::Str(t) => VarValue::Str(t.to_string()),
+            Resolved::Owned(t) => VarValue::Str(t),
+        },
+        _ => VarValue::Other,
+    }
+}
+
+/// The value of every var, read from the resource bound to it.
+fn values(resources: &ResMap, set: &VarSet) -> OpResult<Vec<(String, VarValue)>> {
+    let mut out = Vec::new();
+    for var in set.vars() {
+        let bound = resources
+            .iter()
+            .find(|r: &&Resource| r.meta.ref_vars.iter().any(|n| n == &var.name));
+        let Some(r) = bound else {
+            return Err(OpError::new(format!(
+                "var '{}' cannot be mapped to a field in the set of known resources",
+                var.describe(var.field_path())
+            )));
+        };
+        let node = path::lookup(&r.node, &path::split_with_indices(var.field_path()))
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                OpError::new(format!(
+                    "field specified in var '{}' not found in corresponding resource",
+                    var.describe(var.field_path())
+                ))
+            })?;
+        out.push((var.name.clone(), value_of(node)));
+    }
+    Ok(out)
+}
+
+/// The result of expanding a string.
+enum Expanded {
+    /// The whole string was one var: its value, typed.
+    Whole(VarValue),
+    /// Text.
+    Text(String),
+}
+
+/// Expands `$(NAME)` references (`$$` escapes a `$`); unknown names and
+/// map or list values stay as written.
+fn expand(input: &str, values: &[(String, VarValue)]) -> Expanded {
+    let lookup = |name: &str| -> Option<&VarValue> {
+        values
+            .iter()
+            .find(|(n, v)| n == name && *v != VarValue::Other)
+            .map(|(_, v)| v)
+    };
+    let bytes = input.as_bytes();
+    let mut out = String::new();
+    let mut checkpoint = 0;
+    let mut cursor = 0;
+    while cursor < bytes.len() {
+        if bytes[cursor] == b'$' && cursor + 1 < bytes.len() {
+            out.push_str(&input[checkpoint..cursor]);
+            let rest = &input[cursor + 1..];
+            let advance = match rest.as_bytes()[0] {
+                b'$' => {
+                    out.push('$');
+                    1
+                }
+                b'(' => match rest.find(')') {
+                    Some(close) => {
+                        let name = &rest[1..close];
+                        match lookup(name) {
+                            Some(v) if input.len() == name.len() + 3 => {
+                                return Expanded::Whole(v.clone());
+                            }
+                            Some(v) => out.push_str(&v.text()),
+                            None => {
+                                out.push_str("$(");
+                                out.push_str(name);
+                                out.push(')');
+                            }
+                        }
+                        close + 1
+                    }
+                    None => {
+                        out.push_str("$(");
+                        1
+                    }
+                },
+                _ => {
+                    let c = rest.chars().next().unwrap_or_default();
+                    out.push('$');
+                    out.push(c);
+                    c.len_utf8()
+                }
+            };
+            cursor += advance;
+            checkpoint = cursor + 1;
+        }
+        cursor += 1;
+    }
+    out.push_str(&input[checkpoint.min(input.len())..]);
+    Expanded::Text(out)
+}
+
+fn is_string(node: &Node) -> bool {
+    node.as_scalar()
+        .is_some_and(|s| matches!(resolve_input(s), Resolved::Str(_) | Resolved::Owned(_)))
+}
+
+/// Replaces a string scalar's references, retyping it when the whole
+/// string was one number or boolean var.
+fn substitute(node: &mut Node, values: &[(String, VarValue)]) {
+    let Value::Scalar(s) = &mut node.value else {
+        return;
+    };
+    let (text, tag) = match expand(&s.text, values) {
+        Expanded::Whole(VarValue::Int(i)) => (i.to_string(), "!!int"),
+        Expanded::Whole(VarValue::Float(f)) => (format_float(f), "!!float"),
+        Expanded::Whole(VarValue::Bool(b)) => (b.to_string(), "!!bool"),
+        Expanded::Whole(v) => (v.text(), "!!str"),
+        Expanded::Text(t) => (t, "!!str"),
+    };
+    s.text = text;
+    s.tag = Some(tag.into());
+}
+
+/// Go's `strconv.FormatFloat(f, 'f', -1, 64)` (never an exponent).
+fn format_float(f: f64) -> String {
+    format!("{f}")
+}
+
+fn set_node(node: &mut Node, values: &[(String, VarValue)]) -> OpResult<()> {
+    if node.is_null() {
+        return Ok(());
+    }
+    match &mut node.value {
+        Value::Scalar(_) => {
+            if is_string(node) {
+                substitute(node, values);
+            }
+        }
+        Value::Map(entries) => {
+            for (key, value) in entries.iter_mut() {
+                if !is_string(key) {
+                    return Err(OpError::new(format!(
+                        "invalid map key: value='{}', tag='{}'",
+                        path::raw(key),
+                        "!!int"
+                    )));
+                }
+                if is_string(value) {
+                    substitute(value, values);
+                }
+            }
+        }
+        Value::Seq(items) => {
+            for item in items.iter_mut() {
+                if !is_string(item) {
+                    return Err(OpError::new("invalid value type expect a string"));
+                }
+                substitute(item, values);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replaces var references in every field `specs` name, in every resource.
+pub fn resolve(resources: &mut ResMap, set: &VarSet, specs: &[FieldSpec]) -> OpResult<()> {
+    if set.is_empty() {
+        return Ok(());
+    }
+    let values = values(resources, set)?;
+    for r in resources.resources_mut() {
+        let gvk = r.gvk();
+        for spec in specs {
+            fieldspec::apply(
+                &mut r.node,
+                &gvk,
+                spec,
+                CreateKind::None,
+                &mut |n: &mut Node| set_node(n, &values),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(e: Expanded) -> String {
+        match e {
+            Expanded::Text(t) => t,
+            Expanded::Whole(v) => format!("whole:{}", v.text()),
+        }
+    }
+
+    #[test]
+    fn expansion_follows_kubernetes_rules() {
+        let values = vec![
+            ("X".to_string(), VarValue::Str("v".into())),
+            ("N".to_string(), VarValue::Int(5)),
+        ];
+        let e = |s: &str| text(expand(s, &values));
+        assert_eq!(e("$(X)"), "whole:v");
+        assert_eq!(e("$(N)"), "whole:5");
+        assert_eq!(e("--port=$(N)"), "--port=5");
+        assert_eq!(e("$$(X)"), "$(X)");
+        assert_eq!(e("$$$(X)"), "$v");
+        assert_eq!(e("$(X"), "$(X");
+        assert_eq!(e("$X ${X} $()"), "$X ${X} $()");
+        assert_eq!(e("($(X))$(X)"), "(v)v");
+        assert_eq!(e("$(NOPE)"), "$(NOPE)");
+        assert_eq!(e("a$"), "a$");
+    }
+}
