@@ -59,12 +59,7 @@ const KNOWN_FIELDS: [&str; 34] = [
 
 /// Fields that belong to later milestones; they are reported as not
 /// supported yet when they hold anything, rather than silently ignored.
-const UNSUPPORTED_FIELDS: [&str; 4] = [
-    "components",
-    "helmGlobals",
-    "helmCharts",
-    "helmChartInflationGenerator",
-];
+const UNSUPPORTED_FIELDS: [&str; 3] = ["helmGlobals", "helmCharts", "helmChartInflationGenerator"];
 
 /// One `labels:` entry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -149,6 +144,8 @@ pub struct Kustomization {
     pub patches_json6902: Vec<Json6902Entry>,
     /// `vars:`.
     pub vars: Vec<Var>,
+    /// `components:` (directories holding a `kind: Component`).
+    pub components: Vec<String>,
     /// `replacements:`.
     pub replacements: Vec<ReplacementEntry>,
     /// `openapi:`: a custom schema file or a built-in version.
@@ -206,21 +203,27 @@ impl Kustomization {
         let docs = krusty_yaml::parse_stream_with(text, limits)
             .map_err(|e| BuildError::new(e.to_string()))?;
         let root = match docs.into_iter().find_map(|d| d.root) {
-            None => return Ok(Kustomization::with_kind("Kustomization")),
+            None => return Err(BuildError::new(EMPTY)),
             Some(r) => r,
         };
         let Value::Map(entries) = &root.value else {
             return Err(BuildError::new("a kustomization must be a YAML mapping"));
         };
         let mut k = Kustomization::with_kind("Kustomization");
+        let mut anything_set = false;
         for (key, value) in entries {
-            let name = key.key_str().unwrap_or("");
-            if !KNOWN_FIELDS.contains(&name) {
+            let written = key.key_str().unwrap_or("");
+            // Go's JSON decoding matches field names without regard to case.
+            let Some(&name) = KNOWN_FIELDS
+                .iter()
+                .find(|f| f.eq_ignore_ascii_case(written))
+            else {
                 return Err(BuildError::new(format!(
-                    "json: unknown field \"{name}\" (line {})",
+                    "json: unknown field \"{written}\" (line {})",
                     key.pos.line
                 )));
-            }
+            };
+            anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
             if UNSUPPORTED_FIELDS.contains(&name) && !is_empty(value) {
                 return Err(BuildError::new(format!(
                     "the field '{name}' (line {}) is not supported by krusty yet",
@@ -230,8 +233,13 @@ impl Kustomization {
             k.read_field(name, value)
                 .map_err(|e| BuildError::new(e.0))?;
         }
+        if !anything_set {
+            return Err(BuildError::new(EMPTY));
+        }
         let api_version = root.get("apiVersion").and_then(Node::as_str);
-        if k.kind == "Component" && api_version != Some("kustomize.config.k8s.io/v1alpha1") {
+        if k.kind == "Component"
+            && api_version.is_some_and(|v| v != "kustomize.config.k8s.io/v1alpha1")
+        {
             return Err(BuildError::new(
                 "apiVersion for Component should be kustomize.config.k8s.io/v1alpha1",
             ));
@@ -299,6 +307,7 @@ impl Kustomization {
             }
             "configurations" => self.configurations = typed::string_list(value, at)?,
             "crds" => self.crds = typed::string_list(value, at)?,
+            "components" => self.components = typed::string_list(value, at)?,
             "generators" => self.generators = typed::string_list(value, at)?,
             "transformers" => self.transformers = typed::string_list(value, at)?,
             "validators" => self.validators = typed::string_list(value, at)?,
@@ -504,6 +513,26 @@ fn read_replica(item: &Node) -> OpResult<(String, i64)> {
         }
     }
     Ok((name, count))
+}
+
+/// Kustomize's error for a kustomization that sets nothing.
+const EMPTY: &str = "kustomization.yaml is empty";
+
+/// `true` for a value Go decodes to its zero value (null, "", false, 0);
+/// an empty list or map is not zero.
+fn is_zero(n: &Node) -> bool {
+    match &n.value {
+        Value::Scalar(s) => match typed::json_type(n) {
+            "null" => true,
+            "string" => s.text.is_empty(),
+            "bool" => matches!(
+                krusty_yaml::resolve_input(s),
+                krusty_yaml::Resolved::Bool(false)
+            ),
+            _ => matches!(krusty_yaml::resolve_input(s), krusty_yaml::Resolved::Int(0)),
+        },
+        _ => false,
+    }
 }
 
 fn is_empty(n: &Node) -> bool {

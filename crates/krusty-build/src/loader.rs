@@ -126,6 +126,24 @@ pub fn canonical(path: &Path) -> BuildResult<PathBuf> {
     })
 }
 
+/// `path` with `.` and `..` components resolved lexically (as Go's
+/// `filepath.Clean` does).
+pub fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The first prefix of `path` that does not exist (where Go's symlink
 /// resolution stops), or `path` itself.
 fn first_missing(path: &Path) -> PathBuf {

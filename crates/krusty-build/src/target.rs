@@ -15,7 +15,7 @@ use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::{Kustomization, OpenApi, SortOptions};
-use crate::loader::{Entry, LoadRestrictor, Loader};
+use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::plan;
 use crate::read::resources_from_text;
 
@@ -41,6 +41,15 @@ pub struct BuildOutput {
 /// its vars.
 pub(crate) struct SubTarget {
     dir: PathBuf,
+    config: TransformerConfig,
+    vars: VarSet,
+}
+
+/// What a build has gathered so far: resources, the transformer
+/// configuration in force, and vars. Components work on their parent's.
+#[derive(Default)]
+pub(crate) struct Accumulator {
+    resmap: ResMap,
     config: TransformerConfig,
     vars: VarSet,
 }
@@ -190,76 +199,149 @@ impl Context {
         k: Kustomization,
         k_path: &Path,
     ) -> BuildResult<Level> {
-        let mut resmap = ResMap::new();
-        let mut config = TransformerConfig::default();
-        let mut var_set = VarSet::default();
+        let mut acc = Accumulator::default();
+        self.accumulate_into(loader, &k, k_path, &mut acc)?;
+        Ok(Level {
+            resmap: acc.resmap,
+            config: acc.config,
+            kustomization: k,
+            vars: acc.vars,
+        })
+    }
+
+    /// Runs one kustomization (or component) over `acc`: its resources are
+    /// added, then its configurations, generators, components,
+    /// transformers, validators and vars act on everything accumulated.
+    fn accumulate_into(
+        &mut self,
+        loader: &Loader,
+        k: &Kustomization,
+        k_path: &Path,
+        acc: &mut Accumulator,
+    ) -> BuildResult<()> {
         for entry in &k.resources {
-            self.accumulate_entry(loader, entry, &mut resmap, &mut config, &mut var_set)
+            self.accumulate_entry(loader, entry, acc)
                 .map_err(|e| e.context("accumulating resources"))?;
         }
-        let own = plan::own_config(loader, &k).map_err(|e| {
+        let own = plan::own_config(loader, k).map_err(|e| {
             e.context(format!(
                 "kustomization file {}: field 'configurations'",
                 k_path.display()
             ))
         })?;
-        config
+        acc.config
             .merge(&own)
             .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
-        let crds = plan::crd_config(loader, &k).map_err(|e| {
+        let crds = plan::crd_config(loader, k).map_err(|e| {
             e.context(format!(
                 "kustomization file {}: field 'crds'",
                 k_path.display()
             ))
         })?;
-        config
+        acc.config
             .merge(&crds)
             .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
-        let generators = plan::generators(self, loader, &k, k_path)?;
+        let generators = plan::generators(self, loader, k, k_path)?;
         run_steps(
             &generators,
             "merging from generator",
-            &mut resmap,
+            &mut acc.resmap,
             &self.env(loader),
             k_path,
         )?;
-        let transformers = plan::transformers(self, loader, &k, k_path, &config)?;
+        for entry in &k.components {
+            self.accumulate_component(loader, entry, acc)
+                .map_err(|e| e.context("accumulating components"))?;
+        }
+        let transformers = plan::transformers(self, loader, k, k_path, &acc.config)?;
         run_steps(
             &transformers,
             "running transformer",
-            &mut resmap,
+            &mut acc.resmap,
             &self.env(loader),
             k_path,
         )?;
-        let validators = plan::validators(self, loader, &k, k_path)?;
+        let validators = plan::validators(self, loader, k, k_path)?;
         for step in &validators {
             let label = &step.label;
-            let mut copy = resmap.clone();
+            let mut copy = acc.resmap.clone();
             step.builtin
                 .apply(&mut copy, &self.env(loader), &step.origin)
                 .map_err(|e| BuildError::new(e.0).context(format!("running validator {label}")))?;
             let changed = copy
                 .iter()
-                .zip(resmap.iter())
+                .zip(acc.resmap.iter())
                 .any(|(a, b)| a.node != b.node)
-                || copy.len() != resmap.len();
+                || copy.len() != acc.resmap.len();
             if changed {
                 return Err(BuildError::new(format!(
                     "validator {label} changed resources; validators must not modify resources"
                 )));
             }
         }
-        vars::declare(&mut resmap, &mut var_set, &k.vars).map_err(|e| {
+        vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars).map_err(|e| {
             BuildError::new(e.0).context(format!("kustomization file {}", k_path.display()))
-        })?;
-        Ok(Level {
-            resmap,
-            config,
-            kustomization: k,
-            vars: var_set,
         })
     }
 
+    /// Runs the component in directory `entry` over the parent's accumulator.
+    fn accumulate_component(
+        &mut self,
+        loader: &Loader,
+        entry: &str,
+        acc: &mut Accumulator,
+    ) -> BuildResult<()> {
+        let joined = clean(&loader.root.join(entry));
+        let sub = Loader::new(&joined, loader.restrictor).map_err(|e| {
+            let why = if joined.exists() {
+                e.0
+            } else {
+                format!("must build at directory: not a valid directory: {}", e.0)
+            };
+            BuildError::new(format!("loader.New \"{why}\""))
+        })?;
+        let dir = sub.root.clone();
+        self.check_cycle(&dir)?;
+        let in_directory =
+            |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e.0));
+        let (k, k_path) = Kustomization::load(&dir)
+            .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
+            .map_err(in_directory)?;
+        if k.kind != "Component" {
+            return Err(in_directory(BuildError::new(format!(
+                "expected kind 'Component' for path '{}' but got '{}'",
+                dir.display(),
+                k.kind
+            ))));
+        }
+        self.warnings.extend(k.warnings.iter().cloned());
+        self.choose_schema(&sub, &k, &k_path)?;
+        self.chain.push(dir.clone());
+        let result = self.accumulate_into(&sub, &k, &k_path, acc);
+        self.chain.pop();
+        result.map_err(|e| {
+            in_directory(e.context(format!("recursed accumulation of path '{}'", dir.display())))
+        })
+    }
+
+    /// Fails when `dir` contains a kustomization being built.
+    fn check_cycle(&self, dir: &Path) -> BuildResult<()> {
+        if let Some(visited) = self.chain.iter().find(|v| v.starts_with(dir)) {
+            let cycle: Vec<String> = self
+                .chain
+                .iter()
+                .map(|p| p.display().to_string())
+                .chain(std::iter::once(dir.display().to_string()))
+                .collect();
+            return Err(BuildError::new(format!(
+                "cycle detected: candidate root '{}' contains visited root '{}' ({})",
+                dir.display(),
+                visited.display(),
+                cycle.join(" -> ")
+            )));
+        }
+        Ok(())
+    }
     /// Reads the resources a path names: a file of documents, or a
     /// directory holding a kustomization, which is built.
     pub(crate) fn resources_at(
@@ -283,25 +365,19 @@ impl Context {
                 Ok((resources, None))
             }
             Entry::Dir(dir) => {
-                if let Some(visited) = self.chain.iter().find(|v| v.starts_with(&dir)) {
-                    let cycle: Vec<String> = self
-                        .chain
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .chain(std::iter::once(dir.display().to_string()))
-                        .collect();
-                    return Err(from(BuildError::new(format!(
-                        "cycle detected: candidate root '{}' contains visited root '{}' ({})",
+                let as_dir = |e: BuildError| {
+                    BuildError::new(format!(
+                        "accumulation err='accumulating resources from '{entry}': '{}' must resolve to a file': {}",
                         dir.display(),
-                        visited.display(),
-                        cycle.join(" -> ")
-                    ))));
-                }
+                        e.0
+                    ))
+                };
+                self.check_cycle(&dir).map_err(as_dir)?;
                 let sub = Loader::new(&dir, loader.restrictor)?;
-                let level = self.target(&sub).map_err(from)?;
+                let level = self.target(&sub).map_err(as_dir)?;
                 if level.kustomization.kind == "Component" {
-                    return Err(from(BuildError::new(format!(
-                        "expected kind 'Kustomization' for path '{}' but got 'Component'",
+                    return Err(as_dir(BuildError::new(format!(
+                        "expected kind != 'Component' for path '{}'",
                         dir.display()
                     ))));
                 }
@@ -321,16 +397,14 @@ impl Context {
         &mut self,
         loader: &Loader,
         entry: &str,
-        into: &mut ResMap,
-        config: &mut TransformerConfig,
-        var_set: &mut VarSet,
+        acc: &mut Accumulator,
     ) -> BuildResult<()> {
         let (resources, sub) = self.resources_at(loader, entry)?;
         if let Some(sub) = &sub {
-            config
+            acc.config
                 .merge(&sub.config)
                 .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
-            var_set.merge(sub.vars.vars()).map_err(|e| {
+            acc.vars.merge(sub.vars.vars()).map_err(|e| {
                 BuildError::new(e.0)
                     .context(format!(
                         "recursed merging from path '{}'",
@@ -340,7 +414,7 @@ impl Context {
             })?;
         }
         for r in resources {
-            into.append(r).map_err(|e| {
+            acc.resmap.append(r).map_err(|e| {
                 let e = BuildError::new(e.to_string());
                 let e = match &sub {
                     Some(sub) => e.context(format!(

@@ -6,7 +6,9 @@
 //!   `configurations:`, `transformers:` and `generators:`);
 //! - `tests/patches`: `patches:`, `patchesStrategicMerge:`,
 //!   `patchesJson6902:`, `openapi:` (behaviours in its `NOTES.md`);
-//! - `tests/replacements`: `replacements:` and `vars:` (see its `NOTES.md`).
+//! - `tests/replacements`: `replacements:` and `vars:` (see its `NOTES.md`);
+//! - `tests/components`: `kind: Component` and `components:`, including
+//!   KEP-1802's user story (see its `NOTES.md`).
 //!
 //! Each case folder holds:
 //! - `in/`: a kustomization tree (bases and overlays);
@@ -165,4 +167,9 @@ fn patches_match_kubectl_kustomize() {
 #[test]
 fn replacements_and_vars_match_kubectl_kustomize() {
     run_corpus("replacements");
+}
+
+#[test]
+fn components_match_kubectl_kustomize() {
+    run_corpus("components");
 }

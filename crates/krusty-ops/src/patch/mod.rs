@@ -140,7 +140,10 @@ impl PatchEntry {
                         }
                         let selected = select(resources, target)?;
                         match patches.first() {
-                            Some(patch) => apply_strategic(resources, &selected, patch, env),
+                            Some(patch) => apply_strategic(resources, &selected, patch, env)
+                                .map_err(|e| {
+                                    e.context(format!("patch {}", self.source.describe()))
+                                }),
                             None => Ok(()),
                         }
                     }
@@ -152,7 +155,9 @@ impl PatchEntry {
                                     patch.id()
                                 ))
                             })?;
-                            apply_strategic(resources, &[index], patch, env)?;
+                            apply_strategic(resources, &[index], patch, env).map_err(|e| {
+                                e.context(format!("patch {}", self.source.describe()))
+                            })?;
                         }
                         Ok(())
                     }
@@ -168,7 +173,8 @@ impl PatchEntry {
                 for index in select(resources, target)? {
                     let r = &mut resources.resources_mut()[index];
                     r.store_previous_id();
-                    apply_json(r, &ops)?;
+                    apply_json(r, &ops)
+                        .map_err(|e| e.context(format!("patch {}", self.source.describe())))?;
                 }
                 Ok(())
             }
@@ -264,7 +270,8 @@ impl Json6902Entry {
             )));
         }
         for index in select(resources, &self.target)? {
-            apply_json(&mut resources.resources_mut()[index], &ops)?;
+            apply_json(&mut resources.resources_mut()[index], &ops)
+                .map_err(|e| e.context(format!("patch {}", self.source.describe())))?;
         }
         Ok(())
     }
@@ -316,7 +323,10 @@ fn apply_strategic(
         // The patch takes the target's apiVersion, keeping its own kind.
         let api_version = r.api_version().to_string();
         patch_node.set("apiVersion", Node::string(api_version));
-        if !apply_strategic_one(r, patch_node, patch, env)? {
+        let id = r.id();
+        let applied = apply_strategic_one(r, patch_node, patch, env)
+            .map_err(|e| e.context(format!("applying to {id}")))?;
+        if !applied {
             deleted.push(index);
         }
     }
@@ -363,5 +373,7 @@ fn apply_strategic_one(
 
 /// Applies a JSON patch to one resource.
 fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
+    let id = r.id();
     ops.apply(&mut r.node)
+        .map_err(|e| e.context(format!("applying to {id}")))
 }

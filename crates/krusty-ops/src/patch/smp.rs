@@ -15,7 +15,7 @@
 //!   other directives (`$setElementOrder`, `$retainKeys`,
 //!   `$deleteFromPrimitiveList`) are not understood and stay as fields.
 
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, ScalarStyle, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::schema::{Schema, Shape};
@@ -118,6 +118,25 @@ fn key_value(element: &Node, key: &str) -> String {
     match element.get(key) {
         Some(v) if !v.is_null() => raw(v).to_string(),
         _ => String::new(),
+    }
+}
+
+/// Whether a field's value is written quoted or as a block scalar, without
+/// an explicit tag. kyaml's field setter gives the value replacing it the
+/// same style, and Kustomize's output (YAML, reparsed) then reads it back
+/// as a string: a quoted `"1.5"` replaced by a plain `2` prints `"2"`.
+fn forces_string(node: &Node) -> bool {
+    matches!(&node.value, Value::Scalar(s) if s.tag.is_none() && s.style != ScalarStyle::Plain)
+}
+
+/// Turns a plain scalar (of any resolved type) into a string with the same
+/// text; core-schema tags such as `!!int` are dropped with the style.
+fn make_string(node: &mut Node) {
+    if let Value::Scalar(s) = &mut node.value {
+        if s.style == ScalarStyle::Plain && s.tag.as_deref().is_none_or(|t| t.starts_with("!!")) {
+            s.style = ScalarStyle::DoubleQuoted;
+            s.tag = None;
+        }
     }
 }
 
@@ -285,11 +304,15 @@ impl Merger<'_> {
         for name in names {
             let field_shape = shape.as_ref().and_then(|s| self.schema.field(s, &name));
             let current = take_field(&mut dest, &name);
+            let string_style = current.as_ref().is_some_and(forces_string);
             let patch_value = patch.as_ref().and_then(|p| p.get(&name)).cloned();
             let merged = self.walk(current, patch_value, field_shape)?;
             if merged.clears_field() {
                 dest.remove(&name);
-            } else if let Some(node) = merged.into_node() {
+            } else if let Some(mut node) = merged.into_node() {
+                if string_style {
+                    make_string(&mut node);
+                }
                 dest.set(&name, node);
             }
         }
