@@ -2,7 +2,7 @@
 //! operations Kustomize runs for them.
 
 use krusty_ops::builtins::generator::GeneratorArgs;
-use krusty_ops::builtins::images::SetImage;
+use krusty_ops::builtins::images::SetImages;
 use krusty_ops::builtins::metadata_map::SetMapEntries;
 use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
@@ -210,19 +210,21 @@ pub(crate) fn transformers(
     for entry in &k.patches_json6902 {
         push("PatchJson6902Transformer", Builtin::Json6902(entry.clone()));
     }
-    for (name, count) in &k.replicas {
-        push(
-            "ReplicaCountTransformer",
-            Builtin::Replicas(SetReplicas {
+    if !k.replicas.is_empty() {
+        let ops = k
+            .replicas
+            .iter()
+            .map(|(name, count)| SetReplicas {
                 name: name.clone(),
                 count: *count,
                 specs: config.replicas.clone(),
-            }),
-        );
+            })
+            .collect();
+        push("ReplicaCountTransformer", Builtin::ReplicaCounts(ops));
     }
-    for image in &k.images {
-        let op = SetImage::new(image.clone(), config.images.clone()).map_err(op_err)?;
-        push("ImageTagTransformer", Builtin::Image(op));
+    if !k.images.is_empty() {
+        let op = SetImages::new(k.images.clone(), config.images.clone()).map_err(op_err)?;
+        push("ImageTagTransformer", Builtin::Images(op));
     }
     if !k.replacements.is_empty() {
         push(

@@ -73,6 +73,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         chain: Vec::new(),
         warnings: Vec::new(),
         schema: None,
+        record_transformations: false,
     };
     let loader = Loader::new(dir, opts.load_restrictor)?;
     let level = ctx.target(&loader)?;
@@ -118,6 +119,8 @@ pub(crate) struct Context {
     /// `None`: nothing chose yet (the built-in schema applies);
     /// `Some(None)`: the built-in schema, chosen by version.
     schema: Option<Option<Arc<Schema>>>,
+    /// The top kustomization asks for transformation annotations.
+    record_transformations: bool,
 }
 
 impl Context {
@@ -131,6 +134,12 @@ impl Context {
         })?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.choose_schema(loader, &k, &path)?;
+        if self.chain.is_empty() {
+            self.record_transformations = k
+                .build_metadata
+                .iter()
+                .any(|o| o == "transformerAnnotations");
+        }
         self.chain.push(loader.root.clone());
         let result = self.accumulate(loader, k, &path);
         self.chain.pop();
@@ -190,6 +199,7 @@ impl Context {
                 Some(Some(s)) => s,
                 _ => Schema::kubernetes(),
             },
+            record_transformations: self.record_transformations,
         }
     }
 

@@ -11,6 +11,9 @@ pub struct Env<'a> {
     pub files: &'a dyn FileSource,
     /// The OpenAPI schema for strategic merges.
     pub schema: &'a Schema,
+    /// Record each transformation on the resources it ran over (only
+    /// needed when the build writes transformation annotations).
+    pub record_transformations: bool,
 }
 
 impl Env<'static> {
@@ -19,6 +22,7 @@ impl Env<'static> {
         Env {
             files: &NoFiles,
             schema: Schema::kubernetes(),
+            record_transformations: true,
         }
     }
 }
@@ -29,6 +33,7 @@ impl<'a> Env<'a> {
         Env {
             files,
             schema: Schema::kubernetes(),
+            record_transformations: true,
         }
     }
 }

@@ -109,6 +109,12 @@ impl CompiledSelector<'_> {
     /// match, its kind matches, and its labels and annotations satisfy the
     /// selectors.
     pub fn matches(&self, r: &Resource) -> bool {
+        // The kind is compared first: it rules out most resources without
+        // building their ids.
+        let wanted = &self.selector.gvk;
+        if !wanted.kind.is_empty() && r.kind() != wanted.kind {
+            return false;
+        }
         let original = r.original_id();
         let current = r.id();
         let ns_ok = self.namespace.as_ref().is_none_or(|re| {

@@ -197,7 +197,7 @@ pub fn declare(resources: &mut ResMap, set: &mut VarSet, incoming: &[Var]) -> Op
         let matched: Vec<usize> = resources
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.any_id(matches))
+            .filter(|(_, r)| r.has_had_name(&target.name) && r.any_id(matches))
             .map(|(i, _)| i)
             .collect();
         if matched.len() > 1 {

@@ -32,6 +32,11 @@ pub struct ResMap {
     index: HashMap<ResId, usize>,
     /// Resources were changed in place since the index was built.
     stale: bool,
+    /// Positions by every name each resource has had (current and
+    /// earlier), built on demand.
+    names: HashMap<String, Vec<usize>>,
+    /// `names` must be rebuilt before use.
+    names_stale: bool,
 }
 
 impl ResMap {
@@ -48,6 +53,7 @@ impl ResMap {
             return Err(ResMapError::Duplicate(id));
         }
         self.index.insert(id, self.resources.len());
+        self.names_stale = true;
         self.resources.push(r);
         Ok(())
     }
@@ -73,18 +79,52 @@ impl ResMap {
     /// index is rebuilt before the next lookup that needs it.
     pub fn resources_mut(&mut self) -> &mut [Resource] {
         self.stale = true;
+        self.names_stale = true;
         &mut self.resources
+    }
+
+    /// The resource at `index`.
+    pub fn at(&self, index: usize) -> &Resource {
+        &self.resources[index]
+    }
+
+    /// The resource at `index`, for a change that keeps its current and
+    /// earlier identities (so the indexes stay valid).
+    pub fn get_mut_keeping_identity(&mut self, index: usize) -> &mut Resource {
+        &mut self.resources[index]
+    }
+
+    /// Positions of the resources that are or were called `name`, in order.
+    pub fn named(&mut self, name: &str) -> &[usize] {
+        if self.names_stale {
+            self.names.clear();
+            for (i, r) in self.resources.iter().enumerate() {
+                let mut seen: Vec<&str> = vec![r.name()];
+                for p in &r.meta.previous {
+                    if !seen.contains(&p.name.as_str()) {
+                        seen.push(&p.name);
+                    }
+                }
+                for n in seen {
+                    self.names.entry(n.to_string()).or_default().push(i);
+                }
+            }
+            self.names_stale = false;
+        }
+        self.names.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// Replaces the resource at `index`.
     pub fn replace_at(&mut self, index: usize, r: Resource) {
         self.stale = true;
+        self.names_stale = true;
         self.resources[index] = r;
     }
 
     /// Removes the resource at `index`.
     pub fn remove_at(&mut self, index: usize) -> Resource {
         self.stale = true;
+        self.names_stale = true;
         self.resources.remove(index)
     }
 

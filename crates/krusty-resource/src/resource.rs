@@ -191,6 +191,12 @@ impl Resource {
         }
     }
 
+    /// `true` if the resource is or was called `name` (a cheap test to run
+    /// before [`Resource::any_id`]).
+    pub fn has_had_name(&self, name: &str) -> bool {
+        self.name() == name || self.meta.previous.iter().any(|p| p.name == name)
+    }
+
     /// `true` if the current or any earlier identity satisfies `pred`.
     pub fn any_id(&self, pred: impl Fn(&ResId) -> bool) -> bool {
         pred(&self.id()) || self.previous_ids().iter().any(pred)

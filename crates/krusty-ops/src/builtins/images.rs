@@ -2,7 +2,7 @@
 
 use krusty_resource::ResMap;
 use krusty_yaml::{Node, Value};
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
@@ -52,7 +52,7 @@ impl SetImage {
             if r.kind() == "CustomResourceDefinition" {
                 continue;
             }
-            self.update_containers(&mut r.node)?;
+            visit_containers(&mut r.node, &mut |n| self.update_value(n))?;
             let gvk = r.gvk();
             for spec in &self.specs {
                 apply(
@@ -63,33 +63,6 @@ impl SetImage {
                     &mut |n: &mut Node| self.update_value(n),
                 )?;
             }
-        }
-        Ok(())
-    }
-
-    /// Finds `containers` and `initContainers` lists at any depth.
-    fn update_containers(&self, node: &mut Node) -> OpResult<()> {
-        match &mut node.value {
-            Value::Map(entries) => {
-                for (k, v) in entries.iter_mut() {
-                    self.update_containers(v)?;
-                    if matches!(k.key_str(), Some("containers" | "initContainers")) {
-                        if let Some(items) = v.as_seq_mut() {
-                            for c in items {
-                                if let Some(image) = c.get_mut("image") {
-                                    self.update_value(image)?;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            Value::Seq(items) => {
-                for i in items {
-                    self.update_containers(i)?;
-                }
-            }
-            Value::Scalar(_) => {}
         }
         Ok(())
     }
@@ -129,6 +102,104 @@ impl SetImage {
         n.replace_keeping_pos(Node::string(name));
         Ok(())
     }
+}
+
+/// Several image changes sharing field specs (a kustomization's `images:`),
+/// applied in one pass: every image field gets the changes in order, which
+/// is what applying them one after another over all resources gives.
+#[derive(Debug, Clone)]
+pub struct SetImages {
+    /// The changes, in order.
+    pub changes: Vec<SetImage>,
+    /// Extra fields holding images.
+    pub specs: Vec<FieldSpec>,
+    /// All the changes' patterns, to find the ones an image matches at once.
+    patterns: RegexSet,
+}
+
+impl SetImages {
+    /// Prepares the changes.
+    pub fn new(changes: Vec<ImageChange>, specs: Vec<FieldSpec>) -> OpResult<SetImages> {
+        let changes = changes
+            .into_iter()
+            .map(|c| SetImage::new(c, Vec::new()))
+            .collect::<OpResult<Vec<_>>>()?;
+        let patterns = RegexSet::new(changes.iter().map(|c| c.matcher.as_str()))
+            .map_err(|e| OpError::new(format!("invalid image name: {e}")))?;
+        Ok(SetImages {
+            changes,
+            specs,
+            patterns,
+        })
+    }
+
+    /// Updates every matching image.
+    pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+        for r in resources.resources_mut() {
+            if r.kind() == "CustomResourceDefinition" {
+                continue;
+            }
+            visit_containers(&mut r.node, &mut |n| self.update_value(n))?;
+            let gvk = r.gvk();
+            for spec in &self.specs {
+                apply(
+                    &mut r.node,
+                    &gvk,
+                    spec,
+                    CreateKind::None,
+                    &mut |n: &mut Node| self.update_value(n),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies, in order, each change whose pattern matches the image as
+    /// the earlier changes left it.
+    fn update_value(&self, n: &mut Node) -> OpResult<()> {
+        let mut next = 0;
+        loop {
+            let Some(s) = n.as_scalar() else {
+                return Err(OpError::new("an image field must be a scalar"));
+            };
+            let Some(i) = self.patterns.matches(&s.text).iter().find(|&i| i >= next) else {
+                return Ok(());
+            };
+            self.changes[i].update_value(n)?;
+            next = i + 1;
+        }
+    }
+}
+
+/// Calls `update` on the `image` of every `containers` and
+/// `initContainers` item at any depth.
+fn visit_containers(
+    node: &mut Node,
+    update: &mut dyn FnMut(&mut Node) -> OpResult<()>,
+) -> OpResult<()> {
+    match &mut node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries.iter_mut() {
+                visit_containers(v, update)?;
+                if matches!(k.key_str(), Some("containers" | "initContainers")) {
+                    if let Some(items) = v.as_seq_mut() {
+                        for c in items {
+                            if let Some(image) = c.get_mut("image") {
+                                update(image)?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Value::Seq(items) => {
+            for i in items {
+                visit_containers(i, update)?;
+            }
+        }
+        Value::Scalar(_) => {}
+    }
+    Ok(())
 }
 
 /// Splits `registry/name:tag@digest` into name, tag and digest.

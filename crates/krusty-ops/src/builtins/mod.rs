@@ -26,7 +26,7 @@ use crate::selector::Selector;
 use crate::typed;
 use generator::{GeneratedKind, GeneratorArgs};
 use hash::AddHashSuffixes;
-use images::{ImageChange, SetImage};
+use images::{ImageChange, SetImage, SetImages};
 use metadata_map::SetMapEntries;
 use namespace::{SetNamespace, SubjectsMode};
 use prefix_suffix::AddNameAffixes;
@@ -47,8 +47,13 @@ pub enum Builtin {
     Namespace(SetNamespace),
     /// ImageTagTransformer.
     Image(SetImage),
+    /// A kustomization's `images:` entries (one ImageTagTransformer each),
+    /// applied in one pass.
+    Images(SetImages),
     /// ReplicaCountTransformer.
     Replicas(SetReplicas),
+    /// A kustomization's `replicas:` entries, applied in one pass.
+    ReplicaCounts(Vec<SetReplicas>),
     /// HashTransformer.
     Hash(AddHashSuffixes),
     /// PatchTransformer (`patches:`).
@@ -76,8 +81,18 @@ impl Builtin {
             return absorb(resources, generated);
         }
         self.transform(resources, env)?;
-        for r in resources.resources_mut() {
-            r.meta.transformations.push(origin.clone());
+        if env.record_transformations {
+            // A batch of entries counts as one transformer per entry.
+            let times = match self {
+                Builtin::Images(op) => op.changes.len(),
+                Builtin::ReplicaCounts(ops) => ops.len(),
+                _ => 1,
+            };
+            for r in resources.resources_mut() {
+                for _ in 0..times {
+                    r.meta.transformations.push(origin.clone());
+                }
+            }
         }
         Ok(())
     }
@@ -89,7 +104,9 @@ impl Builtin {
             Builtin::MapEntries(op) => op.apply(resources),
             Builtin::Namespace(op) => op.apply(resources),
             Builtin::Image(op) => op.apply(resources),
+            Builtin::Images(op) => op.apply(resources),
             Builtin::Replicas(op) => op.apply(resources),
+            Builtin::ReplicaCounts(ops) => replicas::apply_all(ops, resources),
             Builtin::Hash(op) => op.apply(resources),
             Builtin::Patch(op) => op.apply(resources, env),
             Builtin::StrategicMerge(op) => op.apply(resources, env),

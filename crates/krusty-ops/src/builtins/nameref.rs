@@ -55,15 +55,80 @@ struct Referrer<'a> {
     target: &'a Gvk,
 }
 
+/// Every possible referral target, indexed by the names each has had.
+struct Candidates {
+    list: Vec<Candidate>,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl Candidates {
+    fn of(resources: &ResMap) -> Candidates {
+        let list: Vec<Candidate> = resources.iter().map(Candidate::of).collect();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, c) in list.iter().enumerate() {
+            let mut names: Vec<&str> = c.previous.iter().map(|p| p.name.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            for name in names {
+                by_name.entry(name.to_string()).or_default().push(i);
+            }
+        }
+        Candidates { list, by_name }
+    }
+
+    /// The candidates in `scope` that have had `name`, in resource order.
+    fn named<'c>(&'c self, name: &str, scope: &Scope) -> Vec<&'c Candidate> {
+        self.by_name
+            .get(name)
+            .map(|ids| {
+                ids.iter()
+                    .map(|&i| &self.list[i])
+                    .filter(|c| scope.allows(c))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// All candidates in `scope`, in resource order.
+    fn all<'c>(&'c self, scope: &Scope) -> Vec<&'c Candidate> {
+        self.list.iter().filter(|c| scope.allows(c)).collect()
+    }
+}
+
+/// Kustomize's `SubsetThatCouldBeReferencedByResource`, as a test: what a
+/// referrer may refer to.
+struct Scope {
+    referrer: ResId,
+    binding_namespaces: HashSet<String>,
+}
+
+impl Scope {
+    fn of(r: &Resource) -> OpResult<Scope> {
+        Ok(Scope {
+            referrer: r.id(),
+            binding_namespaces: role_binding_namespaces(r)?,
+        })
+    }
+
+    fn allows(&self, c: &Candidate) -> bool {
+        self.referrer.gvk.is_cluster_scoped()
+            || c.current.gvk.is_cluster_scoped()
+            || c.current.ns_equals(&self.referrer)
+            || self
+                .binding_namespaces
+                .contains(c.current.namespace.as_str())
+    }
+}
+
 impl FixNameReferences {
     /// Applies the fix-up to every resource.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
-        let candidates: Vec<Candidate> = resources.iter().map(Candidate::of).collect();
+        let candidates = Candidates::of(resources);
         for r in resources.resources_mut() {
             let original = r.original_id();
             // What the fix-up needs of the referrer, computed once it is known
             // to refer to something.
-            let mut context: Option<(Vec<&Candidate>, ReferrerInfo)> = None;
+            let mut context: Option<(Scope, ReferrerInfo)> = None;
             for back_ref in &self.back_refs {
                 for spec in &back_ref.referrers {
                     if !original.gvk.is_selected_by(&spec.gvk) {
@@ -76,9 +141,9 @@ impl FixNameReferences {
                             suffixes: r.meta.suffixes.clone(),
                             role_ref: role_ref_gvk(&r.node),
                         };
-                        context = Some((could_be_referenced_by(r, &candidates)?, info));
+                        context = Some((Scope::of(r)?, info));
                     }
-                    let Some((subset, info)) = &context else {
+                    let Some((scope, info)) = &context else {
                         continue;
                     };
                     let referrer = Referrer {
@@ -91,7 +156,7 @@ impl FixNameReferences {
                         &original.gvk,
                         spec,
                         CreateKind::None,
-                        &mut |n: &mut Node| referrer.set(n, subset),
+                        &mut |n: &mut Node| referrer.set(n, &candidates, scope),
                     )
                     .map_err(|e| {
                         e.context(format!(
@@ -104,26 +169,6 @@ impl FixNameReferences {
         }
         Ok(())
     }
-}
-
-/// Kustomize's `SubsetThatCouldBeReferencedByResource`.
-fn could_be_referenced_by<'c>(
-    r: &Resource,
-    candidates: &'c [Candidate],
-) -> OpResult<Vec<&'c Candidate>> {
-    let id = r.id();
-    if id.gvk.is_cluster_scoped() {
-        return Ok(candidates.iter().collect());
-    }
-    let binding_namespaces = role_binding_namespaces(r)?;
-    Ok(candidates
-        .iter()
-        .filter(|c| {
-            c.current.gvk.is_cluster_scoped()
-                || c.current.ns_equals(&id)
-                || binding_namespaces.contains(c.current.namespace.as_str())
-        })
-        .collect())
 }
 
 /// Namespaces of the ServiceAccount subjects of a RoleBinding.
@@ -179,18 +224,18 @@ fn same_ending(a: &[String], b: &[String]) -> bool {
 }
 
 impl Referrer<'_> {
-    fn set(&self, node: &mut Node, candidates: &[&Candidate]) -> OpResult<()> {
+    fn set(&self, node: &mut Node, candidates: &Candidates, scope: &Scope) -> OpResult<()> {
         if node.is_null() {
             return Ok(());
         }
         match &mut node.value {
-            Value::Scalar(_) => self.set_scalar(node, candidates),
-            Value::Map(_) => self.set_mapping(node, candidates),
+            Value::Scalar(_) => self.set_scalar(node, candidates, scope),
+            Value::Map(_) => self.set_mapping(node, candidates, scope),
             Value::Seq(items) => {
                 for item in items {
                     match item.value {
-                        Value::Scalar(_) => self.set_scalar(item, candidates)?,
-                        Value::Map(_) => self.set_mapping(item, candidates)?,
+                        Value::Scalar(_) => self.set_scalar(item, candidates, scope)?,
+                        Value::Map(_) => self.set_mapping(item, candidates, scope)?,
                         Value::Seq(_) => {
                             return Err(OpError::new(
                                 "a name reference list must hold strings or mappings",
@@ -203,9 +248,9 @@ impl Referrer<'_> {
         }
     }
 
-    fn set_scalar(&self, node: &mut Node, candidates: &[&Candidate]) -> OpResult<()> {
+    fn set_scalar(&self, node: &mut Node, candidates: &Candidates, scope: &Scope) -> OpResult<()> {
         let old = node.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
-        let Some(referral) = self.select(&old, candidates.to_vec(), false)? else {
+        let Some(referral) = self.select(&old, candidates.named(&old, scope), false)? else {
             return Ok(());
         };
         if referral.current.name != old {
@@ -214,16 +259,18 @@ impl Referrer<'_> {
         Ok(())
     }
 
-    fn set_mapping(&self, node: &mut Node, candidates: &[&Candidate]) -> OpResult<()> {
+    fn set_mapping(&self, node: &mut Node, candidates: &Candidates, scope: &Scope) -> OpResult<()> {
         let Some(name) = node.get("name") else {
             return Err(OpError::new("path config error; no 'name' field in node"));
         };
         let old = name.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
         let in_namespace: Vec<&Candidate> = match node.get("namespace") {
-            None => candidates.to_vec(),
+            None => candidates.named(&old, scope),
             Some(ns) => {
                 let ns = ns.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                by_namespace(candidates, ns)
+                // The namespace choice looks at every candidate in scope,
+                // so it cannot start from the name index.
+                by_namespace(&candidates.all(scope), ns)
             }
         };
         let Some(referral) = self.select(&old, in_namespace, true)? else {

@@ -23,7 +23,9 @@ impl SetReplicas {
         let mut found = false;
         for spec in &self.specs {
             for r in resources.resources_mut() {
-                if !r.any_id(|id| id.name == self.name && id.gvk.is_selected_by(&spec.gvk)) {
+                if !r.has_had_name(&self.name)
+                    || !r.any_id(|id| id.name == self.name && id.gvk.is_selected_by(&spec.gvk))
+                {
                     continue;
                 }
                 found = true;
@@ -41,13 +43,64 @@ impl SetReplicas {
             }
         }
         if !found {
-            let gvks: Vec<String> = self.specs.iter().map(|s| s.gvk.to_string()).collect();
-            return Err(OpError::new(format!(
-                "resource with name {} does not match a config with the following GVK [{}]",
-                self.name,
-                gvks.join(" ")
-            )));
+            return Err(self.not_found());
         }
         Ok(())
+    }
+
+    fn not_found(&self) -> OpError {
+        let gvks: Vec<String> = self.specs.iter().map(|s| s.gvk.to_string()).collect();
+        OpError::new(format!(
+            "resource with name {} does not match a config with the following GVK [{}]",
+            self.name,
+            gvks.join(" ")
+        ))
+    }
+}
+
+/// Applies several replica settings in one pass over the resources (each
+/// resource is looked up by name instead of scanning per setting); the
+/// result and the errors are those of applying them one after another.
+pub fn apply_all(ops: &[SetReplicas], resources: &mut ResMap) -> OpResult<()> {
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, op) in ops.iter().enumerate() {
+        by_name.entry(op.name.as_str()).or_default().push(i);
+    }
+    let mut found = vec![false; ops.len()];
+    for r in resources.resources_mut() {
+        let mut names: Vec<String> = vec![r.name().to_string()];
+        names.extend(r.meta.previous.iter().map(|p| p.name.clone()));
+        let mut hits: Vec<usize> = names
+            .iter()
+            .filter_map(|n| by_name.get(n.as_str()))
+            .flatten()
+            .copied()
+            .collect();
+        hits.sort_unstable();
+        hits.dedup();
+        let gvk = r.gvk();
+        for i in hits {
+            let op = &ops[i];
+            for spec in &op.specs {
+                if !r.any_id(|id| id.name == op.name && id.gvk.is_selected_by(&spec.gvk)) {
+                    continue;
+                }
+                found[i] = true;
+                apply(
+                    &mut r.node,
+                    &gvk,
+                    spec,
+                    CreateKind::Scalar,
+                    &mut |n: &mut Node| {
+                        n.replace_keeping_pos(Node::plain(op.count.to_string()));
+                        Ok(())
+                    },
+                )?;
+            }
+        }
+    }
+    match found.iter().position(|f| !f) {
+        Some(i) => Err(ops[i].not_found()),
+        None => Ok(()),
     }
 }

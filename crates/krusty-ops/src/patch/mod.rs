@@ -289,13 +289,12 @@ fn select(resources: &ResMap, target: &Selector) -> OpResult<Vec<usize>> {
 }
 
 /// The one resource whose current or earlier id equals the patch's id.
-fn find_by_id(resources: &ResMap, patch: &Resource) -> OpResult<usize> {
+fn find_by_id(resources: &mut ResMap, patch: &Resource) -> OpResult<usize> {
     let id = patch.id();
-    let found: Vec<usize> = resources
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.any_id(|rid| rid.equals(&id)))
-        .map(|(i, _)| i)
+    let named = resources.named(&id.name).to_vec();
+    let found: Vec<usize> = named
+        .into_iter()
+        .filter(|&i| resources.at(i).any_id(|rid| rid.equals(&id)))
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
@@ -317,8 +316,13 @@ fn apply_strategic(
     env: &Env<'_>,
 ) -> OpResult<()> {
     let mut deleted = Vec::new();
+    let renames = patch.meta.allow_name_change || patch.meta.allow_kind_change;
     for &index in selected {
-        let r = &mut resources.resources_mut()[index];
+        let r = if renames {
+            &mut resources.resources_mut()[index]
+        } else {
+            resources.get_mut_keeping_identity(index)
+        };
         let mut patch_node = patch.node.clone();
         // The patch takes the target's apiVersion, keeping its own kind.
         let api_version = r.api_version().to_string();
@@ -333,9 +337,13 @@ fn apply_strategic(
     for index in deleted.into_iter().rev() {
         resources.remove_at(index);
     }
-    resources
-        .check_unique()
-        .map_err(|e| OpError::new(e.to_string()))
+    // Only a patch allowed to rename can make two resources collide.
+    if patch.meta.allow_name_change || patch.meta.allow_kind_change {
+        resources
+            .check_unique()
+            .map_err(|e| OpError::new(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Merges `patch_node` into `r`; `false` when the patch deleted it.
