@@ -167,10 +167,29 @@ pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
     }
 }
 
-/// Adds every spec of `more` to `list` with [`merge_one`].
+/// Adds every spec of `more` to `list` with [`merge_one`]'s rule (looking
+/// specs up by path, so merging large tables stays linear).
 pub fn merge_all(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> {
-    for s in more {
-        merge_one(list, s.clone())?;
+    let mut by_path: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (i, s) in list.iter().enumerate() {
+        by_path.entry(s.path.clone()).or_default().push(i);
+    }
+    for spec in more {
+        let same_path = by_path.entry(spec.path.clone()).or_default();
+        let found = same_path
+            .iter()
+            .copied()
+            .find(|&i| spec.gvk.is_selected_by(&list[i].gvk));
+        match found {
+            Some(i) if list[i].create != spec.create => {
+                return Err(OpError::new("conflicting fieldspecs"))
+            }
+            Some(i) => list[i] = spec.clone(),
+            None => {
+                same_path.push(list.len());
+                list.push(spec.clone());
+            }
+        }
     }
     Ok(())
 }
