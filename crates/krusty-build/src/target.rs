@@ -91,6 +91,9 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let mut records = Records::from_options(&level.kustomization.build_metadata)?;
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
+    for r in resmap.resources_mut() {
+        r.normalize_annotations();
+    }
     let mut resources: Vec<Resource> = resmap
         .into_vec()
         .into_iter()

@@ -53,10 +53,11 @@ impl Resource {
         Ok(r)
     }
 
-    /// Kustomize rewrites `metadata.annotations` when it reads a resource:
-    /// every value becomes a string (its source text; collections become
-    /// empty strings), and an empty or null annotations field disappears.
-    fn normalize_annotations(&mut self) {
+    /// Kustomize rewrites `metadata.annotations` when it reads a resource
+    /// and again when it writes the build's output: every value becomes a
+    /// string (its source text; collections become empty strings), and an
+    /// empty or null annotations field disappears.
+    pub fn normalize_annotations(&mut self) {
         let Some(meta) = self.node.get_mut("metadata") else {
             return;
         };

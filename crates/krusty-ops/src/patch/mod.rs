@@ -140,7 +140,7 @@ impl PatchEntry {
                         }
                         let selected = select(resources, target)?;
                         match patches.first() {
-                            Some(patch) => apply_strategic(resources, &selected, patch, env)
+                            Some(patch) => apply_strategic(resources, &selected, patch, true, env)
                                 .map_err(|e| {
                                     e.context(format!("patch {}", self.source.describe()))
                                 }),
@@ -155,9 +155,9 @@ impl PatchEntry {
                                     patch.id()
                                 ))
                             })?;
-                            apply_strategic(resources, &[index], patch, env).map_err(|e| {
-                                e.context(format!("patch {}", self.source.describe()))
-                            })?;
+                            apply_strategic(resources, &[index], patch, false, env).map_err(
+                                |e| e.context(format!("patch {}", self.source.describe())),
+                            )?;
                         }
                         Ok(())
                     }
@@ -221,7 +221,7 @@ impl StrategicMergePatches {
         }
         for patch in &loaded {
             let index = find_by_id(resources, patch)?;
-            apply_strategic(resources, &[index], patch, env)?;
+            apply_strategic(resources, &[index], patch, true, env)?;
         }
         Ok(())
     }
@@ -308,11 +308,14 @@ fn find_by_id(resources: &mut ResMap, patch: &Resource) -> OpResult<usize> {
 }
 
 /// Applies a strategic merge patch to the selected resources; resources the
-/// patch deletes leave the map.
+/// patch deletes leave the map. `copied`: Kustomize applies a copy of the
+/// patch whose labels and annotations went through string maps (targeted
+/// `patches:` and `patchesStrategicMerge:`), not the patch itself.
 fn apply_strategic(
     resources: &mut ResMap,
     selected: &[usize],
     patch: &Resource,
+    copied: bool,
     env: &Env<'_>,
 ) -> OpResult<()> {
     let mut deleted = Vec::new();
@@ -324,6 +327,9 @@ fn apply_strategic(
             resources.get_mut_keeping_identity(index)
         };
         let mut patch_node = patch.node.clone();
+        if copied {
+            smp::stringify_metadata_maps(&mut patch_node);
+        }
         // The patch takes the target's apiVersion, keeping its own kind.
         let api_version = r.api_version().to_string();
         patch_node.set("apiVersion", Node::string(api_version));

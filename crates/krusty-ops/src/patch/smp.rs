@@ -11,6 +11,12 @@
 //!   patch's elements come first in the patch's order, then the resource's
 //!   other elements (for multi-key lists, matched elements keep the
 //!   resource's order). Elements with equal keys collapse into one.
+//! - A field's new scalar takes the style of the value it replaces (kyaml's
+//!   field setter), and Kustomize's output reads it back: over a quoted or
+//!   block scalar, a plain `2` or `true` comes out as the string `"2"`.
+//! - A subtree the target lacks (or a `$patch: replace` one) is the patch's
+//!   own node in kyaml, walked against itself: directives nested in it are
+//!   stripped from the result (`aliased` below).
 //! - `$patch: delete|replace|merge` works on maps, list elements and lists;
 //!   other directives (`$setElementOrder`, `$retainKeys`,
 //!   `$deleteFromPrimitiveList`) are not understood and stay as fields.
@@ -30,13 +36,49 @@ pub fn merge(target: Node, patch: Node, schema: &Schema) -> OpResult<Option<Node
     // place, so `$patch: replace` at the top leaves the resource as it was.
     let original = (patch.get(DIRECTIVE).map(raw) == Some("replace")).then(|| target.clone());
     let merger = Merger { schema };
-    match merger.walk(Some(target), Some(patch), None)? {
+    match merger.walk(Some(target), Some(patch), None, false)? {
         Merged::Clear => Ok(None),
         Merged::Node {
             node,
             from_target: false,
         } => Ok(Some(original.unwrap_or(node))),
         Merged::Node { node, .. } | Merged::Kept(node) => Ok(Some(node)),
+    }
+}
+
+/// Rewrites a patch's `metadata.labels` and `metadata.annotations` the way
+/// Kustomize does before merging a patch with a `target:` and every
+/// `patchesStrategicMerge:` patch (`CopyMergeMetaDataFieldsFrom`, a round
+/// trip through `map[string]string`; `patches:` entries without a target
+/// skip it): each value becomes the string of its text (`null` and `~` too,
+/// so they no longer delete; collections become `""`), and a null or empty
+/// map is dropped (so `labels: null` deletes nothing).
+pub fn stringify_metadata_maps(patch: &mut Node) {
+    let Some(meta) = patch.get_mut("metadata") else {
+        return;
+    };
+    if meta.as_map().is_none() {
+        return;
+    }
+    for field in ["labels", "annotations"] {
+        let mut entries: Vec<(String, String)> = Vec::new();
+        if let Some(map) = meta.get(field).and_then(Node::as_map) {
+            for (k, v) in map {
+                let Some(key) = k.key_str() else { continue };
+                entries.retain(|(existing, _)| existing != key);
+                entries.push((key.to_string(), raw(v).to_string()));
+            }
+        }
+        meta.remove(field);
+        if entries.is_empty() {
+            continue;
+        }
+        entries.sort();
+        let mut map = Node::map();
+        for (k, v) in entries {
+            map.set(&k, Node::string(v));
+        }
+        meta.set(field, map);
     }
 }
 
@@ -203,12 +245,16 @@ struct Merger<'a> {
 }
 
 impl Merger<'_> {
-    /// Merges one field's values (either may be missing).
+    /// Merges one field's values (either may be missing). `aliased` when
+    /// the target is the patch's own node: kyaml adds (and replaces) a
+    /// patch's subtree by reference and then walks it against itself, so
+    /// directives it strips from the patch vanish from the result too.
     fn walk(
         &self,
         target: Option<Node>,
         patch: Option<Node>,
         shape: Option<Shape>,
+        aliased: bool,
     ) -> OpResult<Merged> {
         let shape = shape.or_else(|| self.root_shape(target.as_ref(), patch.as_ref()));
         let kind = [target.as_ref(), patch.as_ref()]
@@ -224,12 +270,12 @@ impl Merger<'_> {
             }
         }
         match kind {
-            None | Some(Kind::Map) => self.walk_map(target, patch, shape),
+            None | Some(Kind::Map) => self.walk_map(target, patch, shape, aliased),
             Some(Kind::Seq) => match shape {
                 Some(Shape::List {
                     item,
                     merge_keys: Some(keys),
-                }) => self.walk_merged_list(target, patch, *item, keys),
+                }) => self.walk_merged_list(target, patch, *item, keys, aliased),
                 _ => Ok(match patch {
                     Some(p) => Merged::node(p, false),
                     None => Merged::from_option(target, true),
@@ -261,8 +307,9 @@ impl Merger<'_> {
         target: Option<Node>,
         mut patch: Option<Node>,
         shape: Option<Shape>,
+        aliased: bool,
     ) -> OpResult<Merged> {
-        let (mut dest, from_target) = if missing_or_null(target.as_ref()) {
+        let (mut dest, from_target, aliased) = if missing_or_null(target.as_ref()) {
             // A directive error is ignored here, as Kustomize does.
             if map_directive(patch.as_mut()) == Ok(Directive::Delete) {
                 return Ok(Merged::Clear);
@@ -272,7 +319,7 @@ impl Merger<'_> {
                     return Ok(Merged::Kept(t));
                 }
                 (None, _) => return Ok(Merged::Clear),
-                (Some(p), _) => (p.clone(), false),
+                (Some(p), _) => (p.clone(), false, true),
             }
         } else if patch.as_ref().is_some_and(Node::is_null) {
             return Ok(Merged::Clear);
@@ -280,11 +327,16 @@ impl Merger<'_> {
             match map_directive(patch.as_mut())? {
                 Directive::Delete => return Ok(Merged::Clear),
                 Directive::Replace => match patch.clone() {
-                    Some(p) => (p, false),
+                    Some(p) => (p, false, true),
                     None => return Ok(Merged::Clear),
                 },
                 Directive::Merge => match target {
-                    Some(t) => (t, true),
+                    Some(mut t) => {
+                        if aliased {
+                            t.remove(DIRECTIVE);
+                        }
+                        (t, true, aliased)
+                    }
                     None => return Ok(Merged::Clear),
                 },
             }
@@ -306,7 +358,7 @@ impl Merger<'_> {
             let current = take_field(&mut dest, &name);
             let string_style = current.as_ref().is_some_and(forces_string);
             let patch_value = patch.as_ref().and_then(|p| p.get(&name)).cloned();
-            let merged = self.walk(current, patch_value, field_shape)?;
+            let merged = self.walk(current, patch_value, field_shape, aliased)?;
             if merged.clears_field() {
                 dest.remove(&name);
             } else if let Some(mut node) = merged.into_node() {
@@ -326,10 +378,11 @@ impl Merger<'_> {
         mut patch: Option<Node>,
         item: Shape,
         keys: Vec<String>,
+        aliased: bool,
     ) -> OpResult<Merged> {
-        let dest = if missing_or_null(target.as_ref()) {
+        let (dest, aliased) = if missing_or_null(target.as_ref()) {
             match patch.clone() {
-                Some(p) => p,
+                Some(p) => (p, true),
                 None => return Ok(Merged::Clear),
             }
         } else if patch.as_ref().is_some_and(Node::is_null) {
@@ -338,11 +391,16 @@ impl Merger<'_> {
             match seq_directive(patch.as_mut())? {
                 Directive::Delete => return Ok(Merged::Clear),
                 Directive::Replace => match patch.clone() {
-                    Some(p) => p,
+                    Some(p) => (p, true),
+                    None => return Ok(Merged::Clear),
+                },
+                // The patch, less its directive element, is the target.
+                Directive::Merge if aliased => match patch.clone() {
+                    Some(p) => (p, true),
                     None => return Ok(Merged::Clear),
                 },
                 Directive::Merge => match target {
-                    Some(t) => t,
+                    Some(t) => (t, false),
                     None => return Ok(Merged::Clear),
                 },
             }
@@ -360,7 +418,7 @@ impl Merger<'_> {
         } else {
             (key_values(&sources, &keys), keys)
         };
-        let merged = self.merge_elements(values, &keys, dest, patch_items, &item)?;
+        let merged = self.merge_elements(values, &keys, dest, patch_items, &item, aliased)?;
         Ok(Merged::node(Node::new(Value::Seq(merged)), false))
     }
 
@@ -373,6 +431,7 @@ impl Merger<'_> {
         mut dest: Vec<Node>,
         patch: Option<Vec<Node>>,
         item: &Shape,
+        aliased: bool,
     ) -> OpResult<Vec<Node>> {
         if keys.len() > 1 {
             unify_values(&mut values_list);
@@ -389,7 +448,7 @@ impl Merger<'_> {
                 .as_deref()
                 .and_then(|p| find_element(p, &match_keys, &match_values).map(|i| p[i].clone()));
             let dest_element = dest_index.map(|i| dest[i].clone());
-            let merged = self.walk(dest_element, patch_element, Some(item.clone()))?;
+            let merged = self.walk(dest_element, patch_element, Some(item.clone()), aliased)?;
             last_keys = valid_keys.clone();
             let (mut node, from_target) = match merged {
                 Merged::Node { node, from_target } if !node.is_null() && !is_empty_map(&node) => {
@@ -409,7 +468,9 @@ impl Merger<'_> {
                     node.set(key, Node::plain(value.clone()));
                 }
             }
-            if from_target {
+            // An aliased target element is the patch's own node, which the
+            // walk changed in place (it lost its directive).
+            if from_target || aliased {
                 if let Some(i) = dest_index {
                     dest[i] = node.clone();
                 }
@@ -654,4 +715,67 @@ fn append_elements(added: &mut Vec<Node>, dest: Vec<Node>, keys: &[String]) -> O
         set_element(added, keys, &values, Some(element))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Node {
+        let docs = krusty_yaml::parse_stream(text).expect("valid YAML");
+        docs.into_iter()
+            .next()
+            .and_then(|d| d.root)
+            .expect("a document")
+    }
+
+    fn merged(target: &str, patch: &str) -> String {
+        let node = merge(parse(target), parse(patch), Schema::kubernetes())
+            .expect("merge succeeds")
+            .expect("resource kept");
+        krusty_yaml::to_kustomize_yaml(&node).expect("emits")
+    }
+
+    const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+
+    #[test]
+    fn quoted_target_scalar_makes_the_patch_value_a_string() {
+        let target = format!(
+            "{DEPLOYMENT}spec:\n  replicas: \"3\"\n  minReadySeconds: 5\n  paused: !!str true\n"
+        );
+        let patch =
+            format!("{DEPLOYMENT}spec:\n  replicas: 4\n  minReadySeconds: 6\n  paused: false\n");
+        let out = merged(&target, &patch);
+        assert!(out.contains("replicas: \"4\"\n"), "{out}");
+        assert!(out.contains("minReadySeconds: 6\n"), "{out}");
+        assert!(out.contains("paused: false\n"), "{out}");
+    }
+
+    #[test]
+    fn directives_inside_added_subtrees_are_dropped() {
+        let target = format!(
+            "{DEPLOYMENT}spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: x\n"
+        );
+        let patch = format!(
+            "{DEPLOYMENT}spec:\n  template:\n    metadata:\n      labels:\n        $patch: merge\n        a: b\n    spec:\n      containers:\n      - name: b\n        image: y\n        resources:\n          $patch: merge\n          limits:\n            cpu: 1\n        env:\n        - name: A\n          value: a\n          $patch: replace\n        volumeMounts:\n        - $patch: merge\n        - mountPath: /x\n          name: x\n"
+        );
+        let out = merged(&target, &patch);
+        assert!(!out.contains("$patch"), "{out}");
+        assert!(out.contains("mountPath: /x"), "{out}");
+        assert!(out.contains("- name: A\n"), "{out}");
+    }
+
+    #[test]
+    fn stringified_metadata_maps() {
+        let mut patch = parse(&format!(
+            "{DEPLOYMENT}  labels:\n    z: 1\n    a: null\n    t: ~\n  annotations: null\n"
+        ));
+        stringify_metadata_maps(&mut patch);
+        let out = krusty_yaml::to_kustomize_yaml(&patch).expect("emits");
+        assert!(
+            out.contains("  labels:\n    a: \"null\"\n    t: \"~\"\n    z: \"1\"\n"),
+            "{out}"
+        );
+        assert!(!out.contains("annotations"), "{out}");
+    }
 }
