@@ -170,16 +170,28 @@ pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
 /// Adds every spec of `more` to `list` with [`merge_one`]'s rule (looking
 /// specs up by path, so merging large tables stays linear).
 pub fn merge_all(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> {
-    let mut by_path: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    if more.is_empty() {
+        return Ok(());
+    }
+    // Keyed by a hash of the path (no string copies); equal paths are
+    // still compared below.
+    let key = |path: &str| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        path.hash(&mut h);
+        h.finish()
+    };
+    let mut by_path: std::collections::HashMap<u64, Vec<usize>> =
+        std::collections::HashMap::with_capacity(list.len() + more.len());
     for (i, s) in list.iter().enumerate() {
-        by_path.entry(s.path.clone()).or_default().push(i);
+        by_path.entry(key(&s.path)).or_default().push(i);
     }
     for spec in more {
-        let same_path = by_path.entry(spec.path.clone()).or_default();
+        let same_path = by_path.entry(key(&spec.path)).or_default();
         let found = same_path
             .iter()
             .copied()
-            .find(|&i| spec.gvk.is_selected_by(&list[i].gvk));
+            .find(|&i| list[i].path == spec.path && spec.gvk.is_selected_by(&list[i].gvk));
         match found {
             Some(i) if list[i].create != spec.create => {
                 return Err(OpError::new("conflicting fieldspecs"))

@@ -59,6 +59,8 @@ struct Referrer<'a> {
 struct Candidates {
     list: Vec<Candidate>,
     by_name: HashMap<String, Vec<usize>>,
+    /// Namespaced candidates by the namespace they were first given.
+    by_original_namespace: HashMap<String, Vec<usize>>,
 }
 
 impl Candidates {
@@ -73,7 +75,20 @@ impl Candidates {
                 by_name.entry(name.to_string()).or_default().push(i);
             }
         }
-        Candidates { list, by_name }
+        let mut by_original_namespace: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, c) in list.iter().enumerate() {
+            if !c.current.gvk.is_cluster_scoped() {
+                by_original_namespace
+                    .entry(c.original_namespace.clone())
+                    .or_default()
+                    .push(i);
+            }
+        }
+        Candidates {
+            list,
+            by_name,
+            by_original_namespace,
+        }
     }
 
     /// The candidates in `scope` that have had `name`, in resource order.
@@ -89,9 +104,25 @@ impl Candidates {
             .unwrap_or_default()
     }
 
-    /// All candidates in `scope`, in resource order.
-    fn all<'c>(&'c self, scope: &Scope) -> Vec<&'c Candidate> {
-        self.list.iter().filter(|c| scope.allows(c)).collect()
+    /// The candidates in `scope` that have had `name` and sit in namespace
+    /// `ns`: by the namespace they were first given when any candidate in
+    /// scope was first given `ns`, else by their current namespace.
+    fn named_in_namespace<'c>(&'c self, name: &str, ns: &str, scope: &Scope) -> Vec<&'c Candidate> {
+        let by_original = self
+            .by_original_namespace
+            .get(ns)
+            .is_some_and(|ids| ids.iter().any(|&i| scope.allows(&self.list[i])));
+        self.named(name, scope)
+            .into_iter()
+            .filter(|c| {
+                !c.current.gvk.is_cluster_scoped()
+                    && if by_original {
+                        c.original_namespace == ns
+                    } else {
+                        c.current.effective_namespace() == ns
+                    }
+            })
+            .collect()
     }
 }
 
@@ -268,9 +299,7 @@ impl Referrer<'_> {
             None => candidates.named(&old, scope),
             Some(ns) => {
                 let ns = ns.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                // The namespace choice looks at every candidate in scope,
-                // so it cannot start from the name index.
-                by_namespace(&candidates.all(scope), ns)
+                candidates.named_in_namespace(&old, ns, scope)
             }
         };
         let Some(referral) = self.select(&old, in_namespace, true)? else {
@@ -337,27 +366,4 @@ impl Referrer<'_> {
             }
         }
     }
-}
-
-/// Candidates whose original namespace is `ns`, else those currently in it.
-fn by_namespace<'c>(candidates: &[&'c Candidate], ns: &str) -> Vec<&'c Candidate> {
-    let mut original: HashMap<&str, Vec<&'c Candidate>> = HashMap::new();
-    let mut current: HashMap<&str, Vec<&'c Candidate>> = HashMap::new();
-    for c in candidates {
-        if c.current.gvk.is_cluster_scoped() {
-            continue;
-        }
-        original
-            .entry(c.original_namespace.as_str())
-            .or_default()
-            .push(c);
-        current
-            .entry(c.current.effective_namespace())
-            .or_default()
-            .push(c);
-    }
-    if let Some(v) = original.remove(ns) {
-        return v;
-    }
-    current.remove(ns).unwrap_or_default()
 }
