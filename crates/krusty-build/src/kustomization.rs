@@ -8,9 +8,9 @@ use krusty_ops::builtins::generator::{GeneratedKind, GeneratorArgs, GeneratorOpt
 use krusty_ops::builtins::images::ImageChange;
 use krusty_ops::fieldspec::specs_from_node;
 use krusty_ops::patch::{Json6902Entry, PatchEntry, PatchSource};
-use krusty_ops::replacement::{self, ReplacementEntry, Strictness};
+use krusty_ops::replacement::{self, ReplacementEntry};
 use krusty_ops::selector::Selector;
-use krusty_ops::typed::{self, At};
+use krusty_ops::typed::{self, At, Strictness};
 use krusty_ops::vars::{self, Var};
 use krusty_ops::{FieldSpec, OpError, OpResult};
 
@@ -431,7 +431,9 @@ fn read_patch(item: &Node) -> OpResult<Option<PatchEntry>> {
         match k.key_str().unwrap_or_default() {
             "patch" => patch = typed::string(v, at("patches.patch"))?,
             "path" => path = typed::string(v, at("patches.path"))?,
-            "target" if !v.is_null() => entry.target = Some(Selector::from_node(v, "Selector")?),
+            "target" if !v.is_null() => {
+                entry.target = Some(Selector::from_node(v, "Selector", Strictness::Strict)?)
+            }
             "target" => {}
             "options" => {
                 for (ok, ov) in typed::object(v, at("patches.options"), "map[string]bool")? {

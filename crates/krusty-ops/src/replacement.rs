@@ -7,7 +7,7 @@ use krusty_yaml::{resolve_input, Node, Resolved, Value};
 use crate::error::{OpError, OpResult};
 use crate::path::{self, list_selector, raw};
 use crate::selector::{LabelSelector, Selector};
-use crate::typed::{self, At};
+use crate::typed::{self, At, Strictness};
 
 /// The field a source reads when it names none.
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
@@ -65,44 +65,13 @@ pub enum ReplacementEntry {
     Path(String),
 }
 
-/// How strictly field names are checked: inline kustomization fields reject
-/// unknown names; files and builtin configs ignore them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Strictness {
-    /// Unknown fields are errors.
-    Strict,
-    /// Unknown fields are ignored.
-    Lenient,
-}
-
-/// The fields of a mapping under their canonical names (matched without
-/// regard to case, as Go's JSON decoding does).
-fn fields<'n>(
-    node: &'n Node,
-    known: &[&'static str],
-    owner: &'static str,
-    strictness: Strictness,
-) -> OpResult<Vec<(&'static str, &'n Node)>> {
-    let entries = typed::object(node, At { owner, path: "" }, owner)?;
-    let mut out = Vec::new();
-    for (key, value) in entries {
-        let name = key.key_str().unwrap_or_default();
-        match known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
-            Some(k) => out.push((*k, value)),
-            None if strictness == Strictness::Strict => return Err(typed::unknown_field(key)),
-            None => {}
-        }
-    }
-    Ok(out)
-}
-
 fn string(value: &Node, owner: &'static str, path: &'static str) -> OpResult<String> {
     typed::string(value, At { owner, path })
 }
 
 fn read_options(node: &Node, strictness: Strictness) -> OpResult<FieldOptions> {
     let mut o = FieldOptions::default();
-    for (name, value) in fields(
+    for (name, value) in typed::fields(
         node,
         &["delimiter", "index", "create"],
         "FieldOptions",
@@ -121,32 +90,6 @@ fn read_options(node: &Node, strictness: Strictness) -> OpResult<FieldOptions> {
     Ok(o)
 }
 
-fn read_selector(node: &Node, strictness: Strictness) -> OpResult<Selector> {
-    let known = [
-        "group",
-        "version",
-        "kind",
-        "name",
-        "namespace",
-        "labelSelector",
-        "annotationSelector",
-    ];
-    let mut s = Selector::default();
-    for (name, value) in fields(node, &known, "Selector", strictness)? {
-        let text = string(value, "Selector", name)?;
-        match name {
-            "group" => s.gvk.group = text,
-            "version" => s.gvk.version = text,
-            "kind" => s.gvk.kind = text,
-            "name" => s.name = text,
-            "namespace" => s.namespace = text,
-            "labelSelector" => s.label_selector = text,
-            _ => s.annotation_selector = text,
-        }
-    }
-    Ok(s)
-}
-
 fn read_source(node: &Node, strictness: Strictness) -> OpResult<Source> {
     let known = [
         "group",
@@ -158,19 +101,12 @@ fn read_source(node: &Node, strictness: Strictness) -> OpResult<Source> {
         "options",
     ];
     let mut s = Source::default();
-    for (name, value) in fields(node, &known, "SourceSelector", strictness)? {
+    for (name, value) in typed::fields(node, &known, "SourceSelector", strictness)? {
         match name {
             "options" => s.options = read_options(value, strictness)?,
             "fieldPath" => s.field_path = string(value, "SourceSelector", name)?,
             _ => {
-                let text = string(value, "SourceSelector", name)?;
-                match name {
-                    "group" => s.id.gvk.group = text,
-                    "version" => s.id.gvk.version = text,
-                    "kind" => s.id.gvk.kind = text,
-                    "name" => s.id.name = text,
-                    _ => s.id.namespace = text,
-                }
+                s.id.set_field(name, string(value, "SourceSelector", name)?);
             }
         }
     }
@@ -180,9 +116,11 @@ fn read_source(node: &Node, strictness: Strictness) -> OpResult<Source> {
 fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
     let known = ["select", "reject", "fieldPaths", "options"];
     let mut t = Target::default();
-    for (name, value) in fields(node, &known, "TargetSelector", strictness)? {
+    for (name, value) in typed::fields(node, &known, "TargetSelector", strictness)? {
         match name {
-            "select" if !value.is_null() => t.select = Some(read_selector(value, strictness)?),
+            "select" if !value.is_null() => {
+                t.select = Some(Selector::from_node(value, "Selector", strictness)?)
+            }
             "select" => {}
             "reject" => {
                 for r in typed::array(
@@ -193,7 +131,8 @@ fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
                     },
                     "[]*types.Selector",
                 )? {
-                    t.reject.push(read_selector(r, strictness)?);
+                    t.reject
+                        .push(Selector::from_node(r, "Selector", strictness)?);
                 }
             }
             "fieldPaths" => {
@@ -214,7 +153,7 @@ fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
 /// Reads one replacement mapping (`source` and `targets`).
 pub fn read_replacement(node: &Node, strictness: Strictness) -> OpResult<Replacement> {
     let mut r = Replacement::default();
-    for (name, value) in fields(node, &["source", "targets"], "Replacement", strictness)? {
+    for (name, value) in typed::fields(node, &["source", "targets"], "Replacement", strictness)? {
         match name {
             "source" if !value.is_null() => r.source = Some(read_source(value, strictness)?),
             "targets" if !value.is_null() => {

@@ -2,12 +2,12 @@
 //! replacements): group, version, kind, name, namespace, and label and
 //! annotation selectors in Kubernetes' selector syntax.
 
-use krusty_resource::{Gvk, Resource};
+use krusty_resource::{Gvk, ResId, Resource};
 use krusty_yaml::Node;
 use regex::Regex;
 
 use crate::error::{OpError, OpResult};
-use crate::typed::{self, At};
+use crate::typed::{self, At, Strictness};
 
 /// Which resources an operation applies to; empty fields match anything.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,7 +24,8 @@ pub struct Selector {
     pub annotation_selector: String,
 }
 
-const FIELDS: [&str; 7] = [
+/// The selector fields, as Kustomize names them.
+pub const FIELDS: [&str; 7] = [
     "group",
     "version",
     "kind",
@@ -36,41 +37,42 @@ const FIELDS: [&str; 7] = [
 
 impl Selector {
     /// Reads a selector mapping; `owner` is the Go type named in errors.
-    pub fn from_node(node: &Node, owner: &'static str) -> OpResult<Selector> {
-        let entries = typed::object(node, At { owner, path: "" }, "types.Selector")?;
+    pub fn from_node(
+        node: &Node,
+        owner: &'static str,
+        strictness: Strictness,
+    ) -> OpResult<Selector> {
         let mut s = Selector::default();
-        for (key, value) in entries {
-            let name = key.key_str().unwrap_or_default();
-            let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(name)) else {
-                return Err(typed::unknown_field(key));
-            };
-            let text = typed::string(value, At { owner, path: field })?;
-            match *field {
-                "group" => s.gvk.group = text,
-                "version" => s.gvk.version = text,
-                "kind" => s.gvk.kind = text,
-                "name" => s.name = text,
-                "namespace" => s.namespace = text,
-                "labelSelector" => s.label_selector = text,
-                _ => s.annotation_selector = text,
-            }
+        for (field, value) in typed::fields(node, &FIELDS, owner, strictness)? {
+            s.set_field(field, typed::string(value, At { owner, path: field })?);
         }
         Ok(s)
     }
 
+    /// Sets the field with this canonical name (one of the selector's
+    /// fields); `false` if there is none.
+    pub fn set_field(&mut self, field: &str, text: String) -> bool {
+        match field {
+            "group" => self.gvk.group = text,
+            "version" => self.gvk.version = text,
+            "kind" => self.gvk.kind = text,
+            "name" => self.name = text,
+            "namespace" => self.namespace = text,
+            "labelSelector" => self.label_selector = text,
+            "annotationSelector" => self.annotation_selector = text,
+            _ => return false,
+        }
+        true
+    }
+
     /// Kustomize's text form of the selector's id part, as in its messages.
     pub fn id_text(&self) -> String {
-        let ns = if self.namespace.is_empty() {
-            "[noNs]"
-        } else {
-            &self.namespace
-        };
-        let name = if self.name.is_empty() {
-            "[noName]"
-        } else {
-            &self.name
-        };
-        format!("{}/{name}.{ns}", self.gvk)
+        ResId {
+            gvk: self.gvk.clone(),
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+        }
+        .to_string()
     }
 
     /// Compiles the selector with name and namespace as anchored regular

@@ -157,6 +157,36 @@ pub fn array<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [Node]>
     }
 }
 
+/// How unknown field names are treated: inline kustomization fields reject
+/// them (Kustomize decodes strictly); files and builtin configs ignore them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Strictness {
+    /// Unknown fields are errors.
+    Strict,
+    /// Unknown fields are ignored.
+    Lenient,
+}
+
+/// The fields of a mapping under their canonical names from `known`,
+/// matched without regard to case as Go's JSON decoding does.
+pub fn fields<'n>(
+    node: &'n Node,
+    known: &[&'static str],
+    owner: &'static str,
+    strictness: Strictness,
+) -> OpResult<Vec<(&'static str, &'n Node)>> {
+    let mut out = Vec::new();
+    for (key, value) in object(node, At { owner, path: "" }, owner)? {
+        let name = key.key_str().unwrap_or_default();
+        match known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+            Some(k) => out.push((*k, value)),
+            None if strictness == Strictness::Strict => return Err(unknown_field(key)),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
 /// The error for a field the struct does not have.
 pub fn unknown_field(key: &Node) -> OpError {
     OpError::new(format!(

@@ -8,7 +8,7 @@ use krusty_yaml::{resolve_input, Node, Resolved, Value};
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{self, CreateKind, FieldSpec};
 use crate::path;
-use crate::typed::{self, At};
+use crate::typed::{self, At, Strictness::Strict};
 
 /// The field a var reads when it names none.
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
@@ -54,23 +54,6 @@ impl Var {
     }
 }
 
-/// Field names matched without regard to case, as Go's JSON decoding does.
-fn fields<'n>(
-    node: &'n Node,
-    known: &[&'static str],
-    owner: &'static str,
-) -> OpResult<Vec<(&'static str, &'n Node)>> {
-    let mut out = Vec::new();
-    for (key, value) in typed::object(node, At { owner, path: "" }, owner)? {
-        let name = key.key_str().unwrap_or_default();
-        match known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
-            Some(k) => out.push((*k, value)),
-            None => return Err(typed::unknown_field(key)),
-        }
-    }
-    Ok(out)
-}
-
 /// Reads the `vars:` list.
 pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
     let items = typed::array(
@@ -84,7 +67,7 @@ pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
     let mut out = Vec::new();
     for item in items {
         let mut var = Var::default();
-        for (name, value) in fields(item, &["name", "objref", "fieldref"], "Var")? {
+        for (name, value) in typed::fields(item, &["name", "objref", "fieldref"], "Var", Strict)? {
             match name {
                 "name" => {
                     var.name = typed::string(
@@ -104,7 +87,7 @@ pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
                         "name",
                         "namespace",
                     ];
-                    for (field, v) in fields(value, &known, "Target")? {
+                    for (field, v) in typed::fields(value, &known, "Target", Strict)? {
                         let text = typed::string(
                             v,
                             At {
@@ -123,7 +106,7 @@ pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
                     }
                 }
                 _ => {
-                    for (_, v) in fields(value, &["fieldPath"], "FieldSelector")? {
+                    for (_, v) in typed::fields(value, &["fieldPath"], "FieldSelector", Strict)? {
                         var.field_path = typed::string(
                             v,
                             At {

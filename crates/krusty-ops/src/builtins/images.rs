@@ -48,23 +48,7 @@ impl SetImage {
 
     /// Updates every matching image.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
-        for r in resources.resources_mut() {
-            if r.kind() == "CustomResourceDefinition" {
-                continue;
-            }
-            visit_containers(&mut r.node, &mut |n| self.update_value(n))?;
-            let gvk = r.gvk();
-            for spec in &self.specs {
-                apply(
-                    &mut r.node,
-                    &gvk,
-                    spec,
-                    CreateKind::None,
-                    &mut |n: &mut Node| self.update_value(n),
-                )?;
-            }
-        }
-        Ok(())
+        update_images(resources, &self.specs, &|n| self.update_value(n))
     }
 
     fn update_value(&self, n: &mut Node) -> OpResult<()> {
@@ -135,23 +119,7 @@ impl SetImages {
 
     /// Updates every matching image.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
-        for r in resources.resources_mut() {
-            if r.kind() == "CustomResourceDefinition" {
-                continue;
-            }
-            visit_containers(&mut r.node, &mut |n| self.update_value(n))?;
-            let gvk = r.gvk();
-            for spec in &self.specs {
-                apply(
-                    &mut r.node,
-                    &gvk,
-                    spec,
-                    CreateKind::None,
-                    &mut |n: &mut Node| self.update_value(n),
-                )?;
-            }
-        }
-        Ok(())
+        update_images(resources, &self.specs, &|n| self.update_value(n))
     }
 
     /// Applies, in order, each change whose pattern matches the image as
@@ -169,6 +137,32 @@ impl SetImages {
             next = i + 1;
         }
     }
+}
+
+/// Calls `update` on every image of every resource but CRDs: the `image` of
+/// each container and init container, and the fields `specs` name.
+fn update_images(
+    resources: &mut ResMap,
+    specs: &[FieldSpec],
+    update: &dyn Fn(&mut Node) -> OpResult<()>,
+) -> OpResult<()> {
+    for r in resources.resources_mut() {
+        if r.kind() == "CustomResourceDefinition" {
+            continue;
+        }
+        visit_containers(&mut r.node, &mut |n| update(n))?;
+        let gvk = r.gvk();
+        for spec in specs {
+            apply(
+                &mut r.node,
+                &gvk,
+                spec,
+                CreateKind::None,
+                &mut |n: &mut Node| update(n),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Calls `update` on the `image` of every `containers` and

@@ -260,7 +260,11 @@ pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
         (true, false) => PatchSource::Path(path),
     };
     let target = match config.get("target") {
-        Some(t) if !t.is_null() => Some(Selector::from_node(t, "types.Selector")?),
+        Some(t) if !t.is_null() => Some(Selector::from_node(
+            t,
+            "types.Selector",
+            typed::Strictness::Lenient,
+        )?),
         _ => None,
     };
     let option = |k: &str| {
@@ -282,7 +286,9 @@ pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
 pub fn json6902_entry(config: &Node) -> OpResult<Json6902Entry> {
     let text = |k: &str| config.get(k).map(typed::lenient_string).unwrap_or_default();
     let target = match config.get("target") {
-        Some(t) if !t.is_null() => Selector::from_node(t, "types.Selector")?,
+        Some(t) if !t.is_null() => {
+            Selector::from_node(t, "types.Selector", typed::Strictness::Lenient)?
+        }
         _ => Selector::default(),
     };
     let path = text("path");

@@ -20,32 +20,7 @@ pub struct SetReplicas {
 impl SetReplicas {
     /// Applies the count; it is an error if no resource matches.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
-        let mut found = false;
-        for spec in &self.specs {
-            for r in resources.resources_mut() {
-                if !r.has_had_name(&self.name)
-                    || !r.any_id(|id| id.name == self.name && id.gvk.is_selected_by(&spec.gvk))
-                {
-                    continue;
-                }
-                found = true;
-                let gvk = r.gvk();
-                apply(
-                    &mut r.node,
-                    &gvk,
-                    spec,
-                    CreateKind::Scalar,
-                    &mut |n: &mut Node| {
-                        n.replace_keeping_pos(Node::plain(self.count.to_string()));
-                        Ok(())
-                    },
-                )?;
-            }
-        }
-        if !found {
-            return Err(self.not_found());
-        }
-        Ok(())
+        apply_all(std::slice::from_ref(self), resources)
     }
 
     fn not_found(&self) -> OpError {
