@@ -43,6 +43,9 @@ pub struct TransformerConfig {
     pub images: Vec<FieldSpec>,
     /// `replicas`.
     pub replicas: Vec<FieldSpec>,
+    /// This is Kustomize's default configuration, unchanged (lets merges of
+    /// the defaults, which most levels of a build do, skip the work).
+    plain_defaults: bool,
 }
 
 fn table(text: &str) -> Vec<FieldSpec> {
@@ -86,6 +89,7 @@ impl TransformerConfig {
             var_reference: table(include_str!("defaults/var_reference.txt")),
             images: table(include_str!("defaults/images.txt")),
             replicas: table(include_str!("defaults/replicas.txt")),
+            plain_defaults: true,
         })
     }
 
@@ -127,6 +131,41 @@ impl TransformerConfig {
 
     /// Adds `other`'s specs to this configuration.
     pub fn merge(&mut self, other: &TransformerConfig) -> OpResult<()> {
+        // Most levels of a build merge the plain defaults; merging them into
+        // nothing or into themselves changes nothing (tested below), and
+        // skipping the work keeps large builds fast.
+        if other.plain_defaults {
+            if self.plain_defaults {
+                return Ok(());
+            }
+            if self.is_empty() {
+                *self = other.clone();
+                return Ok(());
+            }
+        }
+        if !other.is_empty() {
+            self.plain_defaults = false;
+        }
+        self.merge_specs(other)
+    }
+
+    /// `true` when no transformer has a field spec.
+    fn is_empty(&self) -> bool {
+        self.name_prefix.is_empty()
+            && self.name_suffix.is_empty()
+            && self.namespace.is_empty()
+            && self.common_labels.is_empty()
+            && self.template_labels.is_empty()
+            && self.labels.is_empty()
+            && self.common_annotations.is_empty()
+            && self.name_reference.is_empty()
+            && self.var_reference.is_empty()
+            && self.images.is_empty()
+            && self.replicas.is_empty()
+    }
+
+    /// The merge itself, spec by spec.
+    fn merge_specs(&mut self, other: &TransformerConfig) -> OpResult<()> {
         merge_all(&mut self.name_prefix, &other.name_prefix)?;
         merge_all(&mut self.name_suffix, &other.name_suffix)?;
         merge_all(&mut self.namespace, &other.namespace)?;
@@ -198,5 +237,23 @@ mod tests {
         assert_eq!(cm.gvk.version, "v1");
         assert!(cm.referrers.iter().any(|s| s.gvk.kind == "CronJob"));
         assert_eq!(d.images.len(), 4);
+    }
+}
+
+#[cfg(test)]
+mod merge_stability {
+    use super::*;
+
+    /// The shortcuts in [`TransformerConfig::merge`] rely on these.
+    #[test]
+    fn merging_the_defaults_is_stable() {
+        let d = TransformerConfig::defaults().clone();
+        let mut from_empty = TransformerConfig::default();
+        from_empty.merge_specs(&d).unwrap();
+        from_empty.plain_defaults = true;
+        assert_eq!(from_empty, d);
+        let mut twice = d.clone();
+        twice.merge_specs(&d).unwrap();
+        assert_eq!(twice, d);
     }
 }
