@@ -516,6 +516,21 @@ fn analyze(text: &str) -> Analysis {
             block_allowed: false,
         };
     }
+    // Most strings are names, paths and versions: an alphanumeric start and
+    // only `[A-Za-z0-9_./-]` leave no indicator, space, break or special
+    // character to find.
+    let bytes = text.as_bytes();
+    if bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
+    {
+        return Analysis {
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
+        };
+    }
     let mut block_indicators = text.starts_with("---") || text.starts_with("...");
     let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
         (false, false, false, false);
