@@ -1264,32 +1264,11 @@ impl Writer<'_> {
     /// Writes the value of a block mapping entry whose key is at column
     /// `indent`; the cursor is right after the `:`.
     fn map_value(&mut self, value: &Node, indent: usize) {
+        if self.inline(value, indent, &["", "", " null", " ~", " Null", " NULL"]) {
+            return;
+        }
         match value {
-            Node::Token(t) => {
-                self.out.push(' ');
-                self.out.push_str(t);
-            }
-            Node::Null => {
-                let null = *self.rng.pick(&["", "", " null", " ~", " Null", " NULL"]);
-                self.out.push_str(null);
-            }
-            Node::Str(s) => {
-                self.out.push(' ');
-                let text = self.block_str(s, indent);
-                self.out.push_str(&text);
-            }
-            Node::Map(entries) if entries.is_empty() || self.rng.chance(self.flow_pct) => {
-                self.out.push(' ');
-                let ci = indent + self.rng.range(1, 4);
-                let text = self.flow(value, ci);
-                self.out.push_str(&text);
-            }
-            Node::Seq(items) if items.is_empty() || self.rng.chance(self.flow_pct) => {
-                self.out.push(' ');
-                let ci = indent + self.rng.range(1, 4);
-                let text = self.flow(value, ci);
-                self.out.push_str(&text);
-            }
+            Node::Token(_) | Node::Null | Node::Str(_) => unreachable!("written inline"),
             Node::Map(entries) => {
                 let step = self.step();
                 self.block_map(entries, indent + step, false);
@@ -1301,16 +1280,17 @@ impl Writer<'_> {
         }
     }
 
-    /// Writes a block sequence item whose dash is at column `indent`; the
-    /// cursor is right after the `-`.
-    fn seq_item(&mut self, item: &Node, indent: usize) {
-        match item {
+    /// Writes `node` on the current line when it goes there: a scalar, a
+    /// null (spelled as one of `nulls`), or an empty or flow-style
+    /// collection; `false` for a collection to be written in block style.
+    fn inline(&mut self, node: &Node, indent: usize, nulls: &[&'static str]) -> bool {
+        match node {
             Node::Token(t) => {
                 self.out.push(' ');
                 self.out.push_str(t);
             }
             Node::Null => {
-                let null = *self.rng.pick(&["", " null", " ~"]);
+                let null = *self.rng.pick(nulls);
                 self.out.push_str(null);
             }
             Node::Str(s) => {
@@ -1321,15 +1301,28 @@ impl Writer<'_> {
             Node::Map(entries) if entries.is_empty() || self.rng.chance(self.flow_pct) => {
                 self.out.push(' ');
                 let ci = indent + self.rng.range(1, 4);
-                let text = self.flow(item, ci);
+                let text = self.flow(node, ci);
                 self.out.push_str(&text);
             }
             Node::Seq(items) if items.is_empty() || self.rng.chance(self.flow_pct) => {
                 self.out.push(' ');
                 let ci = indent + self.rng.range(1, 4);
-                let text = self.flow(item, ci);
+                let text = self.flow(node, ci);
                 self.out.push_str(&text);
             }
+            Node::Map(_) | Node::Seq(_) => return false,
+        }
+        true
+    }
+
+    /// Writes a block sequence item whose dash is at column `indent`; the
+    /// cursor is right after the `-`.
+    fn seq_item(&mut self, item: &Node, indent: usize) {
+        if self.inline(item, indent, &["", " null", " ~"]) {
+            return;
+        }
+        match item {
+            Node::Token(_) | Node::Null | Node::Str(_) => unreachable!("written inline"),
             Node::Map(entries) => {
                 if self.rng.chance(80) {
                     let gap = *self.rng.pick(&[1, 1, 1, 1, 2, 3]);

@@ -28,3 +28,11 @@ impl std::error::Error for OpError {}
 
 /// Result of an operation.
 pub type OpResult<T> = Result<T, OpError>;
+
+/// Go's `%q` of a string, as Kustomize's messages quote names and paths
+/// (JSON escaping, which agrees for the text they hold).
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::new();
+    krusty_yaml::write_go_json_string(s, &mut out);
+    out
+}

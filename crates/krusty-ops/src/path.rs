@@ -57,6 +57,27 @@ pub fn raw(node: &Node) -> &str {
     }
 }
 
+/// The YAML node kind's name, as Kustomize's messages print it.
+pub fn kind_name(node: &Node) -> &'static str {
+    match node.value {
+        Value::Scalar(_) => "ScalarNode",
+        Value::Map(_) => "MappingNode",
+        Value::Seq(_) => "SequenceNode",
+    }
+}
+
+/// Kustomize's error for a node of the wrong kind (`expected` is a kind
+/// name such as `MappingNode`), quoting the node.
+pub fn wrong_kind(expected: &str, node: &Node) -> OpError {
+    OpError::new(format!(
+        "wrong node kind: expected {expected} but got {}: node contents:\n{}",
+        kind_name(node),
+        krusty_yaml::to_kustomize_yaml(node)
+            .unwrap_or_default()
+            .trim_end()
+    ))
+}
+
 /// Finds the node at `parts` (no wildcards, nothing created): a field name,
 /// a list index (`-` for the last), or `[key=value]` for the first match.
 pub fn lookup<'a>(node: &'a Node, parts: &[String]) -> OpResult<Option<&'a Node>> {

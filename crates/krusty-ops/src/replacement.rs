@@ -4,8 +4,9 @@
 use krusty_resource::{ResId, ResMap, Resource};
 use krusty_yaml::{resolve_input, Node, Resolved, Value};
 
+use crate::error::go_quote;
 use crate::error::{OpError, OpResult};
-use crate::path::{self, list_selector, raw};
+use crate::path::{self, list_selector, raw, wrong_kind};
 use crate::selector::{LabelSelector, Selector};
 use crate::typed::{self, At, Strictness};
 
@@ -417,24 +418,6 @@ fn new_node(kind: NodeKind) -> Node {
     }
 }
 
-fn kind_name(node: &Node) -> &'static str {
-    match node.value {
-        Value::Scalar(_) => "ScalarNode",
-        Value::Map(_) => "MappingNode",
-        Value::Seq(_) => "SequenceNode",
-    }
-}
-
-fn wrong_kind(expected: &str, node: &Node) -> OpError {
-    OpError::new(format!(
-        "wrong node kind: expected {expected} but got {}: node contents:\n{}",
-        kind_name(node),
-        krusty_yaml::to_kustomize_yaml(node)
-            .unwrap_or_default()
-            .trim_end()
-    ))
-}
-
 fn write_field(
     root: &mut Node,
     field_path: &str,
@@ -464,12 +447,6 @@ fn write_field(
         return Err(retrieval(None));
     }
     Ok(())
-}
-
-fn go_quote(s: &str) -> String {
-    let mut out = String::new();
-    krusty_yaml::write_go_json_string(s, &mut out);
-    out
 }
 
 type Setter<'a> = dyn FnMut(&mut Node, bool) -> OpResult<()> + 'a;

@@ -6,6 +6,7 @@
 use krusty_yaml::{Node, Value};
 
 use crate::error::{OpError, OpResult};
+use crate::typed::json_type;
 
 /// One decoded operation.
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ impl JsonPatch {
             let what = match node.value {
                 Value::Map(_) => "object",
                 Value::Scalar(_) if node.is_null() => return Ok(JsonPatch::default()),
-                Value::Scalar(_) => scalar_json_kind(node),
+                Value::Scalar(_) => json_type(node),
                 Value::Seq(_) => "array",
             };
             return Err(OpError::new(format!(
@@ -41,7 +42,7 @@ impl JsonPatch {
                     "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
                     match item.value {
                         Value::Seq(_) => "array",
-                        _ => scalar_json_kind(item),
+                        _ => json_type(item),
                     }
                 )));
             };
@@ -50,10 +51,10 @@ impl JsonPatch {
                     None => Ok(None),
                     Some((_, v)) if v.is_null() => Ok(None),
                     Some((_, v)) => match v.as_scalar() {
-                        Some(s) if scalar_json_kind(v) == "string" => Ok(Some(s.text.clone())),
+                        Some(s) if json_type(v) == "string" => Ok(Some(s.text.clone())),
                         _ => Err(OpError::new(format!(
                             "json: cannot unmarshal {} into Go value of type string",
-                            json_kind(v)
+                            json_type(v)
                         ))),
                     },
                 }
@@ -88,23 +89,6 @@ impl JsonPatch {
             apply_one(doc, op)?;
         }
         Ok(())
-    }
-}
-
-fn json_kind(node: &Node) -> &'static str {
-    match node.value {
-        Value::Map(_) => "object",
-        Value::Seq(_) => "array",
-        Value::Scalar(_) => scalar_json_kind(node),
-    }
-}
-
-fn scalar_json_kind(node: &Node) -> &'static str {
-    match node.as_scalar().map(krusty_yaml::resolve_input) {
-        Some(krusty_yaml::Resolved::Bool(_)) => "bool",
-        Some(krusty_yaml::Resolved::Int(_)) | Some(krusty_yaml::Resolved::Float(_)) => "number",
-        Some(krusty_yaml::Resolved::Null) => "null",
-        _ => "string",
     }
 }
 

@@ -9,7 +9,7 @@ use krusty_resource::{ResMap, Resource};
 use krusty_yaml::Node;
 
 use crate::env::Env;
-use crate::error::{OpError, OpResult};
+use crate::error::{go_quote, OpError, OpResult};
 use crate::selector::Selector;
 use json6902::JsonPatch;
 
@@ -47,13 +47,6 @@ impl PatchSource {
             }
         }
     }
-}
-
-/// Go's `%q` of a string (close enough for messages: JSON escaping).
-fn go_quote(s: &str) -> String {
-    let mut out = String::new();
-    krusty_yaml::write_go_json_string(s, &mut out);
-    out
 }
 
 /// One `patches:` entry (PatchTransformer).

@@ -24,6 +24,7 @@
 use krusty_yaml::{Node, ScalarStyle, Value};
 
 use crate::error::{OpError, OpResult};
+use crate::path::raw;
 use crate::schema::{Schema, Shape};
 
 /// The key of a strategic merge directive.
@@ -134,24 +135,8 @@ fn kind_of(node: &Node) -> Kind {
     }
 }
 
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Map => "MappingNode",
-        Kind::Seq => "SequenceNode",
-        Kind::Scalar => "ScalarNode",
-    }
-}
-
 fn missing_or_null(node: Option<&Node>) -> bool {
     node.is_none_or(Node::is_null)
-}
-
-/// The text a node is compared by: a scalar's value, empty for collections.
-fn raw(node: &Node) -> &str {
-    match &node.value {
-        Value::Scalar(s) => &s.text,
-        _ => "",
-    }
 }
 
 /// A key's value as merge keys see it: empty when missing, null or an empty
@@ -492,13 +477,12 @@ fn take_field(map: &mut Node, name: &str) -> Option<Node> {
 }
 
 fn wrong_kind(expected: Kind, node: &Node) -> OpError {
-    let text = krusty_yaml::to_kustomize_yaml(node).unwrap_or_default();
-    OpError::new(format!(
-        "wrong node kind: expected {} but got {}: node contents:\n{}",
-        kind_name(expected),
-        kind_name(kind_of(node)),
-        text.trim_end()
-    ))
+    let expected = match expected {
+        Kind::Map => "MappingNode",
+        Kind::Seq => "SequenceNode",
+        Kind::Scalar => "ScalarNode",
+    };
+    crate::path::wrong_kind(expected, node)
 }
 
 /// The merge-key values of every element of both sides, patch first,
