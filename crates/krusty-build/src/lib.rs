@@ -3,6 +3,7 @@
 
 pub mod build_metadata;
 pub mod error;
+mod functions;
 pub mod kustomization;
 pub mod loader;
 mod plan;
@@ -10,6 +11,7 @@ pub mod read;
 pub mod target;
 
 pub use error::BuildError;
+pub use krusty_runtime::{Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};
 pub use target::{build, BuildOptions};

@@ -14,8 +14,9 @@ use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
 use krusty_resource::Resource;
 
 use crate::error::{BuildError, BuildResult};
+use crate::functions::FunctionStep;
 use crate::loader::Loader;
-use crate::target::{Context, Step};
+use crate::target::{Action, Context, Step};
 use krusty_resource::Origin;
 use krusty_yaml::Node;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 fn field_step(label: &str, builtin: Builtin, k_path: &Path) -> Step {
     Step {
         label: label.to_string(),
-        builtin,
+        action: Action::Builtin(builtin),
         origin: Origin::Configured {
             configured_in: k_path.to_path_buf(),
             api_version: "builtin".into(),
@@ -274,11 +275,6 @@ fn configured(
         .iter()
         .map(|c| {
             let id = c.id();
-            if c.api_version() != "builtin" {
-                return Err(BuildError::new(format!(
-                    "{field}: {id} is not a builtin; running KRM functions and plugins is not supported by krusty yet"
-                )));
-            }
             let configured_in = match &c.meta.origin {
                 Some(Origin::File(p)) => p.clone(),
                 _ => k_path.to_path_buf(),
@@ -290,10 +286,24 @@ fn configured(
                 name: c.name().to_string(),
                 namespace: c.namespace().to_string(),
             };
+            if c.api_version() != "builtin" {
+                let function = FunctionStep::resolve(c, loader)
+                    .map_err(|e| e.context(format!("kustomization file {}: field '{field}'", k_path.display())))?
+                    .ok_or_else(|| {
+                        BuildError::new(format!(
+                            "{field}: {id} is not a builtin and declares no KRM function runtime (a config.kubernetes.io/function annotation or a runtime: field); krusty does not run legacy exec or Go plugins"
+                        ))
+                    })?;
+                return Ok(Step {
+                    label: function.label.clone(),
+                    action: Action::Function(function),
+                    origin,
+                });
+            }
             Builtin::from_config(&c.node, &id)
                 .map(|builtin| Step {
                     label: id.to_string(),
-                    builtin,
+                    action: Action::Builtin(builtin),
                     origin,
                 })
                 .map_err(op_err)

@@ -12,8 +12,11 @@ use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Builtin, Env, TransformerConfig};
 use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
 
+use krusty_runtime::Policy;
+
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
+use crate::functions::{FunctionStep, Role};
 use crate::kustomization::{Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::plan;
@@ -26,6 +29,8 @@ pub struct BuildOptions {
     pub load_restrictor: LoadRestrictor,
     /// Add the `app.kubernetes.io/managed-by` label to every resource.
     pub managed_by_label: bool,
+    /// What KRM functions may do (by default: nothing runs).
+    pub functions: Policy,
 }
 
 /// The result of a build: resources in output order, and warnings for stderr.
@@ -74,6 +79,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         warnings: Vec::new(),
         schema: None,
         record_transformations: false,
+        policy: opts.functions.clone(),
     };
     let loader = Loader::new(dir, opts.load_restrictor)?;
     let level = ctx.target(&loader)?;
@@ -124,6 +130,8 @@ pub(crate) struct Context {
     schema: Option<Option<Arc<Schema>>>,
     /// The top kustomization asks for transformation annotations.
     record_transformations: bool,
+    /// What KRM functions may do.
+    policy: Policy,
 }
 
 impl Context {
@@ -194,6 +202,29 @@ impl Context {
         Ok(())
     }
 
+    /// Runs `steps` over `resmap`; function results become warnings.
+    fn run_steps(
+        &mut self,
+        steps: &[Step],
+        role: Role,
+        loader: &Loader,
+        resmap: &mut ResMap,
+        k_path: &Path,
+    ) -> BuildResult<()> {
+        let mut notes = Vec::new();
+        let result = run_steps(
+            steps,
+            role,
+            resmap,
+            &self.env(loader),
+            &self.policy,
+            &mut notes,
+            k_path,
+        );
+        self.warnings.extend(notes);
+        result
+    }
+
     /// The environment steps run in.
     fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
         Env {
@@ -255,11 +286,11 @@ impl Context {
             .merge(&crds)
             .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
         let generators = plan::generators(self, loader, k, k_path)?;
-        run_steps(
+        self.run_steps(
             &generators,
-            "merging from generator",
+            Role::Generator,
+            loader,
             &mut acc.resmap,
-            &self.env(loader),
             k_path,
         )?;
         for entry in &k.components {
@@ -267,31 +298,21 @@ impl Context {
                 .map_err(|e| e.context("accumulating components"))?;
         }
         let transformers = plan::transformers(self, loader, k, k_path, &acc.config)?;
-        run_steps(
+        self.run_steps(
             &transformers,
-            "running transformer",
+            Role::Transformer,
+            loader,
             &mut acc.resmap,
-            &self.env(loader),
             k_path,
         )?;
         let validators = plan::validators(self, loader, k, k_path)?;
-        for step in &validators {
-            let label = &step.label;
-            let mut copy = acc.resmap.clone();
-            step.builtin
-                .apply(&mut copy, &self.env(loader), &step.origin)
-                .map_err(|e| BuildError::new(e.0).context(format!("running validator {label}")))?;
-            let changed = copy
-                .iter()
-                .zip(acc.resmap.iter())
-                .any(|(a, b)| a.node != b.node)
-                || copy.len() != acc.resmap.len();
-            if changed {
-                return Err(BuildError::new(format!(
-                    "validator {label} changed resources; validators must not modify resources"
-                )));
-            }
-        }
+        self.run_steps(
+            &validators,
+            Role::Validator,
+            loader,
+            &mut acc.resmap,
+            k_path,
+        )?;
         vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars).map_err(|e| {
             BuildError::new(e.0).context(format!("kustomization file {}", k_path.display()))
         })
@@ -443,21 +464,57 @@ impl Context {
     }
 }
 
-/// Runs `steps` in order over `resmap`; errors name the step (`what` and its
-/// label) and the kustomization file.
+/// Runs `steps` in order over `resmap` in `role`; errors name the step
+/// and the kustomization file.
 fn run_steps(
     steps: &[Step],
-    what: &str,
+    role: Role,
     resmap: &mut ResMap,
     env: &Env<'_>,
+    policy: &Policy,
+    notes: &mut Vec<String>,
     k_path: &Path,
 ) -> BuildResult<()> {
+    let what = match role {
+        Role::Generator => "merging from generator",
+        Role::Transformer => "running transformer",
+        Role::Validator => "running validator",
+    };
     for step in steps {
-        step.builtin.apply(resmap, env, &step.origin).map_err(|e| {
-            BuildError::new(e.0)
-                .context(format!("{what} {}", step.label))
+        let in_step = |e: BuildError| {
+            e.context(format!("{what} {}", step.label))
                 .context(format!("kustomization file {}", k_path.display()))
-        })?;
+        };
+        match &step.action {
+            Action::Builtin(b) if role == Role::Validator => {
+                let mut copy = resmap.clone();
+                b.apply(&mut copy, env, &step.origin)
+                    .map_err(|e| BuildError::new(e.0).context(format!("{what} {}", step.label)))?;
+                let changed = copy.len() != resmap.len()
+                    || copy
+                        .iter()
+                        .zip(resmap.iter())
+                        .any(|(a, b)| a.node != b.node);
+                if changed {
+                    return Err(BuildError::new(format!(
+                        "validator {} changed resources; validators must not modify resources",
+                        step.label
+                    )));
+                }
+            }
+            Action::Builtin(b) => b
+                .apply(resmap, env, &step.origin)
+                .map_err(|e| in_step(BuildError::new(e.0)))?,
+            Action::Function(f) => {
+                f.run(role, resmap, policy, &step.origin, notes)
+                    .map_err(in_step)?;
+                if role == Role::Transformer && env.record_transformations {
+                    for r in resmap.resources_mut() {
+                        r.meta.transformations.push(step.origin.clone());
+                    }
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -471,13 +528,21 @@ fn is_remote(entry: &str) -> bool {
         || entry.starts_with("bitbucket.org/")
 }
 
-/// A configured [`Builtin`], with its label for error messages and the
+/// A configured operation, with its label for error messages and the
 /// origin recorded on what it makes or changes.
 pub(crate) struct Step {
     /// Names the step in errors.
     pub label: String,
     /// The operation.
-    pub builtin: Builtin,
+    pub action: Action,
     /// Where it was configured.
     pub origin: Origin,
+}
+
+/// What a step runs.
+pub(crate) enum Action {
+    /// A built-in generator or transformer.
+    Builtin(Builtin),
+    /// A KRM function.
+    Function(FunctionStep),
 }

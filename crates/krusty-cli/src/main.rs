@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use krusty_build::{build, BuildOptions, LoadRestrictor};
+use krusty_build::{build, BuildOptions, LoadRestrictor, Mount, Policy};
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
 #[derive(Parser)]
@@ -49,6 +49,76 @@ struct BuildArgs {
     /// every resource, as Kustomize does with this flag.
     #[arg(long = "enable-managedby-label")]
     enable_managedby_label: bool,
+    #[command(flatten)]
+    functions: FunctionArgs,
+}
+
+/// What KRM functions may do; Kustomize's flag names.
+#[derive(clap::Args)]
+#[command(next_help_heading = "KRM functions")]
+struct FunctionArgs {
+    /// Run KRM functions declared in generators, transformers and
+    /// validators (none run without it).
+    #[arg(long = "enable-alpha-plugins")]
+    enable_alpha_plugins: bool,
+    /// Also run exec functions (local executables).
+    #[arg(long = "enable-exec")]
+    enable_exec: bool,
+    /// Also run Starlark functions.
+    #[arg(long = "enable-star")]
+    enable_star: bool,
+    /// Give network access to container functions that ask for it.
+    #[arg(long = "network")]
+    network: bool,
+    /// A bind mount for container functions:
+    /// type=bind,src=PATH,dst=PATH[,rw=true]; repeatable.
+    #[arg(long = "mount", value_name = "MOUNT")]
+    mounts: Vec<String>,
+    /// Run container functions as the current user instead of nobody.
+    #[arg(long = "as-current-user")]
+    as_current_user: bool,
+    /// An environment variable for functions: NAME=value, or NAME to pass
+    /// krusty's own; repeatable.
+    #[arg(short = 'e', long = "env", value_name = "VAR")]
+    envs: Vec<String>,
+    /// Stop a function that runs longer than this many seconds.
+    #[arg(
+        long = "function-timeout",
+        value_name = "SECONDS",
+        default_value_t = 300.0
+    )]
+    timeout: f64,
+    /// Stop a function that prints more than this many bytes.
+    #[arg(long = "function-max-output", value_name = "BYTES", default_value_t = 512 << 20)]
+    max_output: usize,
+    /// The docker-compatible CLI for container functions (default:
+    /// $KRUSTY_CONTAINER_CLI, else podman, else docker).
+    #[arg(long = "container-cli", value_name = "CLI")]
+    container_cli: Option<String>,
+}
+
+impl FunctionArgs {
+    fn policy(&self) -> Result<Policy, String> {
+        if !(self.timeout.is_finite() && self.timeout > 0.0) {
+            return Err("--function-timeout must be a positive number of seconds".into());
+        }
+        Ok(Policy {
+            enable_alpha_plugins: self.enable_alpha_plugins,
+            enable_exec: self.enable_exec,
+            enable_star: self.enable_star,
+            network: self.network,
+            mounts: self
+                .mounts
+                .iter()
+                .map(|m| Mount::parse_flag(m))
+                .collect::<Result<_, _>>()?,
+            as_current_user: self.as_current_user,
+            envs: self.envs.clone(),
+            timeout: std::time::Duration::from_secs_f64(self.timeout),
+            max_output: self.max_output,
+            container_cli: self.container_cli.clone(),
+        })
+    }
 }
 
 fn main() -> ExitCode {
@@ -72,6 +142,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
         managed_by_label: args.enable_managedby_label,
+        functions: args.functions.policy()?,
     };
     let out = build(&args.dir, &opts).map_err(|e| e.to_string())?;
     for w in &out.warnings {

@@ -33,16 +33,34 @@ impl std::error::Error for EmitError {}
 
 /// Appends `node` to `out` as one Kustomize-formatted YAML document (no `---`).
 pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
-    let mut e = Emitter { out, col: 0 };
-    match &node.value {
-        Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
-        Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
-        _ => {
-            e.inline_value(node, 0)?;
-            e.newline();
-        }
+    Emitter {
+        out,
+        col: 0,
+        preserve: false,
     }
-    Ok(())
+    .document(node)
+}
+
+/// Appends `node` to `out` as one YAML document written the way its author
+/// wrote it, as far as the model remembers: mapping keys in source order,
+/// comments kept, and scalars from the source in their source style (new
+/// scalars are quoted only where needed). Flow collections become block
+/// collections. For tools that edit files people maintain, such as KRM
+/// functions.
+pub fn emit_document_preserving(node: &Node, out: &mut String) -> Result<(), EmitError> {
+    Emitter {
+        out,
+        col: 0,
+        preserve: true,
+    }
+    .document(node)
+}
+
+/// Emits one document to a new string with [`emit_document_preserving`].
+pub fn to_yaml_preserving(node: &Node) -> Result<String, EmitError> {
+    let mut out = String::new();
+    emit_document_preserving(node, &mut out)?;
+    Ok(out)
 }
 
 /// Emits one document to a new string.
@@ -56,6 +74,50 @@ struct Emitter<'o> {
     out: &'o mut String,
     /// Current column in characters.
     col: usize,
+    /// Source order, comments and source styles instead of Kustomize's form.
+    preserve: bool,
+}
+
+impl Emitter<'_> {
+    fn document(&mut self, node: &Node) -> Result<(), EmitError> {
+        let e = self;
+        e.head_comments(node, 0);
+        match &node.value {
+            Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
+            Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
+            _ => {
+                e.inline_value(node, 0)?;
+                e.line_comment(node);
+                e.newline();
+            }
+        }
+        Ok(())
+    }
+
+    /// In preserving mode, writes the comments above `node` at `indent`.
+    fn head_comments(&mut self, node: &Node, indent: usize) {
+        if !self.preserve {
+            return;
+        }
+        let Some(c) = &node.comments else { return };
+        for line in &c.head {
+            self.pad_to(indent);
+            self.push_char('#');
+            self.push(line);
+            self.newline();
+        }
+    }
+
+    /// In preserving mode, writes the comment after `node` on its line.
+    fn line_comment(&mut self, node: &Node) {
+        if !self.preserve {
+            return;
+        }
+        if let Some(line) = node.comments.as_ref().and_then(|c| c.line.as_ref()) {
+            self.push(" #");
+            self.push(line);
+        }
+    }
 }
 
 /// How a string scalar will be written.
@@ -122,8 +184,15 @@ impl Emitter<'_> {
             };
             keyed.push((key, v));
         }
-        sort_keys(&mut keyed);
+        if !self.preserve {
+            sort_keys(&mut keyed);
+        }
         for (i, (key, value)) in keyed.into_iter().enumerate() {
+            if self.preserve && (i > 0 || !inline_first) {
+                // Not sorted: entry `i` is this one.
+                self.head_comments(&entries[i].0, indent);
+                self.head_comments(value, indent);
+            }
             if i > 0 || !inline_first {
                 self.pad_to(indent);
             }
@@ -131,20 +200,27 @@ impl Emitter<'_> {
                 self.explicit_entry(key, value, indent)?;
                 continue;
             }
-            self.string(key, indent, true)?;
+            if self.preserve && plain_source_key(&entries[i].0) {
+                self.push(key);
+            } else {
+                self.string(key, indent, true)?;
+            }
             self.push_char(':');
             match &value.value {
                 Value::Map(m) if !m.is_empty() => {
+                    self.line_comment(value);
                     self.newline();
                     self.block_map(m, indent + BEST_INDENT, false, false)?;
                 }
                 Value::Seq(s) if !s.is_empty() => {
+                    self.line_comment(value);
                     self.newline();
                     self.block_seq(s, indent, false)?;
                 }
                 _ => {
                     self.push_char(' ');
                     self.inline_value(value, indent + BEST_INDENT)?;
+                    self.line_comment(value);
                     self.newline();
                 }
             }
@@ -161,6 +237,7 @@ impl Emitter<'_> {
     ) -> Result<(), EmitError> {
         for (i, item) in items.iter().enumerate() {
             if i > 0 || !inline_first {
+                self.head_comments(item, indent);
                 self.pad_to(indent);
             }
             self.push_char('-');
@@ -172,6 +249,7 @@ impl Emitter<'_> {
                 Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true)?,
                 _ => {
                     self.inline_value(item, indent + BEST_INDENT)?;
+                    self.line_comment(item);
                     self.newline();
                 }
             }
@@ -182,6 +260,13 @@ impl Emitter<'_> {
     /// A scalar or empty collection on the current line. `indent` is where
     /// continuation lines of a folded or block scalar start.
     fn inline_value(&mut self, node: &Node, indent: usize) -> Result<(), EmitError> {
+        if self.preserve {
+            if let Value::Scalar(s) = &node.value {
+                if self.source_scalar(node, s, indent) {
+                    return Ok(());
+                }
+            }
+        }
         match &node.value {
             Value::Map(_) => self.push("{}"),
             Value::Seq(_) => self.push("[]"),
@@ -427,12 +512,59 @@ impl Emitter<'_> {
         }
     }
 
+    /// In preserving mode, writes a scalar read from a source in its source
+    /// style; `false` when the scalar must be written the usual way (it is
+    /// new, or its plain text would not read back the same).
+    fn source_scalar(&mut self, node: &Node, s: &crate::node::Scalar, indent: usize) -> bool {
+        use crate::node::ScalarStyle;
+        if node.pos.line == 0 && s.style != ScalarStyle::Plain {
+            return false;
+        }
+        if let Some(tag) = &s.tag {
+            self.push(tag);
+            self.push_char(' ');
+        }
+        match s.style {
+            ScalarStyle::Plain => {
+                let safe = !s.text.is_empty()
+                    && !s.text.contains(['\n', '#'])
+                    && !s.text.starts_with(' ')
+                    && !s.text.ends_with(' ');
+                if !safe {
+                    return s.tag.is_some() && {
+                        self.double(&s.text, indent, false);
+                        true
+                    };
+                }
+                self.push(&s.text);
+            }
+            ScalarStyle::SingleQuoted => self.single(&s.text, indent, false),
+            ScalarStyle::DoubleQuoted => self.double(&s.text, indent, false),
+            ScalarStyle::Literal | ScalarStyle::Folded => {
+                if s.text.is_empty() {
+                    self.double(&s.text, indent, false);
+                } else {
+                    self.literal(&s.text, indent);
+                }
+            }
+        }
+        true
+    }
+
     fn suppress_next_newline(&mut self) {
         // Remove the final break; the caller's newline() restores it.
         if self.out.ends_with('\n') {
             self.out.pop();
         }
     }
+}
+
+/// `true` when `key` was read from a source as a plain scalar, so it can be
+/// written back plain.
+fn plain_source_key(key: &Node) -> bool {
+    key.pos.line > 0
+        && matches!(&key.value, Value::Scalar(s)
+            if s.style == crate::node::ScalarStyle::Plain && s.tag.is_none() && !s.text.is_empty())
 }
 
 /// Sorts mapping entries by key as go-yaml v2 does. Its key order is not

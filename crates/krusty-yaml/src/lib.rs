@@ -15,7 +15,10 @@ pub mod node;
 pub mod parse;
 pub mod resolve;
 
-pub use emit::{emit_document, go_json_float, to_kustomize_yaml, EmitError};
+pub use emit::{
+    emit_document, emit_document_preserving, go_json_float, to_kustomize_yaml, to_yaml_preserving,
+    EmitError,
+};
 pub use error::YamlError;
 pub use json::{to_go_json, write_go_json_string};
 pub use node::{Comments, Document, Node, Pos, Scalar, ScalarStyle, Value};

@@ -1,0 +1,76 @@
+//! Typed access to nodes through serde: read a `functionConfig` (or any
+//! node) into the author's own struct.
+
+use krusty_yaml::{Node, Resolved, Value};
+use serde::de::DeserializeOwned;
+
+/// Converts a node to a JSON value, typing scalars as YAML does (plain
+/// `1` is a number, `"1"` a string).
+pub fn to_json_value(node: &Node) -> serde_json::Value {
+    use serde_json::Value as J;
+    match &node.value {
+        Value::Scalar(s) => match krusty_yaml::resolve_input(s) {
+            Resolved::Null => J::Null,
+            Resolved::Bool(b) => J::Bool(b),
+            Resolved::Int(i) => i64::try_from(i)
+                .map(J::from)
+                .or_else(|_| u64::try_from(i).map(J::from))
+                .unwrap_or_else(|_| J::String(s.text.clone())),
+            Resolved::Float(f) => serde_json::Number::from_f64(f)
+                .map(J::Number)
+                .unwrap_or_else(|| J::String(s.text.clone())),
+            Resolved::Str(t) => J::String(t.to_string()),
+            Resolved::Owned(t) => J::String(t),
+        },
+        Value::Seq(items) => J::Array(items.iter().map(to_json_value).collect()),
+        Value::Map(entries) => J::Object(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.key_str().unwrap_or_default().to_string(),
+                        to_json_value(v),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Reads `node` into `T`. Errors name the field serde could not read.
+pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, String> {
+    serde_json::from_value(to_json_value(node)).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Config {
+        data: BTreeMap<String, String>,
+        replicas: Option<u32>,
+        enabled: bool,
+    }
+
+    #[test]
+    fn scalars_are_typed_as_yaml_types_them() {
+        let n = krusty_yaml::parse_stream("data: {a: 'x', b: \"2\"}\nreplicas: 3\nenabled: true\n")
+            .unwrap()[0]
+            .root
+            .clone()
+            .unwrap();
+        let c: Config = from_node(&n).unwrap();
+        assert_eq!(c.replicas, Some(3));
+        assert_eq!(c.data["b"], "2");
+        assert!(c.enabled);
+        let bad = krusty_yaml::parse_stream("data: {}\nreplicas: x\nenabled: true\n").unwrap()[0]
+            .root
+            .clone()
+            .unwrap();
+        let err = from_node::<Config>(&bad).unwrap_err();
+        assert!(err.contains("invalid type"), "{err}");
+    }
+}

@@ -1,0 +1,184 @@
+//! The wire format: a `ResourceList` read from and written to YAML (or
+//! JSON, which is YAML) as the KRM functions specification v1 defines it.
+
+use krusty_yaml::{Node, Value};
+
+use crate::result::FnResult;
+
+/// The `apiVersion` written on output.
+pub const API_VERSION: &str = "config.kubernetes.io/v1";
+/// The `apiVersion`s accepted on input.
+pub const ACCEPTED_API_VERSIONS: [&str; 2] =
+    ["config.kubernetes.io/v1", "config.kubernetes.io/v1beta1"];
+/// The `kind` of the wire object.
+pub const KIND: &str = "ResourceList";
+
+/// Why a text is not a valid `ResourceList`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireError(pub String);
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+/// The input and output of a function.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResourceList {
+    /// The resources.
+    pub items: Vec<Node>,
+    /// The function's configuration, if any.
+    pub function_config: Option<Node>,
+    /// What the function reports.
+    pub results: Vec<FnResult>,
+}
+
+impl ResourceList {
+    /// A list holding `items` and no configuration.
+    pub fn new(items: Vec<Node>) -> ResourceList {
+        ResourceList {
+            items,
+            ..ResourceList::default()
+        }
+    }
+
+    /// Reads a `ResourceList` from YAML or JSON text.
+    pub fn parse(text: &str) -> Result<ResourceList, WireError> {
+        let docs = krusty_yaml::parse_stream(text)
+            .map_err(|e| WireError(format!("not valid YAML: {}: {}", e.pos, e.message)))?;
+        let mut roots = docs.into_iter().filter_map(|d| d.root);
+        let root = roots
+            .next()
+            .ok_or_else(|| WireError("empty input: expected a ResourceList".into()))?;
+        if roots.next().is_some() {
+            return Err(WireError(
+                "expected one ResourceList document, found several".into(),
+            ));
+        }
+        ResourceList::from_node(root)
+    }
+
+    /// Reads a `ResourceList` from its root node.
+    pub fn from_node(root: Node) -> Result<ResourceList, WireError> {
+        let Value::Map(entries) = root.value else {
+            return Err(WireError("expected a ResourceList mapping".into()));
+        };
+        let mut list = ResourceList::default();
+        let (mut kind, mut api_version) = (String::new(), String::new());
+        for (key, value) in entries {
+            match key.key_str().unwrap_or_default() {
+                "kind" => kind = value.as_str().unwrap_or_default().to_string(),
+                "apiVersion" => api_version = value.as_str().unwrap_or_default().to_string(),
+                "items" => match value.value {
+                    Value::Seq(items) => list.items = items,
+                    Value::Scalar(_) if value.is_null() => {}
+                    _ => return Err(WireError("'items' must be a list".into())),
+                },
+                "functionConfig" if !value.is_null() => list.function_config = Some(value),
+                "results" => {
+                    for r in value.as_seq().map(Vec::as_slice).unwrap_or_default() {
+                        list.results.push(
+                            FnResult::from_node(r)
+                                .map_err(|e| WireError(format!("results: {e}")))?,
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        if kind != KIND {
+            return Err(WireError(format!(
+                "expected kind ResourceList, got '{kind}'"
+            )));
+        }
+        if !ACCEPTED_API_VERSIONS.contains(&api_version.as_str()) {
+            return Err(WireError(format!(
+                "unsupported ResourceList apiVersion '{api_version}' (expected {})",
+                ACCEPTED_API_VERSIONS.join(" or ")
+            )));
+        }
+        if let Some(i) = list.items.iter().position(|it| it.as_map().is_none()) {
+            return Err(WireError(format!("items[{i}] is not an object")));
+        }
+        Ok(list)
+    }
+
+    /// The wire form as one node.
+    pub fn into_node(self) -> Node {
+        let mut root = Node::map();
+        root.set("apiVersion", Node::plain(API_VERSION));
+        root.set("kind", Node::plain(KIND));
+        root.set("items", Node::new(Value::Seq(self.items)));
+        if let Some(config) = self.function_config {
+            root.set("functionConfig", config);
+        }
+        if !self.results.is_empty() {
+            let results = self.results.iter().map(FnResult::to_node).collect();
+            root.set("results", Node::new(Value::Seq(results)));
+        }
+        root
+    }
+
+    /// Writes the list as YAML, keeping the items' key order, comments and
+    /// scalar styles.
+    pub fn to_yaml(self) -> Result<String, WireError> {
+        let node = self.into_node();
+        krusty_yaml::to_yaml_preserving(&node).map_err(|e| WireError(e.0))
+    }
+
+    /// `true` when some result has severity `error`.
+    pub fn has_errors(&self) -> bool {
+        self.results
+            .iter()
+            .any(|r| r.severity == crate::result::Severity::Error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_yaml_and_json_and_round_trips() {
+        let yaml = "apiVersion: config.kubernetes.io/v1beta1\nkind: ResourceList\nitems:\n- kind: A # keep\n  metadata:\n    name: a\nfunctionConfig:\n  data:\n    x: '1'\n";
+        let list = ResourceList::parse(yaml).unwrap();
+        assert_eq!(list.items.len(), 1);
+        let out = list.to_yaml().unwrap();
+        assert_eq!(
+            out,
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A # keep\n  metadata:\n    name: a\nfunctionConfig:\n  data:\n    x: '1'\n"
+        );
+        let json = r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"kind":"B","metadata":{"name":"b"}}],"results":[{"message":"m","severity":"warning"}]}"#;
+        let list = ResourceList::parse(json).unwrap();
+        assert_eq!(list.items.len(), 1);
+        assert_eq!(list.results[0].severity, crate::Severity::Warning);
+        assert!(!list.has_errors());
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_resource_list() {
+        for (text, want) in [
+            ("", "empty input"),
+            ("kind: ConfigMap\n", "expected kind ResourceList"),
+            (
+                "apiVersion: v9\nkind: ResourceList\n",
+                "unsupported ResourceList apiVersion",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: 3\n",
+                "must be a list",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]\n",
+                "items[0]",
+            ),
+            ("{{", "not valid YAML"),
+        ] {
+            let err = ResourceList::parse(text).unwrap_err();
+            assert!(err.0.contains(want), "{text:?}: {err}");
+        }
+    }
+}

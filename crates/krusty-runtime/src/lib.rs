@@ -1,0 +1,140 @@
+//! # krusty-runtime: running KRM functions
+//!
+//! The orchestrator side of the KRM functions specification v1: given a
+//! function's declared [`Runtime`] and a [`ResourceList`], run it (as a
+//! local executable, a container, or a Starlark program) if the user's
+//! [`Policy`] allows it, and return the list it produced.
+
+pub mod container;
+pub mod exec;
+pub mod policy;
+pub mod process;
+pub mod spec;
+#[cfg(feature = "starlark")]
+pub mod starlark;
+
+use std::path::Path;
+
+use krusty_fn::{FnResult, ResourceList};
+
+pub use policy::Policy;
+pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
+
+/// A function run that failed: why, and any results it reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// What went wrong.
+    pub message: String,
+    /// Results the function printed before failing.
+    pub results: Vec<FnResult>,
+}
+
+impl Failed {
+    fn new(message: impl Into<String>) -> Failed {
+        Failed {
+            message: message.into(),
+            results: Vec::new(),
+        }
+    }
+}
+
+/// Runs `runtime` over `input`. `dir` is the kustomization's directory
+/// (exec functions run there; relative mounts start there). Exec paths and
+/// Starlark files must already be resolved by the caller, which knows the
+/// load restrictions: pass `Exec { path }` absolute and Starlark as
+/// [`StarlarkSource::Inline`].
+pub fn invoke(
+    runtime: &Runtime,
+    dir: &Path,
+    input: ResourceList,
+    policy: &Policy,
+) -> Result<ResourceList, Failed> {
+    policy.permit(runtime).map_err(Failed::new)?;
+    match runtime {
+        Runtime::Exec { path, args } => {
+            let text = input.to_yaml().map_err(|e| Failed::new(e.0))?;
+            let cmd = exec::command(Path::new(path), args, dir, policy);
+            run_process(cmd, text, policy, &|| {})
+        }
+        Runtime::Container {
+            image,
+            network,
+            envs,
+            ..
+        } => {
+            let cli = container::cli(policy).map_err(Failed::new)?;
+            let text = input.to_yaml().map_err(|e| Failed::new(e.0))?;
+            let prepared = container::prepare(&cli, image, *network, envs, dir, policy);
+            container::track(&prepared.cli, &prepared.name);
+            let (cli, name) = (prepared.cli.clone(), prepared.name.clone());
+            let result = run_process(prepared.command, text, policy, &|| {
+                container::remove(&cli, &name)
+            });
+            container::untrack(&prepared.name);
+            result
+        }
+        #[cfg(feature = "starlark")]
+        Runtime::Starlark(StarlarkSource::Inline(program)) => {
+            starlark::run(program, input, policy.timeout)
+        }
+        #[cfg(feature = "starlark")]
+        Runtime::Starlark(_) => Err(Failed::new(
+            "internal error: the Starlark program was not loaded before the run",
+        )),
+        #[cfg(not(feature = "starlark"))]
+        Runtime::Starlark(_) => Err(Failed::new(
+            "this krusty was built without Starlark support (cargo feature 'starlark')",
+        )),
+    }
+}
+
+/// Runs a function process and reads its output list.
+fn run_process(
+    cmd: std::process::Command,
+    input: String,
+    policy: &Policy,
+    on_kill: &dyn Fn(),
+) -> Result<ResourceList, Failed> {
+    use process::{stderr_excerpt, Failure};
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let done = process::run(
+        cmd,
+        input.into_bytes(),
+        policy.timeout,
+        policy.max_output,
+        on_kill,
+    )
+    .map_err(|f| match f {
+        Failure::Spawn(e) => Failed::new(format!("cannot start '{program}': {e}")),
+        Failure::Timeout { stderr } => Failed::new(format!(
+            "timed out after {} s and was stopped; its stderr: {}",
+            policy.timeout.as_secs_f64(),
+            stderr_excerpt(&stderr)
+        )),
+        Failure::TooMuchOutput => Failed::new(format!(
+            "printed more than {} bytes on stdout and was stopped",
+            policy.max_output
+        )),
+    })?;
+    let parsed = std::str::from_utf8(&done.stdout)
+        .map_err(|_| krusty_fn::WireError("the output is not UTF-8".into()))
+        .and_then(ResourceList::parse);
+    if !done.status.success() {
+        let status = match done.status.code() {
+            Some(code) => format!("exited with status {code}"),
+            None => "was killed by a signal".to_string(),
+        };
+        return Err(Failed {
+            message: format!("{status}; its stderr: {}", stderr_excerpt(&done.stderr)),
+            results: parsed.map(|l| l.results).unwrap_or_default(),
+        });
+    }
+    parsed.map_err(|e| {
+        let text = String::from_utf8_lossy(&done.stdout);
+        let start: String = text.chars().take(200).collect();
+        Failed::new(format!(
+            "did not print a ResourceList: {e}; its output starts with {start:?}; its stderr: {}",
+            stderr_excerpt(&done.stderr)
+        ))
+    })
+}

@@ -1,0 +1,146 @@
+//! What the user allows functions to do: the gates behind Kustomize's
+//! flags, and the limits on each run.
+
+use std::time::Duration;
+
+use crate::spec::{Mount, Runtime};
+
+/// The user's permissions and limits for running functions.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// `--enable-alpha-plugins`: functions may run at all.
+    pub enable_alpha_plugins: bool,
+    /// `--enable-exec`: exec functions may run.
+    pub enable_exec: bool,
+    /// `--enable-star`: Starlark functions may run.
+    pub enable_star: bool,
+    /// `--network`: container functions that ask for network get it.
+    pub network: bool,
+    /// `--mount`: mounts given to every container function; a function's
+    /// own mounts must be among them.
+    pub mounts: Vec<Mount>,
+    /// `--as-current-user`: containers run as krusty's user, not `nobody`.
+    pub as_current_user: bool,
+    /// `--env/-e`: environment variables passed to functions (`NAME` or
+    /// `NAME=value`).
+    pub envs: Vec<String>,
+    /// The longest one function may run.
+    pub timeout: Duration,
+    /// The most bytes a function may print on stdout.
+    pub max_output: usize,
+    /// The docker-compatible CLI to use (`None`: `KRUSTY_CONTAINER_CLI`,
+    /// else podman, else docker, from `PATH`).
+    pub container_cli: Option<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            enable_alpha_plugins: false,
+            enable_exec: false,
+            enable_star: false,
+            network: false,
+            mounts: Vec::new(),
+            as_current_user: false,
+            envs: Vec::new(),
+            timeout: Duration::from_secs(300),
+            max_output: 512 << 20,
+            container_cli: None,
+        }
+    }
+}
+
+impl Policy {
+    /// Checks that `runtime` may run; the error says which flag allows it.
+    pub fn permit(&self, runtime: &Runtime) -> Result<(), String> {
+        if !self.enable_alpha_plugins {
+            return Err(
+                "KRM functions are disabled: run with --enable-alpha-plugins to allow them".into(),
+            );
+        }
+        match runtime {
+            Runtime::Exec { .. } if !self.enable_exec => Err(
+                "exec functions are disabled: run with --enable-alpha-plugins --enable-exec to allow them"
+                    .into(),
+            ),
+            Runtime::Starlark(_) if !self.enable_star => Err(
+                "Starlark functions are disabled: run with --enable-alpha-plugins --enable-star to allow them"
+                    .into(),
+            ),
+            Runtime::Container {
+                network, mounts, ..
+            } => {
+                if *network && !self.network {
+                    return Err(
+                        "the function asks for network access: run with --network to allow it"
+                            .into(),
+                    );
+                }
+                if let Some(m) = mounts.iter().find(|m| !self.mounts.contains(m)) {
+                    return Err(format!(
+                        "the function asks to mount '{}' at '{}': allow it with --mount type=bind,src={},dst={}{}",
+                        m.src,
+                        m.dst,
+                        m.src,
+                        m.dst,
+                        if m.rw { ",rw=true" } else { "" }
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The `-e` variables as `(name, value)` pairs; a bare `NAME` takes
+    /// its value from krusty's environment (and is skipped when unset).
+    pub fn env_pairs(&self, extra: &[String]) -> Vec<(String, String)> {
+        self.envs
+            .iter()
+            .chain(extra)
+            .filter_map(|e| match e.split_once('=') {
+                Some((k, v)) => Some((k.to_string(), v.to_string())),
+                None => std::env::var(e).ok().map(|v| (e.clone(), v)),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_gate_names_its_flag() {
+        let exec = Runtime::Exec {
+            path: "f".into(),
+            args: vec![],
+        };
+        let mut p = Policy::default();
+        assert!(p
+            .permit(&exec)
+            .unwrap_err()
+            .contains("--enable-alpha-plugins"));
+        p.enable_alpha_plugins = true;
+        assert!(p.permit(&exec).unwrap_err().contains("--enable-exec"));
+        p.enable_exec = true;
+        assert!(p.permit(&exec).is_ok());
+        let star = Runtime::Starlark(crate::spec::StarlarkSource::Inline(String::new()));
+        assert!(p.permit(&star).unwrap_err().contains("--enable-star"));
+        let mount = Mount::parse_flag("type=bind,src=/d,dst=/d").unwrap();
+        let c = Runtime::Container {
+            image: "i".into(),
+            network: true,
+            mounts: vec![mount.clone()],
+            envs: vec![],
+        };
+        assert!(p.permit(&c).unwrap_err().contains("--network"));
+        p.network = true;
+        assert!(p
+            .permit(&c)
+            .unwrap_err()
+            .contains("--mount type=bind,src=/d,dst=/d"));
+        p.mounts.push(mount);
+        assert!(p.permit(&c).is_ok());
+    }
+}

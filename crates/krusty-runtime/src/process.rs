@@ -1,0 +1,215 @@
+//! Running a child process with its stdin fed and its stdout and stderr
+//! drained at the same time (so large lists cannot deadlock), under a
+//! time limit and an output limit.
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How much of stderr is kept (the rest is read and dropped).
+const STDERR_KEPT: usize = 64 << 10;
+
+/// What a finished process produced.
+#[derive(Debug)]
+pub struct Finished {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// Everything it wrote on stdout.
+    pub stdout: Vec<u8>,
+    /// The start of what it wrote on stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// Why a process did not finish normally.
+#[derive(Debug)]
+pub enum Failure {
+    /// It could not be started.
+    Spawn(std::io::Error),
+    /// It ran past the time limit and was killed.
+    Timeout {
+        /// The start of its stderr.
+        stderr: Vec<u8>,
+    },
+    /// It wrote more than the output limit and was killed.
+    TooMuchOutput,
+}
+
+/// Runs `cmd` with `input` on stdin. `on_kill` runs after the process
+/// is killed for a limit (to clean up what it started, e.g. a container).
+pub fn run(
+    mut cmd: Command,
+    input: Vec<u8>,
+    timeout: Duration,
+    max_output: usize,
+    on_kill: &dyn Fn(),
+) -> Result<Finished, Failure> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(Failure::Spawn)?;
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            // A function may exit without reading everything: not our error.
+            let _ = stdin.write_all(&input);
+        }
+    });
+    let too_much = Arc::new(AtomicBool::new(false));
+    let (out_tx, out_rx) = mpsc::channel();
+    let flag = Arc::clone(&too_much);
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut stdout) = stdout {
+            let mut chunk = vec![0u8; 64 << 10];
+            loop {
+                match stdout.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if buf.len() + n > max_output {
+                            flag.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                }
+            }
+        }
+        let _ = out_tx.send(buf);
+    });
+    // Shared, so the start of stderr is at hand even when a process
+    // left behind keeps the pipe open.
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let (err_tx, err_rx) = mpsc::channel::<()>();
+    let sink = Arc::clone(&kept);
+    thread::spawn(move || {
+        if let Some(mut stderr) = stderr {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = stderr.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut kept) = sink.lock() {
+                    let room = STDERR_KEPT.saturating_sub(kept.len());
+                    kept.extend_from_slice(&chunk[..n.min(room)]);
+                }
+            }
+        }
+        let _ = err_tx.send(());
+    });
+    let stderr_so_far = || kept.lock().map(|k| k.clone()).unwrap_or_default();
+
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(50);
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break status;
+        }
+        if too_much.load(Ordering::SeqCst) {
+            kill(&mut child, on_kill);
+            return Err(Failure::TooMuchOutput);
+        }
+        if start.elapsed() >= timeout {
+            kill(&mut child, on_kill);
+            let _ = err_rx.recv_timeout(Duration::from_millis(200));
+            return Err(Failure::Timeout {
+                stderr: stderr_so_far(),
+            });
+        }
+        thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    };
+    // The process is gone; its pipes close unless it left children
+    // holding them, so do not wait forever.
+    let grace = Duration::from_secs(5);
+    let stdout = out_rx.recv_timeout(grace).unwrap_or_default();
+    if too_much.load(Ordering::SeqCst) {
+        return Err(Failure::TooMuchOutput);
+    }
+    let _ = err_rx.recv_timeout(grace);
+    Ok(Finished {
+        status,
+        stdout,
+        stderr: stderr_so_far(),
+    })
+}
+
+fn kill(child: &mut Child, on_kill: &dyn Fn()) {
+    let _ = child.kill();
+    let _ = child.wait();
+    on_kill();
+}
+
+/// The start of a process's stderr, for error messages.
+pub fn stderr_excerpt(stderr: &[u8]) -> String {
+    const SHOWN: usize = 2000;
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim_end();
+    if text.is_empty() {
+        return "(nothing on stderr)".into();
+    }
+    match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn large_input_and_output_do_not_deadlock() {
+        let input = vec![b'x'; 8 << 20];
+        let done = run(
+            sh("cat"),
+            input.clone(),
+            Duration::from_secs(30),
+            64 << 20,
+            &|| {},
+        )
+        .unwrap();
+        assert!(done.status.success());
+        assert_eq!(done.stdout.len(), input.len());
+    }
+
+    #[test]
+    fn limits_kill_the_process() {
+        let t = Instant::now();
+        match run(
+            sh("echo started >&2; sleep 30"),
+            vec![],
+            Duration::from_millis(300),
+            1 << 20,
+            &|| {},
+        ) {
+            Err(Failure::Timeout { stderr }) => assert_eq!(stderr, b"started\n"),
+            other => panic!("{other:?}"),
+        }
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!(matches!(
+            run(sh("yes"), vec![], Duration::from_secs(30), 1 << 20, &|| {}),
+            Err(Failure::TooMuchOutput)
+        ));
+        assert!(matches!(
+            run(
+                Command::new("/nonexistent/fn"),
+                vec![],
+                Duration::from_secs(1),
+                1,
+                &|| {}
+            ),
+            Err(Failure::Spawn(_))
+        ));
+    }
+}

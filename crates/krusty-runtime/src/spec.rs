@@ -1,0 +1,302 @@
+//! Which runtime a function config asks for: the
+//! `config.kubernetes.io/function` annotation (or its legacy
+//! `config.k8s.io/function` spelling), or the reserved top-level
+//! `runtime:` field. Both hold the same structure, read by one resolver.
+
+use krusty_yaml::Node;
+
+/// The annotation that declares a function's runtime.
+pub const FUNCTION_ANNOTATION: &str = "config.kubernetes.io/function";
+/// Its legacy spelling.
+pub const LEGACY_FUNCTION_ANNOTATION: &str = "config.k8s.io/function";
+
+/// A bind mount for a container function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// Mount type; only `bind` is supported.
+    pub kind: String,
+    /// Host path (relative paths are relative to the kustomization).
+    pub src: String,
+    /// Path in the container.
+    pub dst: String,
+    /// Writable (default: read-only).
+    pub rw: bool,
+}
+
+impl Mount {
+    /// Parses Kustomize's `--mount` form: `type=bind,src=PATH,dst=PATH[,rw=true]`.
+    pub fn parse_flag(text: &str) -> Result<Mount, String> {
+        let mut m = Mount {
+            kind: String::new(),
+            src: String::new(),
+            dst: String::new(),
+            rw: false,
+        };
+        for part in text.split(',') {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("mount '{text}': expected key=value pairs, got '{part}'"))?;
+            match k {
+                "type" => m.kind = v.to_string(),
+                "src" | "source" => m.src = v.to_string(),
+                "dst" | "destination" | "target" => m.dst = v.to_string(),
+                "rw" => m.rw = v == "true",
+                "readonly" => m.rw = v != "true",
+                _ => return Err(format!("mount '{text}': unknown key '{k}'")),
+            }
+        }
+        m.check().map_err(|e| format!("mount '{text}': {e}"))?;
+        Ok(m)
+    }
+
+    fn from_node(node: &Node) -> Result<Mount, String> {
+        let text = |key: &str| {
+            node.get(key)
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let m = Mount {
+            kind: text("type"),
+            src: text("src"),
+            dst: text("dst"),
+            rw: text("rw") == "true",
+        };
+        m.check()?;
+        Ok(m)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.kind != "bind" {
+            return Err(format!(
+                "mount type '{}' is not supported (use type: bind)",
+                self.kind
+            ));
+        }
+        if self.src.is_empty() || self.dst.is_empty() {
+            return Err("a mount needs both src and dst".into());
+        }
+        Ok(())
+    }
+}
+
+/// Where a Starlark program comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StarlarkSource {
+    /// A file, relative to the kustomization.
+    Path(String),
+    /// A URL.
+    Url(String),
+    /// The `source` field of a `StarlarkRun` function config.
+    Inline(String),
+}
+
+/// How a function runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runtime {
+    /// A local executable.
+    Exec {
+        /// Path to the executable, relative to the kustomization.
+        path: String,
+        /// Arguments.
+        args: Vec<String>,
+    },
+    /// A container image run with a docker-compatible CLI.
+    Container {
+        /// The image.
+        image: String,
+        /// The function asks for network access.
+        network: bool,
+        /// Bind mounts the function asks for.
+        mounts: Vec<Mount>,
+        /// Environment variables to pass: `NAME` (from krusty's
+        /// environment) or `NAME=value`.
+        envs: Vec<String>,
+    },
+    /// A Starlark program.
+    Starlark(StarlarkSource),
+}
+
+impl Runtime {
+    /// The runtime's name, as written in configs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Runtime::Exec { .. } => "exec",
+            Runtime::Container { .. } => "container",
+            Runtime::Starlark(_) => "starlark",
+        }
+    }
+}
+
+/// The runtime a function config declares; `None` when it declares none.
+pub fn runtime_of(config: &Node) -> Result<Option<Runtime>, String> {
+    let annotation = [FUNCTION_ANNOTATION, LEGACY_FUNCTION_ANNOTATION]
+        .iter()
+        .find_map(|key| {
+            config
+                .get_path(&["metadata", "annotations", key])
+                .and_then(Node::as_str)
+                .map(|text| (*key, text))
+        });
+    let declared = match (annotation, config.get("runtime")) {
+        (Some((key, text)), _) => {
+            let node = krusty_yaml::parse_stream(text)
+                .map_err(|e| format!("annotation {key}: not valid YAML: {}: {}", e.pos, e.message))?
+                .into_iter()
+                .find_map(|d| d.root)
+                .ok_or_else(|| format!("annotation {key} is empty"))?;
+            Some((format!("annotation {key}"), node))
+        }
+        (None, Some(node)) => Some(("field 'runtime'".to_string(), node.clone())),
+        (None, None) => None,
+    };
+    let Some((source, node)) = declared else {
+        return Ok(None);
+    };
+    resolve(&node, config)
+        .map(Some)
+        .map_err(|e| format!("{source}: {e}"))
+}
+
+/// Reads a runtime declaration (`exec:`, `container:` or `starlark:`).
+fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
+    if node.as_map().is_none() {
+        return Err("expected a mapping with one of exec, container or starlark".into());
+    }
+    let text = |n: &Node, key: &str| n.get(key).and_then(Node::as_str).unwrap_or("").to_string();
+    let strings = |n: &Node, key: &str| -> Vec<String> {
+        n.get(key)
+            .and_then(Node::as_seq)
+            .map(|s| {
+                s.iter()
+                    .filter_map(Node::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let declared: Vec<&str> = ["exec", "container", "starlark"]
+        .into_iter()
+        .filter(|k| node.get(k).is_some_and(|v| !v.is_null()))
+        .collect();
+    match declared.as_slice() {
+        ["exec"] => {
+            let exec = node.get("exec").cloned().unwrap_or_else(Node::map);
+            let path = text(&exec, "path");
+            if path.is_empty() {
+                return Err("exec: a path is required".into());
+            }
+            Ok(Runtime::Exec {
+                path,
+                args: strings(&exec, "args"),
+            })
+        }
+        ["container"] => {
+            let c = node.get("container").cloned().unwrap_or_else(Node::map);
+            let image = text(&c, "image");
+            if image.is_empty() {
+                return Err("container: an image is required".into());
+            }
+            let mounts = c
+                .get("mounts")
+                .and_then(Node::as_seq)
+                .map(|s| {
+                    s.iter()
+                        .map(Mount::from_node)
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()?
+                .unwrap_or_default();
+            Ok(Runtime::Container {
+                image,
+                network: text(&c, "network") == "true",
+                mounts,
+                envs: strings(&c, "envs"),
+            })
+        }
+        ["starlark"] => {
+            let s = node.get("starlark").cloned().unwrap_or_else(Node::map);
+            let (path, url) = (text(&s, "path"), text(&s, "url"));
+            let inline = config
+                .get("source")
+                .and_then(Node::as_str)
+                .filter(|_| config.get("kind").and_then(Node::as_str) == Some("StarlarkRun"));
+            match (path.is_empty(), url.is_empty(), inline) {
+                (false, true, _) => Ok(Runtime::Starlark(StarlarkSource::Path(path))),
+                (true, false, _) => Ok(Runtime::Starlark(StarlarkSource::Url(url))),
+                (true, true, Some(src)) => {
+                    Ok(Runtime::Starlark(StarlarkSource::Inline(src.to_string())))
+                }
+                (false, false, _) => Err("starlark: give a path or a url, not both".into()),
+                (true, true, None) => Err(
+                    "starlark: a path or a url is required (or a StarlarkRun config with source)"
+                        .into(),
+                ),
+            }
+        }
+        [] => Err("expected one of exec, container or starlark".into()),
+        many => Err(format!(
+            "declares several runtimes ({}); declare exactly one",
+            many.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(text: &str) -> Node {
+        krusty_yaml::parse_stream(text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap()
+    }
+
+    #[test]
+    fn annotation_and_runtime_field_resolve_alike() {
+        let a = node("kind: X\nmetadata:\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: img:v1\n        network: true\n        envs: [A, B=c]\n");
+        let b = node("kind: X\nruntime:\n  container:\n    image: img:v1\n    network: true\n    envs: [A, B=c]\n");
+        let want = Runtime::Container {
+            image: "img:v1".into(),
+            network: true,
+            mounts: vec![],
+            envs: vec!["A".into(), "B=c".into()],
+        };
+        assert_eq!(runtime_of(&a).unwrap(), Some(want.clone()));
+        assert_eq!(runtime_of(&b).unwrap(), Some(want));
+        let e = node("kind: X\nmetadata:\n  annotations:\n    config.k8s.io/function: 'exec: {path: ./fn}'\n");
+        assert_eq!(
+            runtime_of(&e).unwrap(),
+            Some(Runtime::Exec {
+                path: "./fn".into(),
+                args: vec![]
+            })
+        );
+        assert_eq!(runtime_of(&node("kind: X\n")).unwrap(), None);
+    }
+
+    #[test]
+    fn starlark_sources_and_errors() {
+        let run = node("kind: StarlarkRun\nsource: print(1)\nruntime:\n  starlark: {}\n");
+        assert_eq!(
+            runtime_of(&run).unwrap(),
+            Some(Runtime::Starlark(StarlarkSource::Inline("print(1)".into())))
+        );
+        for (text, want) in [
+            ("kind: X\nruntime: {exec: {}}\n", "a path is required"),
+            ("kind: X\nruntime: {exec: {path: a}, container: {image: b}}\n", "several runtimes"),
+            ("kind: X\nruntime: {wasm: {}}\n", "expected one of"),
+            ("kind: X\nruntime: {container: {image: a, mounts: [{type: volume, src: a, dst: b}]}}\n", "not supported"),
+        ] {
+            let err = runtime_of(&node(text)).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+        assert!(
+            Mount::parse_flag("type=bind,src=/a,dst=/b,rw=true")
+                .unwrap()
+                .rw
+        );
+        assert!(Mount::parse_flag("src=/a").is_err());
+    }
+}
