@@ -1,0 +1,873 @@
+//! KRM functions end to end, with real components: the example functions
+//! (built by `cargo test --workspace` into the same target directory) run
+//! as exec functions and, packaged as images, as podman containers; the
+//! same functions and inputs go through `kpt fn eval --exec` and through
+//! `kubectl kustomize --enable-alpha-plugins` as cross-checks. Tests that
+//! need kpt, kubectl or podman say so loudly and skip when it is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod support;
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("functions")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write file");
+}
+
+fn write_script(dir: &Path, rel: &str, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    write(dir, rel, text);
+    let path = dir.join(rel);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn krusty(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("krusty runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// An example function's executable, built beside krusty.
+fn example(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_BIN_EXE_krusty"))
+        .parent()
+        .expect("bin dir")
+        .join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p krusty-fn-examples` first)",
+        path.display()
+    );
+    path
+}
+
+/// Copies the example functions into `dir`, as exec functions.
+fn install_examples(dir: &Path) {
+    for name in [
+        "krm-configmap-generator",
+        "krm-set-labels",
+        "krm-require-limits",
+    ] {
+        std::fs::copy(example(name), dir.join(name)).expect("copy function");
+    }
+}
+
+fn available(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn skip(what: &str) {
+    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
+}
+
+const RESOURCES: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  # kept through the wire
+  annotations:
+    owner: web
+data:
+  mode: fast
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: nginx
+        envFrom:
+        - configMapRef:
+            name: settings
+        resources:
+          limits: {cpu: 100m, memory: 64Mi}
+";
+
+/// Function configs for the three examples, with `runtime` as the
+/// `config.kubernetes.io/function` annotation's content.
+fn configs(runtime: &dyn Fn(&str) -> String) -> Vec<(&'static str, String)> {
+    let annotated = |name: &str, rest: &str, kind: &str, meta_name: &str| {
+        let runtime = runtime(name)
+            .lines()
+            .map(|l| format!("      {l}\n"))
+            .collect::<String>();
+        format!(
+            "apiVersion: fn.krusty.dev/v1\nkind: {kind}\nmetadata:\n  name: {meta_name}\n  annotations:\n    config.kubernetes.io/function: |\n{runtime}{rest}"
+        )
+    };
+    vec![
+        (
+            "gen.yaml",
+            annotated(
+                "krm-configmap-generator",
+                "spec:\n  data:\n    LOG_LEVEL: info\n  hash: true\n",
+                "ConfigMapGenerator",
+                "extra",
+            ),
+        ),
+        (
+            "labels.yaml",
+            annotated(
+                "krm-set-labels",
+                "labels:\n  team: web\nfieldSpecs:\n- path: metadata/labels\n  create: true\n- kind: Deployment\n  path: spec/template/metadata/labels\n  create: true\n",
+                "SetLabels",
+                "team",
+            ),
+        ),
+        (
+            "limits.yaml",
+            annotated("krm-require-limits", "", "RequireLimits", "limits"),
+        ),
+    ]
+}
+
+/// A kustomization using the three examples, declared with `runtime`.
+fn example_tree(dir: &Path, runtime: &dyn Fn(&str) -> String) {
+    write(dir, "resources.yaml", RESOURCES);
+    for (file, text) in configs(runtime) {
+        write(dir, file, &text);
+    }
+    write(
+        dir,
+        "kustomization.yaml",
+        &format!("{WITHOUT_VALIDATOR}validators:\n- limits.yaml\n"),
+    );
+}
+
+/// The example kustomization without its validator: Kustomize v5.5.0
+/// rejects every function validator ("validator shouldn't modify the
+/// resource map: nodes unequal", even for an unchanged list), so the
+/// side-by-side checks leave it out (docs/compatibility.md).
+const WITHOUT_VALIDATOR: &str =
+    "namePrefix: p-\nresources:\n- resources.yaml\ngenerators:\n- gen.yaml\ntransformers:\n- labels.yaml\n";
+
+/// Builds `dir` with kubectl kustomize (`--enable-alpha-plugins`) with
+/// `path_dir` first in PATH (a docker shim), without the validator.
+fn kustomize_without_validator(dir: &Path, path_dir: &Path) -> String {
+    write(dir, "kustomization.yaml", WITHOUT_VALIDATOR);
+    let path = format!(
+        "{}:{}",
+        path_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("kubectl")
+        .args(["kustomize", "--enable-alpha-plugins", "."])
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .expect("kubectl runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn exec_runtime(name: &str) -> String {
+    format!("exec:\n  path: ./{name}\n")
+}
+
+#[test]
+fn exec_functions_generate_transform_and_validate_like_kustomize() {
+    let dir = scratch("exec-examples");
+    install_examples(&dir);
+    example_tree(&dir, &exec_runtime);
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
+        &dir,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The generated ConfigMap got a hash suffix and the prefix; the
+    // reference to the renamed ConfigMap was fixed through the function.
+    assert!(stdout.contains("name: p-extra-"), "{stdout}");
+    assert!(stdout.contains("name: p-settings\n"), "{stdout}");
+    assert!(
+        stdout.contains("            name: p-settings\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("      labels:\n        team: web"),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("[info]: generated ConfigMap extra with 1 keys"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !stdout.contains("internal.config.kubernetes.io"),
+        "{stdout}"
+    );
+
+    // Side by side: kubectl kustomize runs the same executables as
+    // "container" functions through a fake docker that execs them.
+    if !available("kubectl", &["version", "--client"]) {
+        return skip("kubectl is not installed: no side-by-side check with kustomize");
+    }
+    let side = scratch("exec-examples-kustomize");
+    install_examples(&side);
+    example_tree(&side, &|name| {
+        format!("container:\n  image: fake.invalid/{name}\n")
+    });
+    write_script(
+        &side,
+        "bin/docker",
+        &format!(
+            "#!/bin/sh\nfor a in \"$@\"; do img=$a; done\nexec \"{}/${{img##*/}}\"\n",
+            side.display()
+        ),
+    );
+    let expected = kustomize_without_validator(&side, &side.join("bin"));
+    assert_eq!(
+        expected,
+        stdout,
+        "krusty and kustomize differ:\n{}",
+        support::diff(&expected, &stdout)
+    );
+}
+
+#[test]
+fn validator_errors_fail_the_build_and_name_resource_field_and_file() {
+    let dir = scratch("validator-errors");
+    install_examples(&dir);
+    example_tree(&dir, &exec_runtime);
+    let no_limits = RESOURCES.replace(
+        "        resources:\n          limits: {cpu: 100m, memory: 64Mi}\n",
+        "",
+    );
+    write(&dir, "resources.yaml", &no_limits);
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
+        &dir,
+    );
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "no partial output");
+    assert!(
+        err.contains("running validator RequireLimits.v1.fn.krusty.dev/limits"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[error] apps/v1/Deployment/p-web field=spec.template.spec.containers[0].resources.limits.cpu file=resources.yaml#1: container 'app' has no cpu limit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn nothing_runs_without_the_flags_and_errors_say_which_flag() {
+    let dir = scratch("gating");
+    install_examples(&dir);
+    example_tree(&dir, &exec_runtime);
+    write_script(&dir, "marker-fn", "#!/bin/sh\ntouch ran\ncat\n");
+    for (args, want) in [
+        (vec!["build", "."], "--enable-alpha-plugins to allow them"),
+        (
+            vec!["build", "--enable-alpha-plugins", "."],
+            "run with --enable-alpha-plugins --enable-exec",
+        ),
+        (
+            vec!["build", "--enable-exec", "."],
+            "--enable-alpha-plugins to allow them",
+        ),
+    ] {
+        let out = krusty(&args, &dir);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(want),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    write(
+        &dir,
+        "star.yaml",
+        "apiVersion: fn.krusty.dev/v1\nkind: StarlarkRun\nmetadata:\n  name: s\nruntime:\n  starlark: {}\nsource: print(1)\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
+    );
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
+        &dir,
+    );
+    assert!(
+        text(&out.stderr).contains("run with --enable-alpha-plugins --enable-star"),
+        "{}",
+        text(&out.stderr)
+    );
+    write(
+        &dir,
+        "plugin.yaml",
+        "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n",
+    );
+    write(&dir, "kustomization.yaml", "transformers:\n- plugin.yaml\n");
+    let out = krusty(&["build", "--enable-alpha-plugins", "."], &dir);
+    assert!(
+        text(&out.stderr).contains("declares no KRM function runtime"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.join("ran").exists());
+}
+
+/// One transformer running `script` (a shell script) over resources.yaml.
+fn script_tree(name: &str, script: &str) -> PathBuf {
+    let dir = scratch(name);
+    write(&dir, "resources.yaml", RESOURCES);
+    write_script(&dir, "fn.sh", script);
+    write(
+        &dir,
+        "fn.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: 'exec: {path: ./fn.sh}'\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    dir
+}
+
+fn build_fails_with(dir: &Path, extra: &[&str], want: &[&str]) {
+    let mut args = vec!["build", "--enable-alpha-plugins", "--enable-exec"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    let out = krusty(&args, dir);
+    let err = text(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "{}: expected a failure",
+        dir.display()
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no partial output: {}",
+        text(&out.stdout)
+    );
+    for w in want {
+        assert!(err.contains(w), "{}: want {w:?} in:\n{err}", dir.display());
+    }
+    assert!(
+        err.contains("ConfigMap.v1.[noGrp]/fn.[noNs] (exec function)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_functions_are_clear_errors() {
+    let dir = script_tree(
+        "bad-exit",
+        "#!/bin/sh\ncat >/dev/null\necho 'cannot reach the vault' >&2\nexit 3\n",
+    );
+    build_fails_with(
+        &dir,
+        &[],
+        &["exited with status 3", "cannot reach the vault"],
+    );
+
+    let dir = script_tree(
+        "bad-hang",
+        "#!/bin/sh\necho 'waiting forever' >&2\nexec sleep 600\n",
+    );
+    let start = Instant::now();
+    build_fails_with(
+        &dir,
+        &["--function-timeout", "0.5"],
+        &["timed out after 0.5 s", "waiting forever"],
+    );
+    assert!(start.elapsed() < Duration::from_secs(20));
+
+    let dir = script_tree(
+        "bad-garbage",
+        "#!/bin/sh\ncat >/dev/null\necho 'hello: [world'\n",
+    );
+    build_fails_with(
+        &dir,
+        &[],
+        &["did not print a ResourceList", "hello: [world"],
+    );
+
+    let dir = script_tree(
+        "bad-kind",
+        "#!/bin/sh\ncat >/dev/null\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x}\\n'\n",
+    );
+    build_fails_with(&dir, &[], &["expected kind ResourceList, got 'ConfigMap'"]);
+
+    let dir = script_tree("bad-enormous", "#!/bin/sh\ncat >/dev/null\nexec yes\n");
+    build_fails_with(
+        &dir,
+        &["--function-max-output", "1000000"],
+        &["printed more than 1000000 bytes"],
+    );
+
+    let dir = script_tree("bad-missing", "");
+    std::fs::remove_file(dir.join("fn.sh")).expect("rm");
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
+        &dir,
+    );
+    assert!(
+        text(&out.stderr).contains("exec path './fn.sh'")
+            && text(&out.stderr).contains("no such file or directory"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A validator that changes its input.
+    let dir = script_tree(
+        "bad-validator",
+        "#!/bin/sh\nsed 's/mode: fast/mode: slow/'\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\nvalidators:\n- fn.yaml\n",
+    );
+    build_fails_with(
+        &dir,
+        &[],
+        &[
+            "validators must not modify resources",
+            "ConfigMap.v1.[noGrp]/settings.[noNs] was modified",
+        ],
+    );
+}
+
+#[test]
+fn exec_path_may_not_escape_the_kustomization_root() {
+    let dir = scratch("escape");
+    write_script(&dir, "outside.sh", "#!/bin/sh\ncat\n");
+    let root = dir.join("k");
+    write(&root, "resources.yaml", RESOURCES);
+    write(
+        &root,
+        "fn.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  exec:\n    path: ../outside.sh\n",
+    );
+    write(
+        &root,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "k"],
+        &dir,
+    );
+    assert!(
+        text(&out.stderr).contains("is not in or below"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = krusty(
+        &[
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            "--load-restrictor",
+            "LoadRestrictionsNone",
+            "k",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn multi_megabyte_lists_stream_through_exec_functions() {
+    let dir = scratch("large");
+    install_examples(&dir);
+    let mut resources = String::new();
+    let value = "x".repeat(1000);
+    for i in 0..4000 {
+        resources.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  value: {value}\n"
+        ));
+    }
+    assert!(resources.len() > 4 << 20);
+    write(&dir, "resources.yaml", &resources);
+    write(
+        &dir,
+        "labels.yaml",
+        "apiVersion: fn.krusty.dev/v1\nkind: SetLabels\nmetadata:\n  name: team\nruntime:\n  exec: {path: ./krm-set-labels}\nlabels:\n  team: web\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- labels.yaml\n- labels.yaml\n",
+    );
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("team: web").count(), 4000);
+    assert!(stdout.len() > 4 << 20);
+}
+
+#[test]
+fn starlark_functions_edit_the_list_in_place() {
+    let dir = scratch("starlark");
+    write(&dir, "resources.yaml", RESOURCES);
+    write(
+        &dir,
+        "annotate.star",
+        "def run(items, value):\n    for r in items:\n        r[\"metadata\"].setdefault(\"annotations\", {})[\"example.com/owner\"] = value\nrun(ctx.resource_list[\"items\"], ctx.resource_list[\"functionConfig\"][\"data\"][\"owner\"])\n",
+    );
+    write(
+        &dir,
+        "star.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: annotate\n  annotations:\n    config.kubernetes.io/function: |\n      starlark:\n        path: annotate.star\ndata:\n  owner: platform\n",
+    );
+    write(
+        &dir,
+        "run.yaml",
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: ns\nruntime:\n  starlark: {}\nsource: |\n  ctx.resource_list[\"items\"].append({\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"web\"}})\n",
+    );
+    write(
+        &dir,
+        "fail.yaml",
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: no\nruntime:\n  starlark: {}\nsource: |\n  fail(\"replicas must be set\")\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n- run.yaml\n",
+    );
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-star", "."],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.matches("example.com/owner: platform").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.starts_with("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n"),
+        "{stdout}"
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- fail.yaml\n",
+    );
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-star", "."],
+        &dir,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("[error]: fail: replicas must be set"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The items of a ResourceList or a stream, each printed in Kustomize's
+/// form without the orchestrators' annotations, sorted.
+fn normalized_items(text: &str) -> Vec<String> {
+    let docs = krusty_yaml::parse_stream(text).expect("valid YAML");
+    let mut roots: Vec<krusty_yaml::Node> = docs.into_iter().filter_map(|d| d.root).collect();
+    if roots.len() == 1 && roots[0].get("kind").and_then(|k| k.as_str()) == Some("ResourceList") {
+        roots = roots[0]
+            .get("items")
+            .and_then(|i| i.as_seq())
+            .cloned()
+            .unwrap_or_default();
+    }
+    let mut out: Vec<String> = roots
+        .into_iter()
+        .map(|mut r| {
+            if let Some(meta) = r.get_mut("metadata") {
+                if let Some(m) = meta.get_mut("annotations").and_then(|a| a.as_map_mut()) {
+                    m.retain(|(k, _)| {
+                        let k = k.key_str().unwrap_or_default();
+                        !k.starts_with("internal.config.kubernetes.io/")
+                            && !k.starts_with("config.kubernetes.io/")
+                            && !k.starts_with("config.k8s.io/")
+                    });
+                }
+                // kpt leaves an empty mapping where it removed its own.
+                if meta
+                    .get("annotations")
+                    .and_then(|a| a.as_map())
+                    .is_some_and(Vec::is_empty)
+                {
+                    meta.remove("annotations");
+                }
+            }
+            krusty_yaml::to_kustomize_yaml(&r).expect("emit")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn same_function_same_input_as_kpt_fn_eval_exec() {
+    if !available("kpt", &["version"]) {
+        return skip("kpt is not installed: no wire-format cross-check");
+    }
+    for (function, config) in [
+        (
+            "krm-set-labels",
+            "apiVersion: fn.krusty.dev/v1\nkind: SetLabels\nmetadata:\n  name: team\nlabels:\n  team: web\n",
+        ),
+        (
+            "krm-configmap-generator",
+            "apiVersion: fn.krusty.dev/v1\nkind: ConfigMapGenerator\nmetadata:\n  name: extra\nspec:\n  data: {A: b}\n",
+        ),
+    ] {
+        let dir = scratch(&format!("kpt-{function}"));
+        install_examples(&dir);
+        write(&dir, "pkg/resources.yaml", RESOURCES);
+        write(&dir, "fn-config.yaml", config);
+        let kpt = Command::new("kpt")
+            .args(["fn", "eval", "pkg", "--exec"])
+            .arg(dir.join(function))
+            .args(["--fn-config", "fn-config.yaml", "-o", "stdout"])
+            .current_dir(&dir)
+            .output()
+            .expect("kpt runs");
+        assert!(kpt.status.success(), "{}", text(&kpt.stderr));
+        // krusty: the same config as a transformer over the same resources.
+        let runtime = format!("runtime:\n  exec:\n    path: ./{function}\n");
+        write(&dir, "k/fn.yaml", &format!("{config}{runtime}"));
+        std::fs::copy(dir.join(function), dir.join("k").join(function)).expect("copy");
+        write(&dir, "k/resources.yaml", RESOURCES);
+        write(&dir, "k/kustomization.yaml", "resources:\n- resources.yaml\ntransformers:\n- fn.yaml\n");
+        let out = krusty(&["build", "--enable-alpha-plugins", "--enable-exec", "k"], &dir);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(
+            normalized_items(&text(&kpt.stdout)),
+            normalized_items(&text(&out.stdout)),
+            "{function}: kpt and krusty disagree"
+        );
+    }
+}
+
+/// Podman works here (installed, configured, able to run a container).
+fn podman_works() -> bool {
+    available("podman", &["info"])
+}
+
+/// Builds image `name` from an executable and the shared libraries it
+/// needs, a passwd file and nothing else (no base image, no registry).
+fn build_image(dir: &Path, name: &str, binary: &Path, entrypoint: &[&str]) {
+    let rootfs = dir.join(format!("rootfs-{}", name.replace(['/', ':'], "-")));
+    let _ = std::fs::remove_dir_all(&rootfs);
+    std::fs::create_dir_all(rootfs.join("etc")).expect("mkdir");
+    let target = rootfs.join(entrypoint[0].trim_start_matches('/'));
+    std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+    std::fs::copy(binary, &target).expect("copy binary");
+    let ldd = Command::new("ldd").arg(binary).output().expect("ldd runs");
+    for lib in text(&ldd.stdout)
+        .split_whitespace()
+        .filter(|w| w.starts_with('/'))
+    {
+        let dest = rootfs.join(lib.trim_start_matches('/'));
+        std::fs::create_dir_all(dest.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(lib, &dest).expect("copy library");
+    }
+    write(
+        &rootfs,
+        "etc/passwd",
+        "root:x:0:0::/:/sbin/nologin\nnobody:x:65534:65534::/:/sbin/nologin\n",
+    );
+    write(&rootfs, "etc/group", "root:x:0:\nnogroup:x:65534:\n");
+    let tar = dir.join(format!("{}.tar", rootfs.display()));
+    assert!(Command::new("tar")
+        .arg("-C")
+        .arg(&rootfs)
+        .arg("-cf")
+        .arg(&tar)
+        .arg(".")
+        .status()
+        .expect("tar runs")
+        .success());
+    let entry: Vec<String> = entrypoint.iter().map(|e| format!("\"{e}\"")).collect();
+    let out = Command::new("podman")
+        .args(["import", "-q", "--change"])
+        .arg(format!("ENTRYPOINT [{}]", entry.join(", ")))
+        .args(["--change", "USER 65534:65534"])
+        .arg(&tar)
+        .arg(name)
+        .output()
+        .expect("podman import runs");
+    assert!(out.status.success(), "podman import: {}", text(&out.stderr));
+}
+
+fn leftover_containers() -> String {
+    let out = Command::new("podman")
+        .args(["ps", "-a", "--format", "{{.Names}}"])
+        .output()
+        .expect("podman ps");
+    text(&out.stdout)
+        .lines()
+        .filter(|n| n.starts_with(&format!("krusty-fn-")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn container_functions_run_in_podman_like_kustomize() {
+    if !podman_works() {
+        return skip("podman cannot run containers here: no container-function tests");
+    }
+    let dir = scratch("containers");
+    for name in [
+        "krm-configmap-generator",
+        "krm-set-labels",
+        "krm-require-limits",
+    ] {
+        build_image(
+            &dir,
+            &format!("localhost/krusty-test/{name}:v1"),
+            &example(name),
+            &["/fn"],
+        );
+    }
+    let tree = dir.join("k");
+    example_tree(&tree, &|name| {
+        format!("container:\n  image: localhost/krusty-test/{name}:v1\n")
+    });
+    let out = krusty(
+        &[
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            ".",
+        ],
+        &tree,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("team: web"), "{stdout}");
+    assert_eq!(leftover_containers(), "");
+
+    if available("kubectl", &["version", "--client"]) {
+        write_script(&dir, "shim/docker", "#!/bin/sh\nexec podman \"$@\"\n");
+        let expected = kustomize_without_validator(&tree, &dir.join("shim"));
+        assert_eq!(expected, stdout, "{}", support::diff(&expected, &stdout));
+    } else {
+        skip("kubectl is not installed: no side-by-side container check");
+    }
+
+    // A missing image, and a function that hangs: clear errors, and the
+    // hung container is removed.
+    write(
+        &tree,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- labels.yaml\n",
+    );
+    write(
+        &tree,
+        "labels.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: localhost/krusty-test/no-such-image:v1\n",
+    );
+    let out = krusty(
+        &[
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            ".",
+        ],
+        &tree,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no-such-image"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let sleep = Path::new("/bin/sleep");
+    build_image(
+        &dir,
+        "localhost/krusty-test/hang:v1",
+        sleep,
+        &["/bin/sleep", "600"],
+    );
+    write(
+        &tree,
+        "labels.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: localhost/krusty-test/hang:v1\n",
+    );
+    let out = krusty(
+        &[
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            "--function-timeout",
+            "3",
+            ".",
+        ],
+        &tree,
+    );
+    assert!(
+        text(&out.stderr).contains("timed out after 3 s"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        leftover_containers(),
+        "",
+        "the timed-out container was not removed"
+    );
+
+    // Network is refused unless both the function and the user ask.
+    write(
+        &tree,
+        "labels.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: localhost/krusty-test/krm-set-labels:v1\n    network: true\n",
+    );
+    let out = krusty(
+        &[
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            ".",
+        ],
+        &tree,
+    );
+    assert!(
+        text(&out.stderr).contains("run with --network"),
+        "{}",
+        text(&out.stderr)
+    );
+}
