@@ -735,7 +735,7 @@ fn leftover_containers() -> String {
         .expect("podman ps");
     text(&out.stdout)
         .lines()
-        .filter(|n| n.starts_with(&format!("krusty-fn-")))
+        .filter(|n| n.starts_with("krusty-fn-"))
         .collect::<Vec<_>>()
         .join(",")
 }
