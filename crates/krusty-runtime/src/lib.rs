@@ -52,7 +52,7 @@ pub fn invoke(
     policy.permit(runtime).map_err(Failed::new)?;
     match runtime {
         Runtime::Exec { path, args } => {
-            let text = input.to_yaml().map_err(|e| Failed::new(e.0))?;
+            let text = serialize(input)?;
             let cmd = exec::command(Path::new(path), args, dir, policy);
             run_process(cmd, text, policy, &|| {})
         }
@@ -63,7 +63,7 @@ pub fn invoke(
             ..
         } => {
             let cli = container::cli(policy).map_err(Failed::new)?;
-            let text = input.to_yaml().map_err(|e| Failed::new(e.0))?;
+            let text = serialize(input)?;
             let prepared = container::prepare(&cli, image, *network, envs, dir, policy);
             container::track(&prepared.cli, &prepared.name);
             let (cli, name) = (prepared.cli.clone(), prepared.name.clone());
@@ -86,6 +86,18 @@ pub fn invoke(
             "this krusty was built without Starlark support (cargo feature 'starlark')",
         )),
     }
+}
+
+/// The list's wire text. The list itself is freed on another thread:
+/// freeing a large tree costs as much as writing it, and that work can
+/// overlap the function's run on a second core.
+fn serialize(input: ResourceList) -> Result<String, Failed> {
+    let node = input.into_node();
+    let text = krusty_yaml::to_yaml_preserving(&node).map_err(|e| Failed::new(e.0));
+    let _ = std::thread::Builder::new()
+        .name("free-list".into())
+        .spawn(move || drop(node));
+    text
 }
 
 /// Runs a function process and reads its output list.
