@@ -30,6 +30,7 @@ const PATH: [&str; 2] = [
     "config.kubernetes.io/path",
     "internal.config.kubernetes.io/path",
 ];
+/// The id is set under its first name and read under either.
 const ID: [&str; 2] = ["config.k8s.io/id", "internal.config.kubernetes.io/id"];
 /// Every annotation under this prefix is the orchestrator's.
 const INTERNAL_PREFIX: &str = "internal.config.kubernetes.io/";
@@ -308,9 +309,7 @@ fn annotate<'m>(resources: impl Iterator<Item = (Node, &'m BuildMeta)>) -> Vec<N
                 for key in INDEX {
                     annotations.set(key, Node::string(&index_text));
                 }
-                for key in ID {
-                    annotations.set(key, Node::string(&id));
-                }
+                annotations.set(ID[0], Node::string(&id));
             }
             node
         })

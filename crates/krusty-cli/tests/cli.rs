@@ -3,20 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod support;
+use support::write;
+
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write file");
+    support::scratch("cli", name)
 }
 
 fn krusty(args: &[&str], cwd: &Path) -> Output {

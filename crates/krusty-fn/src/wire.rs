@@ -124,9 +124,26 @@ impl ResourceList {
 
     /// Writes the list as YAML, keeping the items' key order, comments and
     /// scalar styles.
-    pub fn to_yaml(self) -> Result<String, WireError> {
-        let node = self.into_node();
-        krusty_yaml::to_yaml_preserving(&node).map_err(|e| WireError(e.0))
+    pub fn to_yaml(&self) -> Result<String, WireError> {
+        let mut out = format!("apiVersion: {API_VERSION}\nkind: {KIND}\n");
+        if self.items.is_empty() {
+            out.push_str("items: []\n");
+        } else {
+            out.push_str("items:\n");
+            out.push_str(&items_text(&self.items)?);
+        }
+        let mut rest = Node::map();
+        if let Some(config) = &self.function_config {
+            rest.set("functionConfig", config.clone());
+        }
+        if !self.results.is_empty() {
+            let results = self.results.iter().map(FnResult::to_node).collect();
+            rest.set("results", Node::new(Value::Seq(results)));
+        }
+        if rest.as_map().is_some_and(|m| !m.is_empty()) {
+            krusty_yaml::emit_document_preserving(&rest, &mut out).map_err(|e| WireError(e.0))?;
+        }
+        Ok(out)
     }
 
     /// `true` when some result has severity `error`.
@@ -135,6 +152,13 @@ impl ResourceList {
             .iter()
             .any(|r| r.severity == crate::result::Severity::Error)
     }
+}
+
+/// The items as the entries of a block sequence.
+fn items_text(items: &[Node]) -> Result<String, WireError> {
+    let mut text = String::with_capacity(items.len() * 1024);
+    krusty_yaml::emit_seq_items_preserving(items, &mut text).map_err(|e| WireError(e.0))?;
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A resource: one YAML mapping with `apiVersion`, `kind` and `metadata`.
 
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, ScalarStyle, Value};
 
 use crate::id::{Gvk, ResId};
 use crate::meta::BuildMeta;
@@ -66,11 +66,14 @@ impl Resource {
             Some(ann) => match &mut ann.value {
                 Value::Map(entries) if !entries.is_empty() => {
                     for (_, v) in entries.iter_mut() {
-                        let text = match &v.value {
-                            Value::Scalar(s) => s.text.clone(),
-                            _ => String::new(),
-                        };
-                        v.replace_keeping_pos(Node::string(text));
+                        match &mut v.value {
+                            // In place: the text stays, only its type changes.
+                            Value::Scalar(s) => {
+                                s.style = ScalarStyle::DoubleQuoted;
+                                s.tag = None;
+                            }
+                            _ => v.replace_keeping_pos(Node::string(String::new())),
+                        }
                     }
                     true
                 }

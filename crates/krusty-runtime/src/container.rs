@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
 use crate::policy::Policy;
@@ -14,6 +14,9 @@ use crate::policy::Policy;
 static RUNNING: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 static SIGNALS: Once = Once::new();
+/// A signal arrived: the clean-up thread is removing containers and will
+/// end the process.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// The CLI to run containers with: the policy's choice, else
 /// `KRUSTY_CONTAINER_CLI`, else the first of podman and docker in `PATH`.
@@ -126,8 +129,13 @@ pub fn track(cli: &Path, name: &str) {
     }
 }
 
-/// Forgets a finished container.
+/// Forgets a finished container. When a signal is being handled, the
+/// container ended because the clean-up removed it: wait for the clean-up
+/// to end the process rather than report a failure.
 pub fn untrack(name: &str) {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::park();
+    }
     if let Ok(mut running) = RUNNING.lock() {
         running.retain(|(_, n)| n != name);
     }
@@ -152,6 +160,7 @@ fn install_signal_cleanup() {
     };
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
+            INTERRUPTED.store(true, Ordering::SeqCst);
             let running = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
             for (cli, name) in running {
                 remove(&cli, &name);
@@ -160,4 +169,59 @@ fn install_signal_cleanup() {
             std::process::exit(128 + sig);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Mount;
+
+    fn args(policy: &Policy, network: bool) -> Vec<String> {
+        let p = prepare(
+            Path::new("podman"),
+            "img:v1",
+            network,
+            &["A=1".to_string()],
+            Path::new("/k"),
+            policy,
+        );
+        p.command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn locked_down_unless_the_user_relaxes_it() {
+        let strict = args(&Policy::default(), true).join(" ");
+        assert!(
+            strict.starts_with("run --rm -i --name krusty-fn-"),
+            "{strict}"
+        );
+        assert!(
+            strict.ends_with(
+                "--network none --user nobody --security-opt=no-new-privileges -e A=1 img:v1"
+            ),
+            "{strict}"
+        );
+        let relaxed = Policy {
+            network: true,
+            as_current_user: true,
+            mounts: vec![Mount::parse_flag("type=bind,src=data,dst=/data").unwrap()],
+            ..Policy::default()
+        };
+        let relaxed = args(&relaxed, true).join(" ");
+        assert!(relaxed.contains("--network host"), "{relaxed}");
+        assert!(!relaxed.contains("--user nobody"), "{relaxed}");
+        assert!(
+            relaxed.contains("--mount type=bind,source=/k/data,target=/data,readonly"),
+            "{relaxed}"
+        );
+        // Network needs both the function's request and the user's flag.
+        let policy = Policy {
+            network: true,
+            ..Policy::default()
+        };
+        assert!(args(&policy, false).join(" ").contains("--network none"));
+    }
 }

@@ -92,11 +92,10 @@ pub fn invoke(
 /// freeing a large tree costs as much as writing it, and that work can
 /// overlap the function's run on a second core.
 fn serialize(input: ResourceList) -> Result<String, Failed> {
-    let node = input.into_node();
-    let text = krusty_yaml::to_yaml_preserving(&node).map_err(|e| Failed::new(e.0));
+    let text = input.to_yaml().map_err(|e| Failed::new(e.0));
     let _ = std::thread::Builder::new()
         .name("free-list".into())
-        .spawn(move || drop(node));
+        .spawn(move || drop(input));
     text
 }
 

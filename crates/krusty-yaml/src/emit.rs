@@ -56,6 +56,18 @@ pub fn emit_document_preserving(node: &Node, out: &mut String) -> Result<(), Emi
     .document(node)
 }
 
+/// Appends `items` to `out` as the entries of a block sequence at column 0
+/// (`- ` first), in the preserving form of [`emit_document_preserving`]:
+/// what follows a top-level `key:` line for a sequence.
+pub fn emit_seq_items_preserving(items: &[Node], out: &mut String) -> Result<(), EmitError> {
+    Emitter {
+        out,
+        col: 0,
+        preserve: true,
+    }
+    .block_seq(items, 0, false)
+}
+
 /// Emits one document to a new string with [`emit_document_preserving`].
 pub fn to_yaml_preserving(node: &Node) -> Result<String, EmitError> {
     let mut out = String::new();

@@ -1,4 +1,23 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (each test crate uses a part).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// A fresh directory for one test: `area/name` under Cargo's temporary
+/// directory for integration tests.
+pub fn scratch(area: &str, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(area).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Writes `text` to `dir/rel`, creating directories.
+pub fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write file");
+}
 
 /// Lines of context shown around a difference, and the most lines shown.
 const CONTEXT: usize = 3;
