@@ -66,7 +66,11 @@ impl FunctionStep {
     /// The function `config` declares, if it declares one. Exec paths and
     /// Starlark files are resolved against the kustomization's directory,
     /// under its load restrictions.
-    pub(crate) fn resolve(config: &Resource, loader: &Loader) -> BuildResult<Option<FunctionStep>> {
+    pub(crate) fn resolve(
+        config: &Resource,
+        loader: &Loader,
+        policy: &Policy,
+    ) -> BuildResult<Option<FunctionStep>> {
         let id = config.id();
         let runtime = match krusty_runtime::runtime_of(&config.node) {
             Ok(Some(r)) => r,
@@ -101,9 +105,13 @@ impl FunctionStep {
                 Runtime::Starlark(StarlarkSource::Inline(program))
             }
             Runtime::Starlark(StarlarkSource::Url(url)) => {
-                return Err(in_config(BuildError::new(format!(
-                    "starlark url '{url}': fetching programs by URL is not supported yet; save the program beside the kustomization and use 'path:'"
-                ))))
+                // Fetch only what may run.
+                policy
+                    .permit(&Runtime::Starlark(StarlarkSource::Url(url.clone())))
+                    .map_err(|e| in_config(BuildError::new(e)))?;
+                Runtime::Starlark(StarlarkSource::Inline(
+                    fetch_program(&url, policy).map_err(|e| in_config(BuildError::new(e)))?,
+                ))
             }
             other => other,
         };
@@ -281,6 +289,17 @@ impl FunctionStep {
             ))
         })
     }
+}
+
+/// A Starlark program named by URL.
+#[cfg(feature = "starlark")]
+fn fetch_program(url: &str, policy: &Policy) -> Result<String, String> {
+    krusty_runtime::fetch::fetch_text(url, policy.timeout)
+}
+
+#[cfg(not(feature = "starlark"))]
+fn fetch_program(_url: &str, _policy: &Policy) -> Result<String, String> {
+    Err("this krusty was built without Starlark support (cargo feature 'starlark')".into())
 }
 
 /// Adds the internal annotations: a path (the file the resource came

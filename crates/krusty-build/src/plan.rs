@@ -287,7 +287,7 @@ fn configured(
                 namespace: c.namespace().to_string(),
             };
             if c.api_version() != "builtin" {
-                let function = FunctionStep::resolve(c, loader)
+                let function = FunctionStep::resolve(c, loader, &ctx.policy)
                     .map_err(|e| e.context(format!("kustomization file {}: field '{field}'", k_path.display())))?
                     .ok_or_else(|| {
                         BuildError::new(format!(

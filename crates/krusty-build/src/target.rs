@@ -131,7 +131,7 @@ pub(crate) struct Context {
     /// The top kustomization asks for transformation annotations.
     record_transformations: bool,
     /// What KRM functions may do.
-    policy: Policy,
+    pub(crate) policy: Policy,
 }
 
 impl Context {

@@ -573,6 +573,145 @@ fn starlark_functions_edit_the_list_in_place() {
     expect_stderr(&out, "[error]: fail: replicas must be set");
 }
 
+/// A process killed when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn starlark_programs_by_url() {
+    let dir = scratch("starlark-url");
+    write(
+        &dir,
+        "www/annotate.star",
+        "for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"].setdefault(\"annotations\", {})[\"fetched\"] = \"yes\"\n",
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let _server = Server(
+        Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir.join("www"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 http.server starts"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let k = dir.join("k");
+    write(&k, "resources.yaml", RESOURCES);
+    let config = |file: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fetch\nruntime:\n  starlark:\n    url: http://127.0.0.1:{port}/{file}\n")
+    };
+    write(&k, "star.yaml", &config("annotate.star"));
+    write(
+        &k,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
+    );
+    let out = krusty(&["build", "--enable-alpha-plugins", "."], &k);
+    expect_stderr(&out, "--enable-star");
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-star", "."],
+        &k,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).matches("fetched: \"yes\"").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
+    write(&k, "star.yaml", &config("missing.star"));
+    let out = krusty(
+        &["build", "--enable-alpha-plugins", "--enable-star", "."],
+        &k,
+    );
+    expect_stderr(&out, "the server answered 404");
+    https_with_a_private_ca(&dir, &k);
+}
+
+/// HTTPS from a server whose certificate a throwaway CA signed: refused
+/// until `SSL_CERT_FILE` names that CA.
+fn https_with_a_private_ca(dir: &Path, k: &Path) {
+    if !available("openssl", &["version"]) {
+        return skip("openssl is not installed: no HTTPS check");
+    }
+    let tls = dir.join("tls");
+    std::fs::create_dir_all(&tls).expect("mkdir");
+    write(&tls, "server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n");
+    for args in [
+        "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=krusty-test-ca -keyout ca.key -out ca.crt",
+        "req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost -keyout server.key -out server.csr",
+        "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext -out server.crt",
+    ] {
+        let ok = Command::new("openssl")
+            .args(args.split(' '))
+            .current_dir(&tls)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "openssl {args}");
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let serve = format!(
+        "import http.server, ssl, functools\nctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\nctx.load_cert_chain('server.crt', 'server.key')\nsrv = http.server.ThreadingHTTPServer(('127.0.0.1', {port}), functools.partial(http.server.SimpleHTTPRequestHandler, directory='{}'))\nsrv.socket = ctx.wrap_socket(srv.socket, server_side=True)\nsrv.serve_forever()\n",
+        dir.join("www").display()
+    );
+    let _server = Server(
+        Command::new("python3")
+            .args(["-c", &serve])
+            .current_dir(&tls)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 starts"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTPS server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    write(
+        k,
+        "star.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fetch\nruntime:\n  starlark:\n    url: https://127.0.0.1:{port}/annotate.star\n"),
+    );
+    let args = ["build", "--enable-alpha-plugins", "--enable-star", "."];
+    let out = krusty(&args, k);
+    expect_stderr(&out, "UnknownIssuer");
+    let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(args)
+        .current_dir(k)
+        .env("SSL_CERT_FILE", tls.join("ca.crt"))
+        .output()
+        .expect("krusty runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).matches("fetched: \"yes\"").count(), 2);
+}
+
 /// The items of a ResourceList or a stream, each printed in Kustomize's
 /// form without the orchestrators' annotations, sorted.
 fn normalized_items(text: &str) -> Vec<String> {

@@ -7,6 +7,8 @@
 
 pub mod container;
 pub mod exec;
+#[cfg(feature = "starlark")]
+pub mod fetch;
 pub mod policy;
 pub mod process;
 pub mod spec;
