@@ -58,16 +58,56 @@ impl Loader {
         Ok(Loader { root, restrictor })
     }
 
+    /// A loader rooted at `dir`, a directory path already resolved by
+    /// [`Loader::entry`].
+    pub fn at_resolved(dir: PathBuf, restrictor: LoadRestrictor) -> Loader {
+        Loader {
+            root: dir,
+            restrictor,
+        }
+    }
+
     /// Classifies a `resources:` path: a directory or a file (with symlinks
     /// resolved). Files are subject to the load restrictor.
     pub fn entry(&self, rel: &str) -> BuildResult<Entry> {
-        let joined = self.root.join(rel);
-        let path = canonical(&joined)?;
-        if path.is_dir() {
+        let (path, is_dir) = self.resolve(rel)?;
+        if is_dir {
             return Ok(Entry::Dir(path));
         }
         self.check_restriction(&path)?;
         Ok(Entry::File(path))
+    }
+
+    /// `root/rel` with symlinks resolved, and whether it is a directory.
+    /// A path of plain names with no symlink on the way (the usual case)
+    /// costs one `lstat` per name; anything else is canonicalized.
+    fn resolve(&self, rel: &str) -> BuildResult<(PathBuf, bool)> {
+        let rel_path = Path::new(rel);
+        let plain_names = rel_path.components().next().is_some()
+            && rel_path
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if plain_names {
+            let mut path = self.root.clone();
+            let mut is_dir = false;
+            let mut resolved = true;
+            for name in rel_path.components() {
+                path.push(name);
+                match std::fs::symlink_metadata(&path) {
+                    Ok(m) if !m.file_type().is_symlink() => is_dir = m.is_dir(),
+                    _ => {
+                        resolved = false;
+                        break;
+                    }
+                }
+            }
+            if resolved {
+                return Ok((path, is_dir));
+            }
+        }
+        let path = canonical(&self.root.join(rel))?;
+        let is_dir = path.is_dir();
+        Ok((path, is_dir))
     }
 
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
@@ -89,7 +129,7 @@ impl Loader {
     /// Resolves a file path named in the kustomization, subject to the
     /// load restrictor.
     pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
-        let path = canonical(&self.root.join(rel))?;
+        let (path, _) = self.resolve(rel)?;
         self.check_restriction(&path)?;
         Ok(path)
     }

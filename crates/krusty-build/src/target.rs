@@ -407,7 +407,7 @@ impl Context {
                     ))
                 };
                 self.check_cycle(&dir).map_err(as_dir)?;
-                let sub = Loader::new(&dir, loader.restrictor)?;
+                let sub = Loader::at_resolved(dir.clone(), loader.restrictor);
                 let level = self.target(&sub).map_err(as_dir)?;
                 if level.kustomization.kind == "Component" {
                     return Err(as_dir(BuildError::new(format!(
