@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod answer;
 pub mod config;
 pub mod object;
 pub mod result;
@@ -35,6 +36,7 @@ pub mod run;
 pub mod testing;
 pub mod wire;
 
+pub use answer::{parse_answer, Sent};
 pub use result::{FieldRef, FileRef, FnResult, ResourceRef, Severity};
 pub use run::{process, run, FnError, Outcome};
 pub use wire::{ResourceList, WireError};

@@ -125,13 +125,11 @@ impl ResourceList {
     /// Writes the list as YAML, keeping the items' key order, comments and
     /// scalar styles.
     pub fn to_yaml(&self) -> Result<String, WireError> {
-        let mut out = format!("apiVersion: {API_VERSION}\nkind: {KIND}\n");
-        if self.items.is_empty() {
-            out.push_str("items: []\n");
-        } else {
-            out.push_str("items:\n");
-            out.push_str(&items_text(&self.items)?);
-        }
+        Ok(self.to_yaml_tracked()?.text)
+    }
+
+    /// Appends `functionConfig` and `results`, when present.
+    pub(crate) fn write_rest(&self, out: &mut String) -> Result<(), WireError> {
         let mut rest = Node::map();
         if let Some(config) = &self.function_config {
             rest.set("functionConfig", config.clone());
@@ -141,9 +139,9 @@ impl ResourceList {
             rest.set("results", Node::new(Value::Seq(results)));
         }
         if rest.as_map().is_some_and(|m| !m.is_empty()) {
-            krusty_yaml::emit_document_preserving(&rest, &mut out).map_err(|e| WireError(e.0))?;
+            krusty_yaml::emit_document_preserving(&rest, out).map_err(|e| WireError(e.0))?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `true` when some result has severity `error`.
@@ -152,13 +150,6 @@ impl ResourceList {
             .iter()
             .any(|r| r.severity == crate::result::Severity::Error)
     }
-}
-
-/// The items as the entries of a block sequence.
-fn items_text(items: &[Node]) -> Result<String, WireError> {
-    let mut text = String::with_capacity(items.len() * 1024);
-    krusty_yaml::emit_seq_items_preserving(items, &mut text).map_err(|e| WireError(e.0))?;
-    Ok(text)
 }
 
 #[cfg(test)]

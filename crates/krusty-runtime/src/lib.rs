@@ -54,9 +54,8 @@ pub fn invoke(
     policy.permit(runtime).map_err(Failed::new)?;
     match runtime {
         Runtime::Exec { path, args } => {
-            let text = serialize(input)?;
             let cmd = exec::command(Path::new(path), args, dir, policy);
-            run_process(cmd, text, policy, &|| {})
+            run_process(cmd, input, policy, &|| {})
         }
         Runtime::Container {
             image,
@@ -65,11 +64,10 @@ pub fn invoke(
             ..
         } => {
             let cli = container::cli(policy).map_err(Failed::new)?;
-            let text = serialize(input)?;
             let prepared = container::prepare(&cli, image, *network, envs, dir, policy);
             container::track(&prepared.cli, &prepared.name);
             let (cli, name) = (prepared.cli.clone(), prepared.name.clone());
-            let result = run_process(prepared.command, text, policy, &|| {
+            let result = run_process(prepared.command, input, policy, &|| {
                 container::remove(&cli, &name)
             });
             container::untrack(&prepared.name);
@@ -90,29 +88,29 @@ pub fn invoke(
     }
 }
 
-/// The list's wire text. The list itself is freed on another thread:
-/// freeing a large tree costs as much as writing it, and that work can
-/// overlap the function's run on a second core.
-fn serialize(input: ResourceList) -> Result<String, Failed> {
-    let text = input.to_yaml().map_err(|e| Failed::new(e.0));
+/// Frees `items` on another thread: freeing a large tree costs about as
+/// much as writing it, and that work can overlap the build on a second core.
+fn free_later(items: Vec<krusty_yaml::Node>) {
     let _ = std::thread::Builder::new()
         .name("free-list".into())
-        .spawn(move || drop(input));
-    text
+        .spawn(move || drop(items));
 }
 
-/// Runs a function process and reads its output list.
+/// Runs a function process and reads its output list. Items the function
+/// returns unchanged are not parsed again.
 fn run_process(
     cmd: std::process::Command,
-    input: String,
+    input: ResourceList,
     policy: &Policy,
     on_kill: &dyn Fn(),
 ) -> Result<ResourceList, Failed> {
     use process::{stderr_excerpt, Failure};
+    let sent = input.to_yaml_tracked().map_err(|e| Failed::new(e.0))?;
+    let mut items = input.items;
     let program = cmd.get_program().to_string_lossy().into_owned();
     let done = process::run(
         cmd,
-        input.into_bytes(),
+        sent.text.clone().into_bytes(),
         policy.timeout,
         policy.max_output,
         on_kill,
@@ -131,7 +129,8 @@ fn run_process(
     })?;
     let parsed = std::str::from_utf8(&done.stdout)
         .map_err(|_| krusty_fn::WireError("the output is not UTF-8".into()))
-        .and_then(ResourceList::parse);
+        .and_then(|answer| krusty_fn::parse_answer(answer, &sent, &mut items));
+    free_later(items);
     if !done.status.success() {
         let status = match done.status.code() {
             Some(code) => format!("exited with status {code}"),
