@@ -36,6 +36,14 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `krusty build --enable-alpha-plugins FLAGS .` in `dir`.
+fn build_with(dir: &Path, flags: &[&str]) -> Output {
+    let mut args = vec!["build", "--enable-alpha-plugins"];
+    args.extend_from_slice(flags);
+    args.push(".");
+    krusty(&args, dir)
+}
+
 /// Checks that a run's stderr contains `want`.
 fn expect_stderr(out: &Output, want: &str) {
     let err = text(&out.stderr);
@@ -193,10 +201,7 @@ fn exec_functions_generate_transform_and_validate_like_kustomize() {
     let dir = scratch("exec-examples");
     install_examples(&dir);
     example_tree(&dir, &exec_runtime);
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-exec"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // The generated ConfigMap got a hash suffix and the prefix; the
@@ -254,10 +259,7 @@ fn validator_errors_fail_the_build_and_name_resource_field_and_file() {
         "",
     );
     write(&dir, "resources.yaml", &no_limits);
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-exec"]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(out.stdout.is_empty(), "no partial output");
@@ -306,10 +308,7 @@ fn nothing_runs_without_the_flags_and_errors_say_which_flag() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
     );
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-exec"]);
     expect_stderr(&out, "run with --enable-alpha-plugins --enable-star");
     write(
         &dir,
@@ -317,7 +316,7 @@ fn nothing_runs_without_the_flags_and_errors_say_which_flag() {
         "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n",
     );
     write(&dir, "kustomization.yaml", "transformers:\n- plugin.yaml\n");
-    let out = krusty(&["build", "--enable-alpha-plugins", "."], &dir);
+    let out = build_with(&dir, &[]);
     expect_stderr(&out, "declares no KRM function runtime");
     assert!(!dir.join("ran").exists());
 }
@@ -341,10 +340,9 @@ fn script_tree(name: &str, script: &str) -> PathBuf {
 }
 
 fn build_fails_with(dir: &Path, extra: &[&str], want: &[&str]) {
-    let mut args = vec!["build", "--enable-alpha-plugins", "--enable-exec"];
-    args.extend_from_slice(extra);
-    args.push(".");
-    let out = krusty(&args, dir);
+    let mut flags = vec!["--enable-exec"];
+    flags.extend_from_slice(extra);
+    let out = build_with(dir, &flags);
     let err = text(&out.stderr);
     assert!(
         !out.status.success(),
@@ -414,10 +412,7 @@ fn bad_functions_are_clear_errors() {
 
     let dir = script_tree("bad-missing", "");
     std::fs::remove_file(dir.join("fn.sh")).expect("rm");
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-exec"]);
     assert!(
         text(&out.stderr).contains("exec path './fn.sh'")
             && text(&out.stderr).contains("no such file or directory"),
@@ -503,10 +498,7 @@ fn multi_megabyte_lists_stream_through_exec_functions() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- labels.yaml\n- labels.yaml\n",
     );
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-exec"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert_eq!(stdout.matches("team: web").count(), 4000);
@@ -542,10 +534,7 @@ fn starlark_functions_edit_the_list_in_place() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n- run.yaml\n",
     );
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-star", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-star"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     // Annotated by the first program; the Deployment deleted and a
@@ -565,10 +554,7 @@ fn starlark_functions_edit_the_list_in_place() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- fail.yaml\n",
     );
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-star", "."],
-        &dir,
-    );
+    let out = build_with(&dir, &["--enable-star"]);
     assert!(!out.status.success());
     expect_stderr(&out, "[error]: fail: replicas must be set");
 }
@@ -627,12 +613,9 @@ fn starlark_programs_by_url() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
     );
-    let out = krusty(&["build", "--enable-alpha-plugins", "."], &k);
+    let out = build_with(&k, &[]);
     expect_stderr(&out, "--enable-star");
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-star", "."],
-        &k,
-    );
+    let out = build_with(&k, &["--enable-star"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout).matches("fetched: \"yes\"").count(),
@@ -641,10 +624,7 @@ fn starlark_programs_by_url() {
         text(&out.stdout)
     );
     write(&k, "star.yaml", &config("missing.star"));
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-star", "."],
-        &k,
-    );
+    let out = build_with(&k, &["--enable-star"]);
     expect_stderr(&out, "the server answered 404");
     https_with_a_private_ca(&dir, &k);
 }
