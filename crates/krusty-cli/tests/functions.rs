@@ -562,6 +562,32 @@ fn starlark_functions_edit_the_list_in_place() {
 /// A process killed when the test ends, however it ends.
 struct Server(std::process::Child);
 
+impl Server {
+    /// Starts `cmd` and waits until it accepts connections on `port`.
+    fn start(mut cmd: Command, port: u16) -> Server {
+        let server = Server(
+            cmd.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the server starts"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -577,31 +603,18 @@ fn starlark_programs_by_url() {
         "www/annotate.star",
         "for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"].setdefault(\"annotations\", {})[\"fetched\"] = \"yes\"\n",
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let _server = Server(
-        Command::new("python3")
-            .args([
-                "-m",
-                "http.server",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--directory",
-            ])
-            .arg(dir.join("www"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 http.server starts"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the HTTP server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let port = free_port();
+    let mut http = Command::new("python3");
+    http.args([
+        "-m",
+        "http.server",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--directory",
+    ])
+    .arg(dir.join("www"));
+    let _server = Server::start(http, port);
     let k = dir.join("k");
     write(&k, "resources.yaml", RESOURCES);
     let config = |file: &str| {
@@ -652,28 +665,14 @@ fn https_with_a_private_ca(dir: &Path, k: &Path) {
             .is_ok_and(|s| s.success());
         assert!(ok, "openssl {args}");
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = free_port();
     let serve = format!(
         "import http.server, ssl, functools\nctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\nctx.load_cert_chain('server.crt', 'server.key')\nsrv = http.server.ThreadingHTTPServer(('127.0.0.1', {port}), functools.partial(http.server.SimpleHTTPRequestHandler, directory='{}'))\nsrv.socket = ctx.wrap_socket(srv.socket, server_side=True)\nsrv.serve_forever()\n",
         dir.join("www").display()
     );
-    let _server = Server(
-        Command::new("python3")
-            .args(["-c", &serve])
-            .current_dir(&tls)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 starts"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the HTTPS server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut https = Command::new("python3");
+    https.args(["-c", &serve]).current_dir(&tls);
+    let _server = Server::start(https, port);
     write(
         k,
         "star.yaml",
