@@ -16,9 +16,10 @@ use krusty_resource::Resource;
 use crate::error::{BuildError, BuildResult};
 use crate::functions::FunctionStep;
 use crate::loader::Loader;
-use crate::target::{Action, Context, Step};
+use crate::target::{Action, Config, Context, Step};
 use krusty_resource::Origin;
 use krusty_yaml::Node;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// A step configured by a kustomization field.
@@ -56,8 +57,12 @@ fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node
     Ok((file, docs.into_iter().filter_map(|d| d.root).collect()))
 }
 
-/// The defaults plus this kustomization's `configurations:` files.
-pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<TransformerConfig> {
+/// The defaults plus this kustomization's `configurations:` files (the
+/// shared defaults themselves when it has none).
+pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Config> {
+    if k.configurations.is_empty() {
+        return Ok(Cow::Borrowed(TransformerConfig::defaults()));
+    }
     let mut config = TransformerConfig::defaults().clone();
     for path in &k.configurations {
         let (file, roots) = yaml_documents(loader, path)?;
@@ -68,7 +73,7 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Tran
             config.merge(&c).map_err(op_err)?;
         }
     }
-    Ok(config)
+    Ok(Cow::Owned(config))
 }
 
 use crate::kustomization::Kustomization;

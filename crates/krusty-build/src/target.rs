@@ -2,6 +2,7 @@
 //! into directories), run its generators and transformers, and at the top
 //! level finish with hash suffixes, name references and ordering.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -46,7 +47,7 @@ pub struct BuildOutput {
 /// its vars.
 pub(crate) struct SubTarget {
     dir: PathBuf,
-    config: TransformerConfig,
+    config: Config,
     vars: VarSet,
 }
 
@@ -55,7 +56,7 @@ pub(crate) struct SubTarget {
 #[derive(Default)]
 pub(crate) struct Accumulator {
     resmap: ResMap,
-    config: TransformerConfig,
+    config: Config,
     vars: VarSet,
 }
 
@@ -65,7 +66,7 @@ pub(crate) struct Level {
     pub resmap: ResMap,
     /// The transformer configuration in force (defaults, its own
     /// `configurations:`, and those of everything below it).
-    pub config: TransformerConfig,
+    pub config: Config,
     /// The kustomization itself.
     pub kustomization: Kustomization,
     /// The vars declared here and below.
@@ -273,8 +274,7 @@ impl Context {
                 k_path.display()
             ))
         })?;
-        acc.config
-            .merge(&own)
+        merge_config(&mut acc.config, &own)
             .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
         let crds = plan::crd_config(loader, k).map_err(|e| {
             e.context(format!(
@@ -282,9 +282,12 @@ impl Context {
                 k_path.display()
             ))
         })?;
-        acc.config
-            .merge(&crds)
-            .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
+        if !crds.is_empty() {
+            acc.config
+                .to_mut()
+                .merge(&crds)
+                .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
+        }
         let generators = plan::generators(self, loader, k, k_path)?;
         self.run_steps(
             &generators,
@@ -435,8 +438,7 @@ impl Context {
     ) -> BuildResult<()> {
         let (resources, sub) = self.resources_at(loader, entry)?;
         if let Some(sub) = &sub {
-            acc.config
-                .merge(&sub.config)
+            merge_config(&mut acc.config, &sub.config)
                 .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
             acc.vars.merge(sub.vars.vars()).map_err(|e| {
                 BuildError::new(e.0)
@@ -462,6 +464,28 @@ impl Context {
         }
         Ok(())
     }
+}
+
+/// A transformer configuration: Kustomize's defaults are shared, not
+/// copied, by every level that does not change them (most levels).
+pub(crate) type Config = Cow<'static, TransformerConfig>;
+
+/// Merges `other` into `config`, copying the shared defaults only when
+/// the merge changes them.
+fn merge_config(config: &mut Config, other: &Config) -> krusty_ops::OpResult<()> {
+    if other.is_plain_defaults() {
+        if config.is_plain_defaults() {
+            return Ok(());
+        }
+        if config.is_empty() {
+            *config = other.clone();
+            return Ok(());
+        }
+    }
+    if other.is_empty() {
+        return Ok(());
+    }
+    config.to_mut().merge(other)
 }
 
 /// Runs `steps` in order over `resmap` in `role`; errors name the step

@@ -149,8 +149,13 @@ impl TransformerConfig {
         self.merge_specs(other)
     }
 
+    /// `true` when this is Kustomize's default configuration, unchanged.
+    pub fn is_plain_defaults(&self) -> bool {
+        self.plain_defaults
+    }
+
     /// `true` when no transformer has a field spec.
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.name_prefix.is_empty()
             && self.name_suffix.is_empty()
             && self.namespace.is_empty()
