@@ -2,7 +2,8 @@
 //! replacements): group, version, kind, name, namespace, and label and
 //! annotation selectors in Kubernetes' selector syntax.
 
-use krusty_resource::{Gvk, ResId, Resource};
+use krusty_resource::id::NOT_A_NAMESPACE;
+use krusty_resource::{is_cluster_scoped, Gvk, ResId, Resource};
 use krusty_yaml::Node;
 use regex::Regex;
 
@@ -111,31 +112,53 @@ impl CompiledSelector<'_> {
     /// match, its kind matches, and its labels and annotations satisfy the
     /// selectors.
     pub fn matches(&self, r: &Resource) -> bool {
-        // The kind is compared first: it rules out most resources without
-        // building their ids.
+        // Compared field by field on the resource's own text: no ids are
+        // built (this runs for every resource a targeted patch considers).
         let wanted = &self.selector.gvk;
-        if !wanted.kind.is_empty() && r.kind() != wanted.kind {
+        let kind = r.kind();
+        if !wanted.kind.is_empty() && kind != wanted.kind {
             return false;
         }
-        let original = r.original_id();
-        let current = r.id();
+        let api_version = r.api_version();
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        if !(wanted.group.is_empty() || wanted.group == group)
+            || !(wanted.version.is_empty() || wanted.version == version)
+        {
+            return false;
+        }
+        let (original_kind, original_name, original_namespace) = match r.meta.previous.first() {
+            Some(p) => (p.kind.as_str(), p.name.as_str(), p.namespace.as_str()),
+            None => (kind, r.name(), r.namespace()),
+        };
         let ns_ok = self.namespace.as_ref().is_none_or(|re| {
-            re.is_match(original.effective_namespace())
-                || re.is_match(current.effective_namespace())
+            let original_cluster = is_cluster_scoped(group, version, original_kind);
+            let cluster = is_cluster_scoped(group, version, kind);
+            re.is_match(effective_namespace(original_cluster, original_namespace))
+                || re.is_match(effective_namespace(cluster, r.namespace()))
         });
         let name_ok = self
             .name
             .as_ref()
-            .is_none_or(|re| re.is_match(&original.name) || re.is_match(&current.name));
+            .is_none_or(|re| re.is_match(original_name) || re.is_match(r.name()));
         ns_ok
             && name_ok
-            && current.gvk.is_selected_by(&self.selector.gvk)
             && self
                 .labels
                 .matches(r.node.get_path(&["metadata", "labels"]))
             && self
                 .annotations
                 .matches(r.node.get_path(&["metadata", "annotations"]))
+    }
+}
+
+/// The namespace a selector sees, as `ResId::effective_namespace` gives it.
+fn effective_namespace(cluster_scoped: bool, namespace: &str) -> &str {
+    if cluster_scoped {
+        NOT_A_NAMESPACE
+    } else if namespace.is_empty() {
+        "default"
+    } else {
+        namespace
     }
 }
 

@@ -432,7 +432,20 @@ impl Merger<'_> {
             let patch_element = patch
                 .as_deref()
                 .and_then(|p| find_element(p, &match_keys, &match_values).map(|i| p[i].clone()));
-            let dest_element = dest_index.map(|i| dest[i].clone());
+            // A mapping element merged with a patch element that has no
+            // directive always comes back as the merged target (written
+            // back below): it can be moved out instead of copied.
+            let moves = dest_index.is_some_and(|i| dest[i].as_map().is_some())
+                && patch_element
+                    .as_ref()
+                    .is_none_or(|p| p.as_map().is_some_and(|_| p.get(DIRECTIVE).is_none()));
+            let dest_element = dest_index.map(|i| {
+                if moves {
+                    std::mem::replace(&mut dest[i], Node::null())
+                } else {
+                    dest[i].clone()
+                }
+            });
             let merged = self.walk(dest_element, patch_element, Some(item.clone()), aliased)?;
             last_keys = valid_keys.clone();
             let (mut node, from_target) = match merged {
@@ -455,7 +468,7 @@ impl Merger<'_> {
             }
             // An aliased target element is the patch's own node, which the
             // walk changed in place (it lost its directive).
-            if from_target || aliased {
+            if from_target || aliased || moves {
                 if let Some(i) = dest_index {
                     dest[i] = node.clone();
                 }
