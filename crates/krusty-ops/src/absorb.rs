@@ -12,7 +12,9 @@ pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
     let matches: Vec<usize> = resources
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.any_id(|other| other.equals(&id)))
+        // The name test is cheap and rules out nearly every resource
+        // before ids are built.
+        .filter(|(_, r)| r.has_had_name(&id.name) && r.any_id(|other| other.equals(&id)))
         .map(|(i, _)| i)
         .collect();
     match matches.as_slice() {

@@ -647,6 +647,7 @@ fn set_element(
     };
     let mapping_setter = !keys[0].is_empty() && values.first().is_some_and(|v| !v.is_empty());
     let mut kept = Vec::with_capacity(items.len() + 1);
+    let mut slots: Vec<usize> = Vec::new();
     let mut found = false;
     for existing in std::mem::take(items) {
         if existing.is_null() || is_empty_map(&existing) {
@@ -670,14 +671,24 @@ fn set_element(
             continue;
         }
         found = true;
-        if let Some(e) = &element {
-            kept.push(e.clone());
+        if element.is_some() {
+            // Filled in below: the element itself for the last match,
+            // copies for any before it.
+            slots.push(kept.len());
+            kept.push(Node::null());
         }
     }
     *items = kept;
     if let Some(e) = element {
-        if !e.is_null() && !found {
-            items.push(e);
+        match slots.split_last() {
+            Some((&last, before)) => {
+                for &slot in before {
+                    items[slot] = e.clone();
+                }
+                items[last] = e;
+            }
+            None if !found && !e.is_null() => items.push(e),
+            None => {}
         }
     }
     Ok(())
