@@ -222,16 +222,23 @@ where
     if !spec.selects(gvk) {
         return Ok(());
     }
-    let segments = spec.segments();
     let create = if spec.create {
         create
     } else {
         CreateKind::None
     };
-    walk(root, &segments, create, set)
+    // Most paths have no escaped slash: their segments borrow the path.
+    if spec.path.contains('\\') {
+        let owned = spec.segments();
+        let segments: Vec<&str> = owned.iter().map(String::as_str).collect();
+        walk(root, &segments, create, set)
+    } else {
+        let segments: Vec<&str> = spec.path.split('/').collect();
+        walk(root, &segments, create, set)
+    }
 }
 
-fn walk<F>(node: &mut Node, path: &[String], create: CreateKind, set: &mut F) -> OpResult<()>
+fn walk<F>(node: &mut Node, path: &[&str], create: CreateKind, set: &mut F) -> OpResult<()>
 where
     F: FnMut(&mut Node) -> OpResult<()>,
 {
@@ -251,7 +258,7 @@ where
         Value::Map(_) => {
             let (is_seq, field) = match first.strip_suffix("[]") {
                 Some(f) => (true, f),
-                None => (false, first.as_str()),
+                None => (false, *first),
             };
             let make: Option<Node> = match create {
                 CreateKind::None => None,
