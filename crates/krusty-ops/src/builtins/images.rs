@@ -2,7 +2,7 @@
 
 use krusty_resource::ResMap;
 use krusty_yaml::{Node, Value};
-use regex::{Regex, RegexSet};
+use regex::Regex;
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
@@ -27,18 +27,65 @@ pub struct SetImage {
     pub image: ImageChange,
     /// Extra fields holding images.
     pub specs: Vec<FieldSpec>,
-    matcher: Regex,
+    matcher: ImageMatcher,
+}
+
+/// Whether an image (`name[:tag][@sha256:digest]`) has the name of an
+/// `images:` entry. The name is a regular expression, as in Kustomize;
+/// names made only of letters, digits, `_`, `/`, `:`, `-`, `@` and `.` (any
+/// character) are matched without compiling one.
+#[derive(Debug, Clone)]
+enum ImageMatcher {
+    Plain(String),
+    Regex(Regex),
+}
+
+impl ImageMatcher {
+    fn new(name: &str) -> OpResult<ImageMatcher> {
+        let plain = name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | ':' | '-' | '@' | '.'));
+        if plain {
+            return Ok(ImageMatcher::Plain(name.to_string()));
+        }
+        let pattern = format!("^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$");
+        Regex::new(&pattern)
+            .map(ImageMatcher::Regex)
+            .map_err(|e| OpError::new(format!("invalid image name {name:?}: {e}")))
+    }
+
+    fn is_match(&self, image: &str) -> bool {
+        match self {
+            ImageMatcher::Regex(re) => re.is_match(image),
+            ImageMatcher::Plain(name) => {
+                let mut chars = image.chars();
+                for n in name.chars() {
+                    match chars.next() {
+                        Some(c) if n == '.' && c != '\n' => {}
+                        Some(c) if c == n => {}
+                        _ => return false,
+                    }
+                }
+                let tag_char =
+                    |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '{' | '}' | '-');
+                let skip_run = |s: &str| s.find(|c: char| !tag_char(c)).unwrap_or(s.len());
+                let mut rest = chars.as_str();
+                if let Some(r) = rest.strip_prefix(':') {
+                    rest = &r[skip_run(r)..];
+                }
+                if let Some(r) = rest.strip_prefix("@sha256:") {
+                    rest = &r[skip_run(r)..];
+                }
+                rest.is_empty()
+            }
+        }
+    }
 }
 
 impl SetImage {
     /// Prepares the change; the name is a regular expression, as in Kustomize.
     pub fn new(image: ImageChange, specs: Vec<FieldSpec>) -> OpResult<SetImage> {
-        let pattern = format!(
-            "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
-            image.name
-        );
-        let matcher = Regex::new(&pattern)
-            .map_err(|e| OpError::new(format!("invalid image name {:?}: {e}", image.name)))?;
+        let matcher = ImageMatcher::new(&image.name)?;
         Ok(SetImage {
             image,
             specs,
@@ -97,8 +144,6 @@ pub struct SetImages {
     pub changes: Vec<SetImage>,
     /// Extra fields holding images.
     pub specs: Vec<FieldSpec>,
-    /// All the changes' patterns, to find the ones an image matches at once.
-    patterns: RegexSet,
 }
 
 impl SetImages {
@@ -108,13 +153,7 @@ impl SetImages {
             .into_iter()
             .map(|c| SetImage::new(c, Vec::new()))
             .collect::<OpResult<Vec<_>>>()?;
-        let patterns = RegexSet::new(changes.iter().map(|c| c.matcher.as_str()))
-            .map_err(|e| OpError::new(format!("invalid image name: {e}")))?;
-        Ok(SetImages {
-            changes,
-            specs,
-            patterns,
-        })
+        Ok(SetImages { changes, specs })
     }
 
     /// Updates every matching image.
@@ -130,7 +169,9 @@ impl SetImages {
             let Some(s) = n.as_scalar() else {
                 return Err(OpError::new("an image field must be a scalar"));
             };
-            let Some(i) = self.patterns.matches(&s.text).iter().find(|&i| i >= next) else {
+            let Some(i) =
+                (next..self.changes.len()).find(|&i| self.changes[i].matcher.is_match(&s.text))
+            else {
                 return Ok(());
             };
             self.changes[i].update_value(n)?;
@@ -261,5 +302,72 @@ mod tests {
         let mut other = Node::plain("nginx-other:1");
         op.update_value(&mut other).unwrap();
         assert_eq!(other.as_str(), Some("nginx-other:1"));
+    }
+}
+
+#[cfg(test)]
+mod matcher_tests {
+    use super::*;
+
+    /// Plain names match exactly as the regular expression Kustomize
+    /// builds from them.
+    #[test]
+    fn plain_names_match_like_the_regex() {
+        let names = [
+            "nginx",
+            "my.registry/app",
+            "localhost:5000/app",
+            "a.b",
+            "x",
+            "img@sha256",
+            "re-g_1/a.b-c",
+        ];
+        let images = [
+            "nginx",
+            "nginx:1.27",
+            "nginx:1.27@sha256:abc",
+            "nginx@sha256:ab_c",
+            "nginxx",
+            "nginx:1:2",
+            "nginx:",
+            "nginx@sha256:",
+            "nginx@sha:1",
+            "my.registry/app:v1",
+            "myxregistry/app",
+            "my.registry/app/x",
+            "localhost:5000/app:{v}",
+            "a.b",
+            "aXb",
+            "a\nb",
+            "ab",
+            "x:y@sha256:z",
+            "x y",
+            "img@sha256:1",
+            "img@sha256",
+            "re-g_1/aXb-c:1",
+            "nginx:1.27 ",
+            "ñginx",
+            "x:ñ",
+        ];
+        for name in names {
+            let plain = ImageMatcher::new(name).unwrap();
+            assert!(matches!(plain, ImageMatcher::Plain(_)), "{name}");
+            let re = Regex::new(&format!(
+                "^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$"
+            ))
+            .unwrap();
+            for image in images {
+                assert_eq!(
+                    plain.is_match(image),
+                    re.is_match(image),
+                    "{name} vs {image:?}"
+                );
+            }
+        }
+        assert!(matches!(
+            ImageMatcher::new("ngin(x|y)").unwrap(),
+            ImageMatcher::Regex(_)
+        ));
+        assert!(ImageMatcher::new("bad(").is_err());
     }
 }
