@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use krusty_fn::wire::annotations::{ID, INDEX, INTERNAL_PREFIX, PATH};
 use krusty_fn::{object, FnResult, ResourceList, Severity};
 use krusty_ops::absorb::absorb;
 use krusty_resource::{Behavior, BuildMeta, Origin, ResMap, Resource};
@@ -21,19 +22,6 @@ use krusty_yaml::Node;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
 
-/// Annotations set on items going out and removed from items coming back.
-const INDEX: [&str; 2] = [
-    "config.kubernetes.io/index",
-    "internal.config.kubernetes.io/index",
-];
-const PATH: [&str; 2] = [
-    "config.kubernetes.io/path",
-    "internal.config.kubernetes.io/path",
-];
-/// The id is set under its first name and read under either.
-const ID: [&str; 2] = ["config.k8s.io/id", "internal.config.kubernetes.io/id"];
-/// Every annotation under this prefix is the orchestrator's.
-const INTERNAL_PREFIX: &str = "internal.config.kubernetes.io/";
 /// Generated items may ask for a hash suffix and a behavior, as
 /// Kustomize's function generators can.
 const NEEDS_HASH: &str = "kustomize.config.k8s.io/needs-hash";
@@ -274,7 +262,9 @@ impl FunctionStep {
             };
             seen[i] = true;
             let before = resources.at(i);
-            if krusty_yaml::to_go_json(&node) != krusty_yaml::to_go_json(&before.node) {
+            if node != before.node
+                && krusty_yaml::to_go_json(&node) != krusty_yaml::to_go_json(&before.node)
+            {
                 return Err(changed(format!("{} was modified", before.id())));
             }
         }
@@ -299,7 +289,7 @@ fn fetch_program(url: &str, policy: &Policy) -> Result<String, String> {
 
 #[cfg(not(feature = "starlark"))]
 fn fetch_program(_url: &str, _policy: &Policy) -> Result<String, String> {
-    Err("this krusty was built without Starlark support (cargo feature 'starlark')".into())
+    Err(krusty_runtime::NO_STARLARK.into())
 }
 
 /// Adds the internal annotations: a path (the file the resource came
@@ -328,7 +318,7 @@ fn annotate<'m>(resources: impl Iterator<Item = (Node, &'m BuildMeta)>) -> Vec<N
                 for key in INDEX {
                     annotations.set(key, Node::string(&index_text));
                 }
-                annotations.set(ID[0], Node::string(&id));
+                annotations.set(ID[1], Node::string(&id));
             }
             node
         })

@@ -789,6 +789,30 @@ fn with_podman_conf(mut cmd: Command) -> Command {
     cmd
 }
 
+/// `krusty build --enable-alpha-plugins --container-cli podman EXTRA .` in
+/// `tree`, with the podman settings.
+fn podman_build(tree: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "build",
+        "--enable-alpha-plugins",
+        "--container-cli",
+        "podman",
+    ];
+    args.extend_from_slice(extra);
+    args.push(".");
+    krusty_podman(&args, tree)
+}
+
+/// Makes `labels.yaml` in `tree` a container function running `image`
+/// (with `more` appended to its `container:` mapping).
+fn container_function(tree: &Path, image: &str, more: &str) {
+    write(
+        tree,
+        "labels.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: {image}\n{more}"),
+    );
+}
+
 /// krusty with the podman settings.
 fn krusty_podman(args: &[&str], cwd: &Path) -> Output {
     let mut cmd = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")));
@@ -878,16 +902,7 @@ fn container_functions_run_in_podman_like_kustomize() {
     example_tree(&tree, &|name| {
         format!("container:\n  image: localhost/krusty-test/{name}:v1\n")
     });
-    let out = krusty_podman(
-        &[
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            ".",
-        ],
-        &tree,
-    );
+    let out = podman_build(&tree, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("team: web"), "{stdout}");
@@ -908,21 +923,8 @@ fn container_functions_run_in_podman_like_kustomize() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- labels.yaml\n",
     );
-    write(
-        &tree,
-        "labels.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: localhost/krusty-test/no-such-image:v1\n",
-    );
-    let out = krusty_podman(
-        &[
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            ".",
-        ],
-        &tree,
-    );
+    container_function(&tree, "localhost/krusty-test/no-such-image:v1", "");
+    let out = podman_build(&tree, &[]);
     assert!(!out.status.success());
     expect_stderr(&out, "no-such-image");
 
@@ -933,23 +935,8 @@ fn container_functions_run_in_podman_like_kustomize() {
         sleep,
         &["/bin/sleep", "600"],
     );
-    write(
-        &tree,
-        "labels.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: localhost/krusty-test/hang:v1\n",
-    );
-    let out = krusty_podman(
-        &[
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            "--function-timeout",
-            "3",
-            ".",
-        ],
-        &tree,
-    );
+    container_function(&tree, "localhost/krusty-test/hang:v1", "");
+    let out = podman_build(&tree, &["--function-timeout", "3"]);
     expect_stderr(&out, "timed out after 3 s");
     assert_eq!(
         leftover_containers(),
@@ -994,20 +981,11 @@ fn container_functions_run_in_podman_like_kustomize() {
     );
 
     // Network is refused unless both the function and the user ask.
-    write(
+    container_function(
         &tree,
-        "labels.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\nruntime:\n  container:\n    image: localhost/krusty-test/krm-set-labels:v1\n    network: true\n",
+        "localhost/krusty-test/krm-set-labels:v1",
+        "    network: true\n",
     );
-    let out = krusty_podman(
-        &[
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            ".",
-        ],
-        &tree,
-    );
+    let out = podman_build(&tree, &[]);
     expect_stderr(&out, "run with --network");
 }

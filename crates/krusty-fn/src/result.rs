@@ -5,6 +5,7 @@ use std::fmt;
 use krusty_yaml::Node;
 
 use crate::object;
+use crate::wire::annotations;
 
 /// How serious a result is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -142,18 +143,12 @@ impl FnResult {
     pub fn about(mut self, item: &Node) -> FnResult {
         self.resource_ref = Some(ResourceRef::of(item));
         let annotation = |keys: [&str; 2]| keys.iter().find_map(|k| object::annotation(item, k));
-        if let Some(path) = annotation([
-            "internal.config.kubernetes.io/path",
-            "config.kubernetes.io/path",
-        ]) {
+        if let Some(path) = annotation(annotations::PATH) {
             self.file = Some(FileRef {
                 path: path.to_string(),
-                index: annotation([
-                    "internal.config.kubernetes.io/index",
-                    "config.kubernetes.io/index",
-                ])
-                .and_then(|i| i.parse().ok())
-                .unwrap_or(0),
+                index: annotation(annotations::INDEX)
+                    .and_then(|i| i.parse().ok())
+                    .unwrap_or(0),
             });
         }
         self

@@ -13,6 +13,28 @@ pub const ACCEPTED_API_VERSIONS: [&str; 2] =
 /// The `kind` of the wire object.
 pub const KIND: &str = "ResourceList";
 
+/// The internal annotations of the specification, which an orchestrator
+/// sets on items going out and removes from items coming back. Each is
+/// listed with its legacy `config.kubernetes.io/` (or `config.k8s.io/`)
+/// spelling.
+pub mod annotations {
+    /// The file an item came from.
+    pub const PATH: [&str; 2] = [
+        "internal.config.kubernetes.io/path",
+        "config.kubernetes.io/path",
+    ];
+    /// The item's position in that file.
+    pub const INDEX: [&str; 2] = [
+        "internal.config.kubernetes.io/index",
+        "config.kubernetes.io/index",
+    ];
+    /// An orchestrator's id for the item (krusty writes the legacy
+    /// spelling, which Kustomize and kpt also set).
+    pub const ID: [&str; 2] = ["internal.config.kubernetes.io/id", "config.k8s.io/id"];
+    /// Every annotation under this prefix is the orchestrator's.
+    pub const INTERNAL_PREFIX: &str = "internal.config.kubernetes.io/";
+}
+
 /// Why a text is not a valid `ResourceList`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireError(pub String);

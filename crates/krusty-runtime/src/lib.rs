@@ -22,6 +22,11 @@ use krusty_fn::{FnResult, ResourceList};
 pub use policy::Policy;
 pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
 
+/// Why a Starlark function cannot run in a build without the `starlark`
+/// feature.
+pub const NO_STARLARK: &str =
+    "this krusty was built without Starlark support (cargo feature 'starlark')";
+
 /// A function run that failed: why, and any results it reported.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failed {
@@ -82,9 +87,7 @@ pub fn invoke(
             "internal error: the Starlark program was not loaded before the run",
         )),
         #[cfg(not(feature = "starlark"))]
-        Runtime::Starlark(_) => Err(Failed::new(
-            "this krusty was built without Starlark support (cargo feature 'starlark')",
-        )),
+        Runtime::Starlark(_) => Err(Failed::new(NO_STARLARK)),
     }
 }
 
