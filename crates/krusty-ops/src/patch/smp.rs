@@ -21,6 +21,8 @@
 //!   other directives (`$setElementOrder`, `$retainKeys`,
 //!   `$deleteFromPrimitiveList`) are not understood and stay as fields.
 
+use std::cmp::Ordering;
+
 use krusty_yaml::{Node, ScalarStyle, Value};
 
 use crate::error::{OpError, OpResult};
@@ -229,7 +231,7 @@ struct Merger<'a> {
     schema: &'a Schema,
 }
 
-impl Merger<'_> {
+impl<'s> Merger<'s> {
     /// Merges one field's values (either may be missing). `aliased` when
     /// the target is the patch's own node: kyaml adds (and replaces) a
     /// patch's subtree by reference and then walks it against itself, so
@@ -238,7 +240,7 @@ impl Merger<'_> {
         &self,
         target: Option<Node>,
         patch: Option<Node>,
-        shape: Option<Shape>,
+        shape: Option<&'s Shape>,
         aliased: bool,
     ) -> OpResult<Merged> {
         let shape = shape.or_else(|| self.root_shape(target.as_ref(), patch.as_ref()));
@@ -260,7 +262,7 @@ impl Merger<'_> {
                 Some(Shape::List {
                     item,
                     merge_keys: Some(keys),
-                }) => self.walk_merged_list(target, patch, *item, keys, aliased),
+                }) => self.walk_merged_list(target, patch, item, keys, aliased),
                 _ => Ok(match patch {
                     Some(p) => Merged::node(p, false),
                     None => Merged::from_option(target, true),
@@ -275,7 +277,7 @@ impl Merger<'_> {
 
     /// Without a schema, a mapping that has `apiVersion` and `kind` is
     /// merged with the schema of that kind.
-    fn root_shape(&self, target: Option<&Node>, patch: Option<&Node>) -> Option<Shape> {
+    fn root_shape(&self, target: Option<&Node>, patch: Option<&Node>) -> Option<&'s Shape> {
         [target, patch].into_iter().flatten().find_map(|n| {
             let api_version = n.get("apiVersion").and_then(Node::as_str)?;
             let kind = n.get("kind").and_then(Node::as_str)?;
@@ -291,7 +293,7 @@ impl Merger<'_> {
         &self,
         target: Option<Node>,
         mut patch: Option<Node>,
-        shape: Option<Shape>,
+        shape: Option<&'s Shape>,
         aliased: bool,
     ) -> OpResult<Merged> {
         let (mut dest, from_target, aliased) = if missing_or_null(target.as_ref()) {
@@ -329,20 +331,36 @@ impl Merger<'_> {
         if dest.is_null() {
             return Ok(Merged::node(dest, from_target));
         }
-        let mut names: Vec<String> = [Some(&dest), patch.as_ref()]
+        // Every field of either side is walked, in name order (new fields
+        // are appended in that order). A target field the patch lacks is
+        // skipped when walking it alone would leave it as it is.
+        let field_shape = |name: &str| shape.and_then(|s| self.schema.field(s, name));
+        let patch_has = |name: &str| patch.as_ref().is_some_and(|p| p.get(name).is_some());
+        let mut names: Vec<String> = dest
+            .as_map()
             .into_iter()
             .flatten()
-            .filter_map(Node::as_map)
-            .flatten()
-            .filter_map(|(k, _)| k.key_str().map(String::from))
+            .filter_map(|(k, v)| {
+                let name = k.key_str()?;
+                let skip = !aliased && !patch_has(name) && self.settled(v, field_shape(name));
+                (!skip).then(|| name.to_string())
+            })
+            .chain(
+                patch
+                    .as_ref()
+                    .and_then(Node::as_map)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(k, _)| k.key_str().map(String::from)),
+            )
             .collect();
-        names.sort();
+        names.sort_unstable();
         names.dedup();
         for name in names {
-            let field_shape = shape.as_ref().and_then(|s| self.schema.field(s, &name));
+            let field_shape = field_shape(&name);
             let current = take_field(&mut dest, &name);
             let string_style = current.as_ref().is_some_and(forces_string);
-            let patch_value = patch.as_ref().and_then(|p| p.get(&name)).cloned();
+            let patch_value = patch.as_mut().and_then(|p| take_field(p, &name));
             let merged = self.walk(current, patch_value, field_shape, aliased)?;
             if merged.clears_field() {
                 dest.remove(&name);
@@ -361,10 +379,29 @@ impl Merger<'_> {
         &self,
         target: Option<Node>,
         mut patch: Option<Node>,
-        item: Shape,
-        keys: Vec<String>,
+        item: &'s Shape,
+        keys: &[String],
         aliased: bool,
     ) -> OpResult<Merged> {
+        if !aliased && !keys.is_empty() {
+            if let (Some(Value::Seq(t)), Some(Value::Seq(p))) = (
+                target.as_ref().map(|n| &n.value),
+                patch.as_ref().map(|n| &n.value),
+            ) {
+                if is_regular(t, keys)
+                    && is_regular(p, keys)
+                    && p.iter().all(|e| e.get(DIRECTIVE).is_none())
+                {
+                    let (Some(Value::Seq(t)), Some(Value::Seq(p))) =
+                        (target.map(|n| n.value), patch.map(|n| n.value))
+                    else {
+                        unreachable!("both sides were just seen to be sequences")
+                    };
+                    let merged = self.merge_regular(t, p, item, keys)?;
+                    return Ok(Merged::node(Node::new(Value::Seq(merged)), false));
+                }
+            }
+        }
         let (dest, aliased) = if missing_or_null(target.as_ref()) {
             match patch.clone() {
                 Some(p) => (p, true),
@@ -398,12 +435,13 @@ impl Merger<'_> {
             _ => None,
         });
         let sources = [patch_items.as_deref(), Some(dest.as_slice())];
+        let by_value = [String::new()];
         let (values, keys) = if keys.is_empty() {
-            (scalar_values(&sources), vec![String::new()])
+            (scalar_values(&sources), &by_value[..])
         } else {
-            (key_values(&sources, &keys), keys)
+            (key_values(&sources, keys), keys)
         };
-        let merged = self.merge_elements(values, &keys, dest, patch_items, &item, aliased)?;
+        let merged = self.merge_elements(values, keys, dest, patch_items, item, aliased)?;
         Ok(Merged::node(Node::new(Value::Seq(merged)), false))
     }
 
@@ -415,7 +453,7 @@ impl Merger<'_> {
         keys: &[String],
         mut dest: Vec<Node>,
         patch: Option<Vec<Node>>,
-        item: &Shape,
+        item: &'s Shape,
         aliased: bool,
     ) -> OpResult<Vec<Node>> {
         if keys.len() > 1 {
@@ -441,12 +479,12 @@ impl Merger<'_> {
                     .is_none_or(|p| p.as_map().is_some_and(|_| p.get(DIRECTIVE).is_none()));
             let dest_element = dest_index.map(|i| {
                 if moves {
-                    std::mem::replace(&mut dest[i], Node::null())
+                    std::mem::replace(&mut dest[i], placeholder())
                 } else {
                     dest[i].clone()
                 }
             });
-            let merged = self.walk(dest_element, patch_element, Some(item.clone()), aliased)?;
+            let merged = self.walk(dest_element, patch_element, Some(item), aliased)?;
             last_keys = valid_keys.clone();
             let (mut node, from_target) = match merged {
                 Merged::Node { node, from_target } if !node.is_null() && !is_empty_map(&node) => {
@@ -481,12 +519,166 @@ impl Merger<'_> {
         append_elements(&mut added, dest, &last_keys)?;
         Ok(added)
     }
+
+    /// What [`Merger::merge_elements`] makes of two regular lists (see
+    /// [`is_regular`]) whose patch elements carry no directive, without
+    /// its key tuples and rescans. Each patch element is merged into the
+    /// target element with the same keys (or added); a result that is
+    /// null or an empty mapping is dropped. Order: with one key, the
+    /// patch's elements in the patch's order, then the target's others;
+    /// with several keys, the new elements, then the target's in its order.
+    fn merge_regular(
+        &self,
+        dest: Vec<Node>,
+        patch: Vec<Node>,
+        item: &'s Shape,
+        keys: &[String],
+    ) -> OpResult<Vec<Node>> {
+        let keep = |merged: Merged| match merged {
+            Merged::Node { node, .. } if !node.is_null() && !is_empty_map(&node) => Some(node),
+            _ => None,
+        };
+        let mut dest: Vec<Option<Node>> = dest.into_iter().map(Some).collect();
+        let mut results: Vec<Option<Node>> = Vec::new();
+        results.resize_with(dest.len(), || None);
+        let mut added: Vec<Option<Node>> = Vec::new();
+        // Where each patch element's result went: `Ok(i)` into `results`,
+        // `Err(j)` into `added`.
+        let mut patch_order: Vec<Result<usize, usize>> = Vec::with_capacity(patch.len());
+        for p in patch {
+            let found = dest
+                .iter()
+                .position(|d| d.as_ref().is_some_and(|d| same_keys(d, &p, keys)));
+            match found {
+                Some(i) => {
+                    results[i] = keep(self.walk(dest[i].take(), Some(p), Some(item), false)?);
+                    patch_order.push(Ok(i));
+                }
+                None => {
+                    added.push(keep(self.walk(None, Some(p), Some(item), false)?));
+                    patch_order.push(Err(added.len() - 1));
+                }
+            }
+        }
+        for (i, d) in dest.iter_mut().enumerate() {
+            if let Some(d) = d.take() {
+                results[i] = if self.settled(&d, Some(item)) {
+                    Some(d)
+                } else {
+                    keep(self.walk(Some(d), None, Some(item), false)?)
+                };
+            }
+        }
+        let mut out = Vec::with_capacity(results.len() + added.len());
+        if keys.len() == 1 {
+            for slot in patch_order {
+                out.extend(match slot {
+                    Ok(i) => results[i].take(),
+                    Err(j) => added[j].take(),
+                });
+            }
+            out.extend(results.into_iter().flatten());
+        } else {
+            out.extend(added.into_iter().flatten());
+            out.extend(results.into_iter().flatten());
+        }
+        Ok(out)
+    }
+
+    /// Whether walking `node` against no patch value (not aliased) gives
+    /// back `node` itself, so the walk can leave it alone. What such a walk
+    /// changes: a field whose value is an empty null goes away, and a
+    /// merged list is rebuilt, which drops null and empty elements,
+    /// collapses elements with equal keys and acts on elements that lack a
+    /// key. A node that may be changed answers `false` and is walked.
+    fn settled(&self, node: &Node, shape: Option<&'s Shape>) -> bool {
+        match &node.value {
+            Value::Scalar(_) => !(node.is_null() && raw(node).is_empty()),
+            Value::Map(entries) => {
+                let shape = shape.or_else(|| self.root_shape(Some(node), None));
+                entries.iter().all(|(k, v)| match k.key_str() {
+                    Some(name) => self.settled(v, shape.and_then(|s| self.schema.field(s, name))),
+                    // Fields with collection keys are never walked.
+                    None => true,
+                })
+            }
+            Value::Seq(items) => match shape {
+                Some(Shape::List {
+                    item,
+                    merge_keys: Some(keys),
+                }) => self.settled_list(items, item, keys),
+                _ => true,
+            },
+        }
+    }
+
+    /// [`Merger::settled`] for a merged list: its rebuild keeps it as it is
+    /// when it is regular (see [`is_regular`]; for lists merged by value,
+    /// distinct non-null scalars) and every element is settled.
+    fn settled_list(&self, items: &[Node], item: &'s Shape, keys: &[String]) -> bool {
+        let regular = if keys.is_empty() {
+            items.iter().all(has_text) && all_distinct(items, |a, b| raw(a).cmp(raw(b)))
+        } else {
+            is_regular(items, keys)
+        };
+        regular && items.iter().all(|e| self.settled(e, Some(item)))
+    }
+}
+
+/// Whether a scalar is neither null nor empty (a key value or an element
+/// merges by it as it is).
+fn has_text(node: &Node) -> bool {
+    node.as_scalar().is_some() && !node.is_null() && !raw(node).is_empty()
+}
+
+/// A list whose rebuild by merge keys needs none of its special cases:
+/// every element is a non-empty mapping with a scalar, non-null, non-empty
+/// value for every key, and no two elements have the same key values.
+fn is_regular(items: &[Node], keys: &[String]) -> bool {
+    items.iter().all(|e| {
+        e.as_map().is_some_and(|m| !m.is_empty())
+            && keys.iter().all(|k| e.get(k).is_some_and(has_text))
+    }) && all_distinct(items, |a, b| compare_keys(a, b, keys))
+}
+
+/// Whether two elements have the same values for `keys`.
+fn same_keys(a: &Node, b: &Node, keys: &[String]) -> bool {
+    compare_keys(a, b, keys) == Ordering::Equal
+}
+
+/// Orders elements by their values for `keys`, in turn.
+fn compare_keys(a: &Node, b: &Node, keys: &[String]) -> Ordering {
+    keys.iter()
+        .map(|k| a.get(k).map(raw).cmp(&b.get(k).map(raw)))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+/// Whether no two items compare equal. Pairwise for short lists; long
+/// lists are sorted so only neighbours are compared.
+fn all_distinct(items: &[Node], compare: impl Fn(&Node, &Node) -> Ordering) -> bool {
+    const PAIRWISE_UP_TO: usize = 32;
+    if items.len() <= PAIRWISE_UP_TO {
+        return items
+            .iter()
+            .enumerate()
+            .all(|(i, a)| items[..i].iter().all(|b| compare(a, b).is_ne()));
+    }
+    let mut order: Vec<&Node> = items.iter().collect();
+    order.sort_by(|a, b| compare(a, b));
+    order.windows(2).all(|w| compare(w[0], w[1]).is_ne())
 }
 
 /// Takes a field's value out of a mapping (leaving the entry in place).
 fn take_field(map: &mut Node, name: &str) -> Option<Node> {
     map.get_mut(name)
-        .map(|slot| std::mem::replace(slot, Node::null()))
+        .map(|slot| std::mem::replace(slot, placeholder()))
+}
+
+/// What a value taken out of a tree leaves behind until it is put back (an
+/// empty null, which allocates nothing).
+fn placeholder() -> Node {
+    Node::new(Value::Scalar(krusty_yaml::Scalar::default()))
 }
 
 fn wrong_kind(expected: Kind, node: &Node) -> OpError {

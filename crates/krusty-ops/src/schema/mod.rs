@@ -55,7 +55,17 @@ struct TypeDef {
 pub struct Schema {
     types: Vec<TypeDef>,
     names: HashMap<String, TypeId>,
-    roots: HashMap<(String, String, String), TypeId>,
+    /// Root shapes by kind, then group and version (looked up without
+    /// building a key).
+    roots: HashMap<String, Vec<Root>>,
+}
+
+/// A resource type's root: its group and version, and its shape.
+#[derive(Debug)]
+struct Root {
+    group: String,
+    version: String,
+    shape: Shape,
 }
 
 impl Schema {
@@ -68,22 +78,36 @@ impl Schema {
     }
 
     /// The root shape of resources of this group, version and kind.
-    pub fn root(&self, group: &str, version: &str, kind: &str) -> Option<Shape> {
+    pub fn root(&self, group: &str, version: &str, kind: &str) -> Option<&Shape> {
         self.roots
-            .get(&(group.to_string(), version.to_string(), kind.to_string()))
-            .map(|&id| Shape::Type(id))
+            .get(kind)?
+            .iter()
+            .find(|r| r.group == group && r.version == version)
+            .map(|r| &r.shape)
     }
 
     /// The shape of field `name` inside a value of shape `shape`.
-    pub fn field(&self, shape: &Shape, name: &str) -> Option<Shape> {
+    pub fn field<'a>(&'a self, shape: &'a Shape, name: &str) -> Option<&'a Shape> {
         match shape {
             Shape::Type(id) => {
                 let def = &self.types[id.0];
-                def.fields.get(name).or(def.rest.as_ref()).cloned()
+                def.fields.get(name).or(def.rest.as_ref())
             }
-            Shape::Map(value) => Some((**value).clone()),
+            Shape::Map(value) => Some(value),
             _ => None,
         }
+    }
+
+    /// Declares `group/version, kind` a root of type `id` (a later
+    /// declaration of the same root wins).
+    fn add_root(&mut self, group: &str, version: &str, kind: &str, id: TypeId) {
+        let roots = self.roots.entry(kind.to_string()).or_default();
+        roots.retain(|r| r.group != group || r.version != version);
+        roots.push(Root {
+            group: group.to_string(),
+            version: version.to_string(),
+            shape: Shape::Type(id),
+        });
     }
 
     fn type_id(&mut self, name: &str) -> TypeId {
@@ -114,9 +138,7 @@ impl Schema {
             } else if let ["gvk", group, version, kind, ty] = words[..] {
                 let group = if group == "-" { "" } else { group };
                 let id = schema.type_id(ty);
-                schema
-                    .roots
-                    .insert((group.into(), version.into(), kind.into()), id);
+                schema.add_root(group, version, kind, id);
             } else if let ["type", name] = words[..] {
                 current = Some(schema.type_id(name).0);
             } else {
@@ -167,10 +189,8 @@ impl Schema {
             schema.fill_type(id, def)?;
             if let Some(gvks) = def.get("x-kubernetes-group-version-kind") {
                 for gvk in gvks.as_seq().into_iter().flatten() {
-                    let part = |k| gvk.get(k).and_then(Node::as_str).unwrap_or("").to_string();
-                    schema
-                        .roots
-                        .insert((part("group"), part("version"), part("kind")), id);
+                    let part = |k| gvk.get(k).and_then(Node::as_str).unwrap_or("");
+                    schema.add_root(part("group"), part("version"), part("kind"), id);
                 }
             }
         }
@@ -258,15 +278,15 @@ mod tests {
     fn merge_keys(schema: &Schema, root: (&str, &str, &str), path: &[&str]) -> Option<Vec<String>> {
         let mut shape = schema.root(root.0, root.1, root.2)?;
         for (i, part) in path.iter().enumerate() {
-            shape = schema.field(&shape, part)?;
+            shape = schema.field(shape, part)?;
             if i + 1 < path.len() {
                 if let Shape::List { item, .. } = shape {
-                    shape = *item;
+                    shape = item;
                 }
             }
         }
         match shape {
-            Shape::List { merge_keys, .. } => merge_keys,
+            Shape::List { merge_keys, .. } => merge_keys.clone(),
             _ => None,
         }
     }
