@@ -388,16 +388,15 @@ impl<'s> Merger<'s> {
                 target.as_ref().map(|n| &n.value),
                 patch.as_ref().map(|n| &n.value),
             ) {
-                if is_regular(t, keys)
-                    && is_regular(p, keys)
-                    && p.iter().all(|e| e.get(DIRECTIVE).is_none())
-                {
+                let regular = regular_keys(&[t, p], keys)
+                    .filter(|_| p.iter().all(|e| e.get(DIRECTIVE).is_none()));
+                if let Some(keys) = regular {
                     let (Some(Value::Seq(t)), Some(Value::Seq(p))) =
                         (target.map(|n| n.value), patch.map(|n| n.value))
                     else {
                         unreachable!("both sides were just seen to be sequences")
                     };
-                    let merged = self.merge_regular(t, p, item, keys)?;
+                    let merged = self.merge_regular(t, p, item, &keys)?;
                     return Ok(Merged::node(Node::new(Value::Seq(merged)), false));
                 }
             }
@@ -521,7 +520,8 @@ impl<'s> Merger<'s> {
     }
 
     /// What [`Merger::merge_elements`] makes of two regular lists (see
-    /// [`is_regular`]) whose patch elements carry no directive, without
+    /// [`regular_keys`], which gives `keys`) whose patch elements carry no
+    /// directive, without
     /// its key tuples and rescans. Each patch element is merged into the
     /// target element with the same keys (or added); a result that is
     /// null or an empty mapping is dropped. Order: with one key, the
@@ -532,7 +532,7 @@ impl<'s> Merger<'s> {
         dest: Vec<Node>,
         patch: Vec<Node>,
         item: &'s Shape,
-        keys: &[String],
+        keys: &[&str],
     ) -> OpResult<Vec<Node>> {
         let keep = |merged: Merged| match merged {
             Merged::Node { node, .. } if !node.is_null() && !is_empty_map(&node) => Some(node),
@@ -613,13 +613,13 @@ impl<'s> Merger<'s> {
     }
 
     /// [`Merger::settled`] for a merged list: its rebuild keeps it as it is
-    /// when it is regular (see [`is_regular`]; for lists merged by value,
+    /// when it is regular (see [`regular_keys`]; for lists merged by value,
     /// distinct non-null scalars) and every element is settled.
     fn settled_list(&self, items: &[Node], item: &'s Shape, keys: &[String]) -> bool {
         let regular = if keys.is_empty() {
             items.iter().all(has_text) && all_distinct(items, |a, b| raw(a).cmp(raw(b)))
         } else {
-            is_regular(items, keys)
+            regular_keys(&[items], keys).is_some()
         };
         regular && items.iter().all(|e| self.settled(e, Some(item)))
     }
@@ -631,23 +631,37 @@ fn has_text(node: &Node) -> bool {
     node.as_scalar().is_some() && !node.is_null() && !raw(node).is_empty()
 }
 
-/// A list whose rebuild by merge keys needs none of its special cases:
-/// every element is a non-empty mapping with a scalar, non-null, non-empty
-/// value for every key, and no two elements have the same key values.
-fn is_regular(items: &[Node], keys: &[String]) -> bool {
-    items.iter().all(|e| {
-        e.as_map().is_some_and(|m| !m.is_empty())
-            && keys.iter().all(|k| e.get(k).is_some_and(has_text))
-    }) && all_distinct(items, |a, b| compare_keys(a, b, keys))
+/// The keys that lists (merged together) are really merged by, when their
+/// rebuild needs none of its special cases: every element is a non-empty
+/// mapping; each merge key is either absent from every element (Kustomize
+/// then merges by the others, e.g. ports without `protocol`) or has a
+/// scalar, non-null, non-empty value in every element; at least one key is
+/// present; and no two elements of one list have the same key values.
+fn regular_keys<'k>(lists: &[&[Node]], keys: &'k [String]) -> Option<Vec<&'k str>> {
+    let elements = || lists.iter().flat_map(|l| l.iter());
+    if !elements().all(|e| e.as_map().is_some_and(|m| !m.is_empty())) {
+        return None;
+    }
+    let present: Vec<&str> = keys
+        .iter()
+        .map(String::as_str)
+        .filter(|k| elements().any(|e| e.get(k).is_some()))
+        .collect();
+    let well_formed = !present.is_empty()
+        && elements().all(|e| present.iter().all(|k| e.get(k).is_some_and(has_text)))
+        && lists
+            .iter()
+            .all(|l| all_distinct(l, |a, b| compare_keys(a, b, &present)));
+    well_formed.then_some(present)
 }
 
 /// Whether two elements have the same values for `keys`.
-fn same_keys(a: &Node, b: &Node, keys: &[String]) -> bool {
+fn same_keys(a: &Node, b: &Node, keys: &[&str]) -> bool {
     compare_keys(a, b, keys) == Ordering::Equal
 }
 
 /// Orders elements by their values for `keys`, in turn.
-fn compare_keys(a: &Node, b: &Node, keys: &[String]) -> Ordering {
+fn compare_keys(a: &Node, b: &Node, keys: &[&str]) -> Ordering {
     keys.iter()
         .map(|k| a.get(k).map(raw).cmp(&b.get(k).map(raw)))
         .find(|o| o.is_ne())
