@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::schema::{Schema, BUILTIN_VERSION};
@@ -264,10 +266,8 @@ impl Context {
         k_path: &Path,
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
-        for entry in &k.resources {
-            self.accumulate_entry(loader, entry, acc)
-                .map_err(|e| e.context("accumulating resources"))?;
-        }
+        self.accumulate_resources(loader, &k.resources, acc)
+            .map_err(|e| e.context("accumulating resources"))?;
         let own = plan::own_config(loader, k).map_err(|e| {
             e.context(format!(
                 "kustomization file {}: field 'configurations'",
@@ -381,11 +381,7 @@ impl Context {
     }
     /// Reads the resources a path names: a file of documents, or a
     /// directory holding a kustomization, which is built.
-    pub(crate) fn resources_at(
-        &mut self,
-        loader: &Loader,
-        entry: &str,
-    ) -> BuildResult<(Vec<Resource>, Option<SubTarget>)> {
+    pub(crate) fn resources_at(&mut self, loader: &Loader, entry: &str) -> BuildResult<Gathered> {
         if is_remote(entry) {
             return Err(BuildError::new(format!(
                 "accumulating resources from '{entry}': remote resources are not supported by krusty yet"
@@ -430,13 +426,70 @@ impl Context {
         }
     }
 
-    fn accumulate_entry(
+    /// A context for building one entry of `resources:` on its own (on
+    /// another thread): the same chain, schema choice and policy, and
+    /// warnings of its own.
+    fn fork(&self) -> Context {
+        Context {
+            chain: self.chain.clone(),
+            warnings: Vec::new(),
+            schema: self.schema.clone(),
+            record_transformations: self.record_transformations,
+            policy: self.policy.clone(),
+        }
+    }
+
+    /// Adds the resources of every `resources:` entry to `acc`, in order.
+    /// The entries are read and built in parallel, each on a forked
+    /// context, and added in entry order with their warnings, so the
+    /// result (and the first error) is what building them one after the
+    /// other gives. The one thing an entry passes on to the next is the
+    /// `openapi:` choice (the first base with one decides): an entry built
+    /// before an earlier one decided is built again, in order.
+    fn accumulate_resources(
         &mut self,
         loader: &Loader,
-        entry: &str,
+        entries: &[String],
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
-        let (resources, sub) = self.resources_at(loader, entry)?;
+        if entries.len() < 2 {
+            for entry in entries {
+                let gathered = self.resources_at(loader, entry);
+                self.accumulate_entry(entry, gathered, acc)?;
+            }
+            return Ok(());
+        }
+        let undecided = self.schema.is_none();
+        let built: Vec<(Context, BuildResult<Gathered>)> = entries
+            .par_iter()
+            .map(|entry| {
+                let mut fork = self.fork();
+                let gathered = fork.resources_at(loader, entry);
+                (fork, gathered)
+            })
+            .collect();
+        for (entry, (fork, gathered)) in entries.iter().zip(built) {
+            let gathered = if undecided && self.schema.is_some() {
+                self.resources_at(loader, entry)
+            } else {
+                self.warnings.extend(fork.warnings);
+                if self.schema.is_none() {
+                    self.schema = fork.schema;
+                }
+                gathered
+            };
+            self.accumulate_entry(entry, gathered, acc)?;
+        }
+        Ok(())
+    }
+
+    fn accumulate_entry(
+        &mut self,
+        entry: &str,
+        gathered: BuildResult<Gathered>,
+        acc: &mut Accumulator,
+    ) -> BuildResult<()> {
+        let (resources, sub) = gathered?;
         if let Some(sub) = &sub {
             merge_config(&mut acc.config, &sub.config)
                 .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
@@ -465,6 +518,10 @@ impl Context {
         Ok(())
     }
 }
+
+/// What one `resources:` entry gives: its resources, and for a directory,
+/// what else its build passes up.
+pub(crate) type Gathered = (Vec<Resource>, Option<SubTarget>);
 
 /// A transformer configuration: Kustomize's defaults are shared, not
 /// copied, by every level that does not change them (most levels).

@@ -4,32 +4,58 @@ use std::io::Write;
 use std::path::Path;
 
 use krusty_resource::Resource;
+use rayon::prelude::*;
 
-/// Renders resources as one stream separated by `---`, as Kustomize prints it.
-pub fn render_stream(resources: &[Resource]) -> Result<String, String> {
-    let mut out = String::with_capacity(resources.len() * 512);
-    for (i, r) in resources.iter().enumerate() {
-        if i > 0 {
-            out.push_str("---\n");
-        }
-        krusty_yaml::emit_document(&r.node, &mut out)
-            .map_err(|e| format!("cannot print resource {}: {e}", r.id()))?;
+/// Resources rendered as YAML documents, ready to be written as one
+/// stream separated by `---`, as Kustomize prints it.
+pub struct Stream(Vec<String>);
+
+impl Stream {
+    /// Renders every resource (in parallel), so nothing is written unless
+    /// all of them render.
+    pub fn render(resources: &[Resource]) -> Result<Stream, String> {
+        render_each(resources).map(Stream)
     }
-    Ok(out)
+
+    /// Writes the stream, documents separated by `---`.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for (i, text) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b"---\n")?;
+            }
+            out.write_all(text.as_bytes())?;
+        }
+        out.flush()
+    }
 }
 
-/// Writes to stdout in one piece.
-pub fn write_stdout(text: &str) -> Result<(), String> {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
+/// Each resource as its own YAML document, in order (rendered in parallel).
+fn render_each(resources: &[Resource]) -> Result<Vec<String>, String> {
+    resources
+        .par_iter()
+        .map(|r| {
+            let mut text = String::with_capacity(1024);
+            krusty_yaml::emit_document(&r.node, &mut text)
+                .map_err(|e| format!("cannot print resource {}: {e}", r.id()))?;
+            Ok(text)
+        })
+        .collect()
+}
+
+/// Writes a stream to stdout.
+pub fn write_stdout(stream: &Stream) -> Result<(), String> {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    stream
+        .write_to(&mut stdout)
         .map_err(|e| format!("writing output: {e}"))
 }
 
 /// Writes a file by writing a temporary file beside it and renaming it into
 /// place, so a failure never leaves a half-written file.
-pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_file_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -40,7 +66,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.krusty-tmp-{}", std::process::id()));
     let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|mut f| write(&mut f).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, path));
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -73,15 +99,10 @@ pub fn file_name(r: &Resource) -> String {
 /// Writes one file per resource into an existing directory. Everything is
 /// rendered before the first file is written.
 pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
-    let mut files = Vec::with_capacity(resources.len());
-    for r in resources {
-        let mut text = String::new();
-        krusty_yaml::emit_document(&r.node, &mut text)
-            .map_err(|e| format!("cannot print resource {}: {e}", r.id()))?;
-        files.push((file_name(r), text));
-    }
+    let texts = render_each(resources)?;
+    let files: Vec<(String, String)> = resources.iter().map(file_name).zip(texts).collect();
     for (name, text) in files {
-        write_file_atomically(&dir.join(name), text.as_bytes())?;
+        write_file_atomically(&dir.join(name), |f| f.write_all(text.as_bytes()))?;
     }
     Ok(())
 }

@@ -59,6 +59,9 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
         anchors: HashMap::new(),
         alias_nodes: 0,
         comments: Vec::new(),
+        items: Vec::new(),
+        entries: Vec::new(),
+        key_indexes: Vec::new(),
     };
     parser.stream()
 }
@@ -91,7 +94,26 @@ struct Parser<'a> {
     anchors: HashMap<String, Anchor>,
     alias_nodes: usize,
     comments: Vec<String>,
+    /// Items of the sequences being read, innermost last: a sequence
+    /// moves its own into an exactly sized `Vec` when it ends (growing
+    /// each `Vec` by pushes would leave up to half of it unused).
+    items: Vec<Node>,
+    /// Entries of the mappings being read, the same way.
+    entries: Vec<(Node, Node)>,
+    /// Where the keys of open mappings are, for those grown too long to
+    /// scan for duplicates, innermost last.
+    key_indexes: Vec<KeyIndex>,
 }
+
+/// The keys of one open mapping (whose entries start at `first` in
+/// [`Parser::entries`]) and where each is.
+struct KeyIndex {
+    first: usize,
+    positions: HashMap<String, usize>,
+}
+
+/// Past this many entries a mapping's duplicate keys are found by hashing.
+const SCAN_KEYS_UP_TO: usize = 16;
 
 type PResult<T> = Result<T, YamlError>;
 
@@ -593,7 +615,7 @@ impl<'a> Parser<'a> {
     }
 
     fn block_seq(&mut self, indent: i32) -> PResult<Node> {
-        let mut items = Vec::new();
+        let first = self.items.len();
         let start = self.pos();
         loop {
             let head = self.take_head_comments();
@@ -610,7 +632,7 @@ impl<'a> Parser<'a> {
                 all.append(&mut c.head);
                 c.head = all;
             }
-            items.push(item);
+            self.items.push(item);
             if !self.skip_to_content()? {
                 break;
             }
@@ -626,14 +648,14 @@ impl<'a> Parser<'a> {
             }
             return self.err("did not find expected '-' indicator");
         }
-        let mut n = Node::new(Value::Seq(items));
+        let mut n = Node::new(Value::Seq(self.items.drain(first..).collect()));
         n.pos = start;
         Ok(n)
     }
 
     fn block_map(&mut self, indent: i32, first_key: Option<Node>) -> PResult<Node> {
         let start = first_key.as_ref().map_or_else(|| self.pos(), |k| k.pos);
-        let mut entries: Vec<(Node, Node)> = Vec::new();
+        let first = self.entries.len();
         let mut first_key = first_key;
         loop {
             let mut key = match first_key.take() {
@@ -655,24 +677,22 @@ impl<'a> Parser<'a> {
                 n
             });
             let existing = match &key.value {
-                Value::Scalar(k) if k.text != "<<" => entries
-                    .iter()
-                    .position(|(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == k.text)),
+                Value::Scalar(k) if k.text != "<<" => self.earlier_key(first, &k.text),
                 _ => None,
             };
             match existing {
-                Some(i) if self.limits.last_duplicate_key_wins => entries[i].1 = value,
+                Some(i) if self.limits.last_duplicate_key_wins => self.entries[i].1 = value,
                 Some(i) => {
                     return Err(YamlError::new(
                         key.pos,
                         format!(
                             "mapping key \"{}\" already defined at line {}",
                             key.key_str().unwrap_or_default(),
-                            entries[i].0.pos.line
+                            self.entries[i].0.pos.line
                         ),
                     ));
                 }
-                None => entries.push((key, value)),
+                None => self.entries.push((key, value)),
             }
             if !self.skip_to_content()? {
                 break;
@@ -689,10 +709,49 @@ impl<'a> Parser<'a> {
                 return self.err("did not find expected key");
             }
         }
-        apply_merge_keys(&mut entries);
-        let mut n = Node::new(Value::Map(entries));
+        let mut n = Node::new(Value::Map(self.finish_map(first)));
         n.pos = start;
         Ok(n)
+    }
+
+    /// Where key `text` already is among the entries of the mapping being
+    /// read (those from `first` on).
+    fn earlier_key(&mut self, first: usize, text: &str) -> Option<usize> {
+        let current = &self.entries[first..];
+        if current.len() <= SCAN_KEYS_UP_TO {
+            return current
+                .iter()
+                .position(|(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == text))
+                .map(|i| first + i);
+        }
+        if self.key_indexes.last().is_none_or(|x| x.first != first) {
+            let mut positions = HashMap::with_capacity(current.len() * 2);
+            for (i, (k, _)) in current.iter().enumerate() {
+                if let Value::Scalar(pk) = &k.value {
+                    positions.entry(pk.text.clone()).or_insert(first + i);
+                }
+            }
+            self.key_indexes.push(KeyIndex { first, positions });
+        }
+        let next = self.entries.len();
+        let index = self.key_indexes.last_mut()?;
+        let found = index.positions.get(text).copied();
+        if found.is_none() {
+            // The caller adds the entry next.
+            index.positions.insert(text.to_string(), next);
+        }
+        found
+    }
+
+    /// Moves the entries of the mapping being read (from `first` on) into
+    /// their own exactly sized list, with `<<` merge keys applied.
+    fn finish_map(&mut self, first: usize) -> Vec<(Node, Node)> {
+        if self.key_indexes.last().is_some_and(|x| x.first == first) {
+            self.key_indexes.pop();
+        }
+        let mut entries: Vec<(Node, Node)> = self.entries.drain(first..).collect();
+        apply_merge_keys(&mut entries);
+        entries
     }
 
     /// Reads a key at the start of a mapping entry and stops at its `:`.
@@ -1081,7 +1140,7 @@ impl<'a> Parser<'a> {
         let mut node = match self.peek() {
             Some(b'[') => {
                 self.i += 1;
-                let mut items = Vec::new();
+                let first = self.items.len();
                 loop {
                     self.skip_flow_ws()?;
                     if self.peek() == Some(b']') {
@@ -1105,7 +1164,7 @@ impl<'a> Parser<'a> {
                     } else {
                         item
                     };
-                    items.push(item);
+                    self.items.push(item);
                     match self.peek() {
                         Some(b',') => self.i += 1,
                         Some(b']') => {
@@ -1115,11 +1174,11 @@ impl<'a> Parser<'a> {
                         _ => return self.err("did not find expected ',' or ']'"),
                     }
                 }
-                Node::new(Value::Seq(items))
+                Node::new(Value::Seq(self.items.drain(first..).collect()))
             }
             Some(b'{') => {
                 self.i += 1;
-                let mut entries: Vec<(Node, Node)> = Vec::new();
+                let first = self.entries.len();
                 loop {
                     self.skip_flow_ws()?;
                     if self.peek() == Some(b'}') {
@@ -1144,19 +1203,17 @@ impl<'a> Parser<'a> {
                         empty_flow_value()
                     };
                     if let Value::Scalar(k) = &key.value {
-                        if let Some((prev, _)) = entries.iter().find(
-                            |(p, _)| matches!(&p.value, Value::Scalar(pk) if pk.text == k.text),
-                        ) {
+                        if let Some(i) = self.earlier_key(first, &k.text) {
                             return Err(YamlError::new(
                                 key.pos,
                                 format!(
                                     "mapping key \"{}\" already defined at line {}",
-                                    k.text, prev.pos.line
+                                    k.text, self.entries[i].0.pos.line
                                 ),
                             ));
                         }
                     }
-                    entries.push((key, value));
+                    self.entries.push((key, value));
                     self.skip_flow_ws()?;
                     match self.peek() {
                         Some(b',') => self.i += 1,
@@ -1167,8 +1224,7 @@ impl<'a> Parser<'a> {
                         _ => return self.err("did not find expected ',' or '}'"),
                     }
                 }
-                apply_merge_keys(&mut entries);
-                Node::new(Value::Map(entries))
+                Node::new(Value::Map(self.finish_map(first)))
             }
             Some(b'"') | Some(b'\'') => self.quoted()?,
             Some(b'*') => self.alias()?,

@@ -97,3 +97,76 @@ fn random_input_never_hangs_or_panics() {
         start.elapsed()
     );
 }
+
+/// A block mapping of `n` keys `k0`..`k{n-1}` at `indent`, one per line.
+fn block_keys(n: usize, indent: usize) -> String {
+    (0..n)
+        .map(|i| format!("{}k{i}: {i}\n", " ".repeat(indent)))
+        .collect()
+}
+
+#[test]
+fn duplicate_keys_are_found_in_long_mappings() {
+    // Past the length where keys are hashed instead of scanned.
+    let mut src = block_keys(40, 0);
+    src.push_str("k7: again\n");
+    assert_error_at(&src, 41, "mapping key \"k7\" already defined at line 8");
+    let flow: Vec<String> = (0..40).map(|i| format!("k{i}: {i}")).collect();
+    let src = format!("{{{}, k39: again}}\n", flow.join(", "));
+    assert_error_at(&src, 1, "mapping key \"k39\" already defined at line 1");
+}
+
+#[test]
+fn nested_long_mappings_keep_their_own_keys() {
+    // An outer mapping with the same keys as a long mapping inside it:
+    // no false duplicates, and the outer one's own duplicate is still
+    // found after the inner one has ended.
+    let mut src = block_keys(20, 0);
+    src.push_str("inner:\n");
+    src.push_str(&block_keys(30, 2));
+    src.push_str("k20: fine\nk3: again\n");
+    assert_error_at(&src, 53, "mapping key \"k3\" already defined at line 4");
+    let mut ok = block_keys(20, 0);
+    ok.push_str("inner:\n");
+    ok.push_str(&block_keys(30, 2));
+    ok.push_str("k20: fine\n");
+    let docs = parse_stream(&ok).expect("no duplicates");
+    let root = docs[0].root.as_ref().expect("a mapping");
+    assert_eq!(root.as_map().map(Vec::len), Some(22));
+    assert_eq!(
+        root.get("inner").and_then(|n| n.as_map()).map(Vec::len),
+        Some(30)
+    );
+}
+
+#[test]
+fn last_duplicate_wins_in_long_mappings_when_asked() {
+    let mut src = block_keys(40, 0);
+    src.push_str("k7: again\n");
+    let limits = krusty_yaml::Limits {
+        last_duplicate_key_wins: true,
+        ..Default::default()
+    };
+    let docs = krusty_yaml::parse_stream_with(&src, limits).expect("duplicates allowed");
+    let root = docs[0].root.as_ref().expect("a mapping");
+    assert_eq!(root.as_map().map(Vec::len), Some(40));
+    assert_eq!(root.get("k7").and_then(|n| n.as_str()), Some("again"));
+}
+
+#[test]
+fn huge_mappings_parse_in_linear_time() {
+    // 100,000 keys: scanning earlier keys for each would be 5e9 string
+    // comparisons.
+    let src = block_keys(100_000, 0);
+    let start = Instant::now();
+    let docs = parse_stream(&src).expect("valid");
+    assert_eq!(
+        docs[0].root.as_ref().and_then(|r| r.as_map()).map(Vec::len),
+        Some(100_000)
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        start.elapsed()
+    );
+}

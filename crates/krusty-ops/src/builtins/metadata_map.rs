@@ -51,6 +51,14 @@ fn set_entries(node: &mut Node, pairs: &[(String, String)]) -> OpResult<()> {
             "wrong node kind: expected a mapping to add entries to",
         ));
     }
+    if let Some(map) = node.as_map_mut() {
+        // Room for exactly the new keys (pushing would double the list).
+        let new = pairs
+            .iter()
+            .filter(|(k, _)| !map.iter().any(|(e, _)| e.key_str() == Some(k)))
+            .count();
+        map.reserve_exact(new);
+    }
     for (k, v) in pairs {
         node.set(k, Node::string(v.as_str()));
     }
