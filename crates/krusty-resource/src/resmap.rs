@@ -88,10 +88,10 @@ impl ResMap {
         &self.resources[index]
     }
 
-    /// The resource at `index`, for a change that keeps its current and
-    /// earlier identities (so the indexes stay valid).
-    pub fn get_mut_keeping_identity(&mut self, index: usize) -> &mut Resource {
-        &mut self.resources[index]
+    /// The resources, for changes that keep every current and earlier
+    /// identity (so the indexes stay valid).
+    pub fn resources_mut_keeping_identity(&mut self) -> &mut [Resource] {
+        &mut self.resources
     }
 
     /// Positions of the resources that are or were called `name`, in order.

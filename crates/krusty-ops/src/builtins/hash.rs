@@ -6,6 +6,7 @@ use krusty_yaml::{to_go_json, write_go_json_string, Node};
 use sha2::{Digest, Sha256};
 
 use crate::error::OpResult;
+use crate::parallel;
 
 /// Renames every resource marked as needing a hash suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -14,14 +15,14 @@ pub struct AddHashSuffixes;
 impl AddHashSuffixes {
     /// Applies the suffixes.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
-        for r in resources.resources_mut() {
+        parallel::map_each(resources.resources_mut(), |r| {
             if r.meta.needs_hash {
                 let hash = content_hash(r);
                 r.store_previous_id();
                 let name = format!("{}-{hash}", r.name());
                 r.set_name(&name);
             }
-        }
+        });
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use regex::Regex;
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::parallel;
 
 /// One `images:` entry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -185,11 +186,11 @@ impl SetImages {
 fn update_images(
     resources: &mut ResMap,
     specs: &[FieldSpec],
-    update: &dyn Fn(&mut Node) -> OpResult<()>,
+    update: &(dyn Fn(&mut Node) -> OpResult<()> + Sync),
 ) -> OpResult<()> {
-    for r in resources.resources_mut() {
+    parallel::try_each(resources.resources_mut(), |r| {
         if r.kind() == "CustomResourceDefinition" {
-            continue;
+            return Ok(());
         }
         visit_containers(&mut r.node, &mut |n| update(n))?;
         let gvk = r.gvk();
@@ -202,8 +203,8 @@ fn update_images(
                 &mut |n: &mut Node| update(n),
             )?;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Calls `update` on the `image` of every `containers` and

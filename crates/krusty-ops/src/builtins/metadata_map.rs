@@ -6,6 +6,7 @@ use krusty_yaml::{Node, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::parallel;
 
 /// Adds `pairs` to the mapping at every field in `specs`, in every resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,9 +23,8 @@ impl SetMapEntries {
         if self.pairs.is_empty() {
             return Ok(());
         }
-        for r in resources.resources_mut() {
+        parallel::try_each(resources.resources_mut(), |r| {
             let gvk = r.gvk();
-            let id = r.id();
             for spec in &self.specs {
                 apply(
                     &mut r.node,
@@ -34,11 +34,12 @@ impl SetMapEntries {
                     &mut |n: &mut Node| set_entries(n, &self.pairs),
                 )
                 .map_err(|e| {
+                    let id = r.id();
                     e.context(format!("considering field '{}' of object {id}", spec.path))
                 })?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 

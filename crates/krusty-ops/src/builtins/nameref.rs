@@ -10,6 +10,7 @@ use krusty_yaml::{Node, Value};
 use crate::config::NameBackRef;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::parallel;
 
 /// Rewrites name references using `back_refs` (which fields refer to which kinds).
 #[derive(Debug, Clone, PartialEq)]
@@ -155,7 +156,9 @@ impl FixNameReferences {
     /// Applies the fix-up to every resource.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
         let candidates = Candidates::of(resources);
-        for r in resources.resources_mut() {
+        // Each referrer is fixed from the candidates as they were before any
+        // fix, so referrers can be fixed in any order.
+        parallel::try_each(resources.resources_mut(), |r| {
             let original = r.original_id();
             // What the fix-up needs of the referrer, computed once it is known
             // to refer to something.
@@ -197,8 +200,8 @@ impl FixNameReferences {
                     })?;
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 

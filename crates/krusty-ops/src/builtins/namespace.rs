@@ -5,6 +5,7 @@ use krusty_yaml::Node;
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::parallel;
 
 /// Which RoleBinding/ClusterRoleBinding subjects get the namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,11 +52,11 @@ impl SetNamespace {
         if self.namespace.is_empty() {
             return Ok(());
         }
-        for r in resources.resources_mut() {
+        parallel::try_each(resources.resources_mut(), |r| {
             r.store_previous_id();
             self.apply_one(r)
-                .map_err(|e| e.context("namespace transformation failed"))?;
-        }
+                .map_err(|e| e.context("namespace transformation failed"))
+        })?;
         resources.check_unique().map_err(|e| {
             OpError::new(format!(
                 "namespace transformation produces ID conflict: {e}"

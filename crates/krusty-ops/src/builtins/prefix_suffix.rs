@@ -6,6 +6,7 @@ use krusty_yaml::Node;
 
 use crate::error::OpResult;
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::parallel;
 
 /// Adds `prefix` and `suffix` to the fields in `specs`.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,10 +33,10 @@ impl AddNameAffixes {
         if self.prefix.is_empty() && self.suffix.is_empty() {
             return Ok(());
         }
-        for r in resources.resources_mut() {
+        parallel::try_each(resources.resources_mut(), |r| {
             let original = r.original_id();
             if never_renamed(&original.gvk) {
-                continue;
+                return Ok(());
             }
             let gvk = r.gvk();
             for spec in &self.specs {
@@ -66,7 +67,7 @@ impl AddNameAffixes {
                     },
                 )?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }

@@ -10,6 +10,8 @@ use krusty_yaml::Node;
 
 use crate::env::Env;
 use crate::error::{go_quote, OpError, OpResult};
+use crate::parallel;
+use crate::schema::Schema;
 use crate::selector::Selector;
 use json6902::JsonPatch;
 
@@ -163,13 +165,14 @@ impl PatchEntry {
                         self.source.describe()
                     )));
                 };
-                for index in select(resources, target)? {
-                    let r = &mut resources.resources_mut()[index];
+                let selected = select(resources, target)?;
+                parallel::map_at(resources.resources_mut(), &selected, |r| {
                     r.store_previous_id();
                     apply_json(r, &ops)
-                        .map_err(|e| e.context(format!("patch {}", self.source.describe())))?;
-                }
-                Ok(())
+                        .map_err(|e| e.context(format!("patch {}", self.source.describe())))
+                })
+                .into_iter()
+                .collect()
             }
         }
     }
@@ -311,14 +314,16 @@ fn apply_strategic(
     copied: bool,
     env: &Env<'_>,
 ) -> OpResult<()> {
-    let mut deleted = Vec::new();
     let renames = patch.meta.allow_name_change || patch.meta.allow_kind_change;
-    for &index in selected {
-        let r = if renames {
-            &mut resources.resources_mut()[index]
-        } else {
-            resources.get_mut_keeping_identity(index)
-        };
+    let targets = if renames {
+        resources.resources_mut()
+    } else {
+        resources.resources_mut_keeping_identity()
+    };
+    let schema = env.schema;
+    // Each target gets its own copy of the patch; the merges are
+    // independent of one another.
+    let outcomes = parallel::map_at(targets, selected, |r| {
         let mut patch_node = patch.node.clone();
         if copied {
             smp::stringify_metadata_maps(&mut patch_node);
@@ -327,9 +332,12 @@ fn apply_strategic(
         let api_version = r.api_version().to_string();
         patch_node.set("apiVersion", Node::string(api_version));
         let id = r.id();
-        let applied = apply_strategic_one(r, patch_node, patch, env)
-            .map_err(|e| e.context(format!("applying to {id}")))?;
-        if !applied {
+        apply_strategic_one(r, patch_node, patch, schema)
+            .map_err(|e| e.context(format!("applying to {id}")))
+    });
+    let mut deleted = Vec::new();
+    for (&index, outcome) in selected.iter().zip(outcomes) {
+        if !outcome? {
             deleted.push(index);
         }
     }
@@ -337,7 +345,7 @@ fn apply_strategic(
         resources.remove_at(index);
     }
     // Only a patch allowed to rename can make two resources collide.
-    if patch.meta.allow_name_change || patch.meta.allow_kind_change {
+    if renames {
         resources
             .check_unique()
             .map_err(|e| OpError::new(e.to_string()))?;
@@ -350,7 +358,7 @@ fn apply_strategic_one(
     r: &mut Resource,
     patch_node: Node,
     patch: &Resource,
-    env: &Env<'_>,
+    schema: &Schema,
 ) -> OpResult<bool> {
     let (name, namespace, kind) = (
         r.name().to_string(),
@@ -361,7 +369,7 @@ fn apply_strategic_one(
         r.store_previous_id();
     }
     let target = std::mem::replace(&mut r.node, Node::null());
-    match smp::merge(target, patch_node, env.schema)? {
+    match smp::merge(target, patch_node, schema)? {
         None => return Ok(false),
         Some(merged) => r.node = merged,
     }
