@@ -558,7 +558,7 @@ fn string_list(field: &str, n: &Node) -> BuildResult<Vec<String>> {
     items
         .iter()
         .map(|i| {
-            i.as_scalar().map(|s| s.text.clone()).ok_or_else(|| {
+            i.as_scalar().map(|s| s.text.to_string()).ok_or_else(|| {
                 BuildError::new(format!(
                     "the field '{field}' (line {}) must be a list of strings",
                     i.pos.line

@@ -41,7 +41,7 @@ fn load_case(dir: &Path) -> Case {
         .map(|items| {
             items
                 .iter()
-                .filter_map(|i| i.as_scalar().map(|s| s.text.clone()))
+                .filter_map(|i| i.as_scalar().map(|s| s.text.to_string()))
                 .collect()
         })
         .unwrap_or_default();

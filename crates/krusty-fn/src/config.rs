@@ -15,10 +15,10 @@ pub fn to_json_value(node: &Node) -> serde_json::Value {
             Resolved::Int(i) => i64::try_from(i)
                 .map(J::from)
                 .or_else(|_| u64::try_from(i).map(J::from))
-                .unwrap_or_else(|_| J::String(s.text.clone())),
+                .unwrap_or_else(|_| J::String(s.text.to_string())),
             Resolved::Float(f) => serde_json::Number::from_f64(f)
                 .map(J::Number)
-                .unwrap_or_else(|| J::String(s.text.clone())),
+                .unwrap_or_else(|| J::String(s.text.to_string())),
             Resolved::Str(t) => J::String(t.to_string()),
             Resolved::Owned(t) => J::String(t),
         },

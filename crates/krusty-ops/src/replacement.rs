@@ -340,7 +340,7 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
                 s.text
             )));
         }
-        s.text = parts[index as usize].to_string();
+        s.text = parts[index as usize].into();
     }
     Ok(value)
 }
@@ -607,7 +607,7 @@ fn set_value(
         }
         let joined = parts.join(&options.delimiter);
         match &mut value.value {
-            Value::Scalar(s) => s.text = joined,
+            Value::Scalar(s) => s.text = joined.into(),
             _ => value = Node::plain(joined),
         }
     }
@@ -630,7 +630,7 @@ fn set_value(
         )));
     }
     if let Value::Scalar(s) = &mut target.value {
-        s.text = text;
+        s.text = text.into();
         s.tag = Some(tag.into());
     }
     Ok(())

@@ -54,7 +54,7 @@ fn scalar_text(n: &Node) -> String {
     match &n.value {
         Value::Scalar(s) => match resolve_input(s) {
             Resolved::Owned(t) => t,
-            _ => s.text.clone(),
+            _ => s.text.to_string(),
         },
         _ => String::new(),
     }

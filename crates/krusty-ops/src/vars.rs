@@ -350,7 +350,7 @@ fn substitute(node: &mut Node, values: &[(String, VarValue)]) {
         Expanded::Whole(v) => (v.text(), "!!str"),
         Expanded::Text(t) => (t, "!!str"),
     };
-    s.text = text;
+    s.text = text.into();
     s.tag = Some(tag.into());
 }
 

@@ -2,6 +2,10 @@
 //! and enough of its source form (scalar style, tags, comments, key order) to
 //! write a file back the way a person wrote it.
 
+use std::ops::Deref;
+
+pub use compact_str::CompactString;
+
 /// A position in a source file: 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pos {
@@ -36,12 +40,37 @@ pub enum ScalarStyle {
 /// A scalar: its text after YAML escape and folding rules, and how it was written.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scalar {
-    /// The scalar's value text.
-    pub text: String,
+    /// The scalar's value text (held inline up to 24 bytes, as most keys,
+    /// names and values are, so those need no allocation of their own).
+    pub text: CompactString,
     /// Source style; `Plain` scalars are typed by resolution, others are strings.
     pub style: ScalarStyle,
     /// An explicit tag such as `!!str` or `!custom`, as written.
-    pub tag: Option<Box<str>>,
+    pub tag: Option<Tag>,
+}
+
+/// An explicit tag, as written (`!!str`, `!custom`). Kept behind one thin
+/// pointer: most scalars have none, and every node pays for the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag(Box<Box<str>>);
+
+impl Deref for Tag {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Tag {
+    fn from(text: &str) -> Tag {
+        Tag(Box::new(text.into()))
+    }
+}
+
+impl From<String> for Tag {
+    fn from(text: String) -> Tag {
+        Tag(Box::new(text.into_boxed_str()))
+    }
 }
 
 /// Comments attached to a node, kept for comment-preserving round trips.
@@ -73,8 +102,6 @@ pub struct Node {
     pub pos: Pos,
     /// Comments around the node, if any (boxed: most nodes have none).
     pub comments: Option<Box<Comments>>,
-    /// `true` when the collection was written in flow style (`[..]` or `{..}`).
-    pub flow: bool,
 }
 
 impl Node {
@@ -84,12 +111,11 @@ impl Node {
             value,
             pos: Pos::default(),
             comments: None,
-            flow: false,
         }
     }
 
     /// A plain-style string scalar (its type still resolves from the text).
-    pub fn plain(text: impl Into<String>) -> Node {
+    pub fn plain(text: impl Into<CompactString>) -> Node {
         Node::new(Value::Scalar(Scalar {
             text: text.into(),
             style: ScalarStyle::Plain,
@@ -98,7 +124,7 @@ impl Node {
     }
 
     /// A scalar that is a string whatever its text looks like.
-    pub fn string(text: impl Into<String>) -> Node {
+    pub fn string(text: impl Into<CompactString>) -> Node {
         Node::new(Value::Scalar(Scalar {
             text: text.into(),
             style: ScalarStyle::DoubleQuoted,
@@ -258,4 +284,18 @@ pub struct Document {
     pub root: Option<Node>,
     /// Comments after the last node of the document.
     pub foot_comments: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_stay_small() {
+        // Mapping entries (two nodes) are most of a build's memory: 56
+        // bytes a node means short text inline, the tag behind one thin
+        // pointer, and no field left in padding.
+        assert_eq!(std::mem::size_of::<Node>(), 56);
+        assert_eq!(std::mem::size_of::<Value>(), 40);
+    }
 }

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::error::YamlError;
-use crate::node::{Comments, Document, Node, Pos, Scalar, ScalarStyle, Value};
+use crate::node::{Comments, CompactString, Document, Node, Pos, Scalar, ScalarStyle, Value};
 
 /// Limits that protect the reader from hostile input.
 #[derive(Debug, Clone, Copy)]
@@ -109,7 +109,7 @@ struct Parser<'a> {
 /// [`Parser::entries`]) and where each is.
 struct KeyIndex {
     first: usize,
-    positions: HashMap<String, usize>,
+    positions: HashMap<CompactString, usize>,
 }
 
 /// Past this many entries a mapping's duplicate keys are found by hashing.
@@ -389,7 +389,7 @@ impl<'a> Parser<'a> {
             let indentless_seq = ctx == Ctx::MapValue && col == parent && self.at_seq_entry();
             if !has_content || (col <= parent && !indentless_seq) {
                 let mut n = Node::new(Value::Scalar(Scalar {
-                    text: String::new(),
+                    text: CompactString::default(),
                     style: ScalarStyle::Plain,
                     tag: tag.map(Into::into),
                 }));
@@ -543,7 +543,7 @@ impl<'a> Parser<'a> {
     }
 
     fn plain_key(&mut self, end: usize, start: Pos) -> Node {
-        let text = self.src[self.i..end].to_string();
+        let text = CompactString::from(&self.src[self.i..end]);
         self.i = end;
         self.skip_inline_ws();
         let mut n = Node::plain(text);
@@ -552,7 +552,7 @@ impl<'a> Parser<'a> {
     }
 
     fn plain_multiline(&mut self, parent: i32, first_end: usize, start: Pos) -> PResult<Node> {
-        let mut text = self.src[self.i..first_end].to_string();
+        let mut text = CompactString::from(&self.src[self.i..first_end]);
         self.i = first_end;
         self.skip_inline_ws();
         let mut comment = None;
@@ -738,7 +738,7 @@ impl<'a> Parser<'a> {
         let found = index.positions.get(text).copied();
         if found.is_none() {
             // The caller adds the entry next.
-            index.positions.insert(text.to_string(), next);
+            index.positions.insert(text.into(), next);
         }
         found
     }
@@ -921,7 +921,7 @@ impl<'a> Parser<'a> {
             (self.line, self.line_start) = end_line;
         }
         let body = &lines[..content_count];
-        let mut text = String::new();
+        let mut text = CompactString::default();
         if literal {
             for (n, l) in body.iter().enumerate() {
                 if n > 0 {
@@ -964,7 +964,7 @@ impl<'a> Parser<'a> {
         let start = self.pos();
         let q = self.b[self.i];
         self.i += 1;
-        let mut text = String::new();
+        let mut text = CompactString::default();
         loop {
             let Some(c) = self.peek() else {
                 return Err(YamlError::new(
@@ -1052,7 +1052,7 @@ impl<'a> Parser<'a> {
         Ok(n)
     }
 
-    fn escape(&mut self, out: &mut String) -> PResult<()> {
+    fn escape(&mut self, out: &mut CompactString) -> PResult<()> {
         let c = self.at(1).unwrap_or(0);
         let simple = match c {
             b'0' => Some('\0'),
@@ -1158,9 +1158,7 @@ impl<'a> Parser<'a> {
                             self.flow_node()?
                         };
                         self.skip_flow_ws()?;
-                        let mut m = Node::new(Value::Map(vec![(item, value)]));
-                        m.flow = true;
-                        m
+                        Node::new(Value::Map(vec![(item, value)]))
                     } else {
                         item
                     };
@@ -1239,9 +1237,6 @@ impl<'a> Parser<'a> {
         };
         self.depth -= 1;
         node.pos = start;
-        if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
-            node.flow = true;
-        }
         if let Some(t) = tag {
             apply_tag(&mut node, t);
         }
@@ -1253,7 +1248,7 @@ impl<'a> Parser<'a> {
 
     fn flow_plain(&mut self) -> PResult<Node> {
         let start = self.pos();
-        let mut text = String::new();
+        let mut text = CompactString::default();
         let mut pending_breaks = 0usize;
         loop {
             let (end, _) = self.scan_plain_line(true);
@@ -1407,7 +1402,7 @@ fn apply_tag(node: &mut Node, tag: String) {
 
 /// Folds the lines of a `>` block scalar: single line breaks between normal
 /// lines become spaces; more-indented lines and empty lines keep their breaks.
-fn fold_lines(lines: &[&str], out: &mut String) {
+fn fold_lines(lines: &[&str], out: &mut CompactString) {
     let mut prev_more = false;
     let mut empties = 0usize;
     let mut first = true;

@@ -223,7 +223,7 @@ fn role_binding_namespaces(r: &Resource) -> OpResult<HashSet<String>> {
         }
         match ns.as_scalar() {
             Some(scalar) if !ns.is_null() => {
-                out.insert(scalar.text.clone());
+                out.insert(scalar.text.to_string());
             }
             _ => {
                 return Err(OpError::new(format!(

@@ -51,7 +51,7 @@ impl JsonPatch {
                     None => Ok(None),
                     Some((_, v)) if v.is_null() => Ok(None),
                     Some((_, v)) => match v.as_scalar() {
-                        Some(s) if json_type(v) == "string" => Ok(Some(s.text.clone())),
+                        Some(s) if json_type(v) == "string" => Ok(Some(s.text.to_string())),
                         _ => Err(OpError::new(format!(
                             "json: cannot unmarshal {} into Go value of type string",
                             json_type(v)
@@ -237,7 +237,7 @@ fn yaml11_booleans(mut node: Node) -> Node {
                 _ => None,
             };
             if let Some(t) = truth {
-                s.text = t.to_string();
+                s.text = t.into();
             }
         }
         Value::Seq(items) => {
