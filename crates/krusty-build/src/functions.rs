@@ -89,7 +89,7 @@ impl FunctionStep {
             }
             Runtime::Starlark(StarlarkSource::Path(path)) => {
                 let file = loader.file(&path).map_err(in_config)?;
-                let program = loader.read(&file).map_err(in_config)?;
+                let program = loader.read(&file, None).map_err(in_config)?;
                 Runtime::Starlark(StarlarkSource::Inline(program))
             }
             Runtime::Starlark(StarlarkSource::Url(url)) => {

@@ -166,12 +166,16 @@ pub enum OpenApi {
 impl Kustomization {
     /// Finds and parses the kustomization file in `dir`.
     pub fn load(dir: &Path) -> BuildResult<(Kustomization, std::path::PathBuf)> {
-        let found: Vec<_> = FILE_NAMES
+        // The stat that finds each name also gives the size to read by.
+        let found: Vec<(std::path::PathBuf, u64)> = FILE_NAMES
             .iter()
             .map(|n| dir.join(n))
-            .filter(|p| p.is_file())
+            .filter_map(|p| {
+                let m = std::fs::metadata(&p).ok().filter(|m| m.is_file())?;
+                Some((p, m.len()))
+            })
             .collect();
-        let path = match found.as_slice() {
+        let (path, size) = match found.as_slice() {
             [one] => one.clone(),
             [] => {
                 return Err(BuildError::new(format!(
@@ -186,7 +190,7 @@ impl Kustomization {
                 )))
             }
         };
-        let text = crate::loader::read_text(&path)?;
+        let text = crate::loader::read_text(&path, Some(size))?;
         let k = Kustomization::parse(&text)
             .map_err(|e| e.context(format!("invalid kustomization file {}", path.display())))?;
         Ok((k, path))

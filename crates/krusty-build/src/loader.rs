@@ -41,8 +41,17 @@ pub struct Loader {
 pub enum Entry {
     /// A directory holding a kustomization.
     Dir(PathBuf),
-    /// A file of resources.
-    File(PathBuf),
+    /// A file of resources, and its size when resolving it found out.
+    File(PathBuf, Option<u64>),
+}
+
+/// A path resolved against a kustomization root.
+struct Resolved {
+    /// The path, with symlinks resolved.
+    path: PathBuf,
+    is_dir: bool,
+    /// The size its `lstat` reported, when resolving took one.
+    size: Option<u64>,
 }
 
 impl Loader {
@@ -70,18 +79,18 @@ impl Loader {
     /// Classifies a `resources:` path: a directory or a file (with symlinks
     /// resolved). Files are subject to the load restrictor.
     pub fn entry(&self, rel: &str) -> BuildResult<Entry> {
-        let (path, is_dir) = self.resolve(rel)?;
-        if is_dir {
-            return Ok(Entry::Dir(path));
+        let resolved = self.resolve(rel)?;
+        if resolved.is_dir {
+            return Ok(Entry::Dir(resolved.path));
         }
-        self.check_restriction(&path)?;
-        Ok(Entry::File(path))
+        self.check_restriction(&resolved.path)?;
+        Ok(Entry::File(resolved.path, resolved.size))
     }
 
     /// `root/rel` with symlinks resolved, and whether it is a directory.
     /// A path of plain names with no symlink on the way (the usual case)
     /// costs one `lstat` per name; anything else is canonicalized.
-    fn resolve(&self, rel: &str) -> BuildResult<(PathBuf, bool)> {
+    fn resolve(&self, rel: &str) -> BuildResult<Resolved> {
         let rel_path = Path::new(rel);
         let plain_names = rel_path.components().next().is_some()
             && rel_path
@@ -89,25 +98,32 @@ impl Loader {
                 .all(|c| matches!(c, std::path::Component::Normal(_)));
         if plain_names {
             let mut path = self.root.clone();
-            let mut is_dir = false;
-            let mut resolved = true;
+            let mut last = None;
             for name in rel_path.components() {
                 path.push(name);
                 match std::fs::symlink_metadata(&path) {
-                    Ok(m) if !m.file_type().is_symlink() => is_dir = m.is_dir(),
+                    Ok(m) if !m.file_type().is_symlink() => last = Some(m),
                     _ => {
-                        resolved = false;
+                        last = None;
                         break;
                     }
                 }
             }
-            if resolved {
-                return Ok((path, is_dir));
+            if let Some(m) = last {
+                return Ok(Resolved {
+                    path,
+                    is_dir: m.is_dir(),
+                    size: m.is_file().then(|| m.len()),
+                });
             }
         }
         let path = canonical(&self.root.join(rel))?;
         let is_dir = path.is_dir();
-        Ok((path, is_dir))
+        Ok(Resolved {
+            path,
+            is_dir,
+            size: None,
+        })
     }
 
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
@@ -121,30 +137,35 @@ impl Loader {
         Ok(())
     }
 
-    /// Reads a file as UTF-8 text.
-    pub fn read(&self, path: &Path) -> BuildResult<String> {
-        read_text(path)
+    /// Reads a file as UTF-8 text; `size` is what a stat of it reported,
+    /// if known (see [`read_text`]).
+    pub fn read(&self, path: &Path, size: Option<u64>) -> BuildResult<String> {
+        read_text(path, size)
     }
 
     /// Resolves a file path named in the kustomization, subject to the
     /// load restrictor.
     pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
-        let (path, _) = self.resolve(rel)?;
-        self.check_restriction(&path)?;
-        Ok(path)
+        let resolved = self.resolve(rel)?;
+        self.check_restriction(&resolved.path)?;
+        Ok(resolved.path)
     }
 }
 
 impl krusty_ops::FileSource for Loader {
     fn read_bytes(&self, rel: &str) -> krusty_ops::OpResult<Vec<u8>> {
-        let path = self.file(rel).map_err(|e| krusty_ops::OpError::new(e.0))?;
-        if path.is_dir() {
+        let resolved = self
+            .resolve(rel)
+            .and_then(|r| self.check_restriction(&r.path).map(|()| r))
+            .map_err(|e| krusty_ops::OpError::new(e.0))?;
+        let path = resolved.path;
+        if resolved.is_dir {
             return Err(krusty_ops::OpError::new(format!(
                 "'{}' is a directory, not a file",
                 path.display()
             )));
         }
-        std::fs::read(&path).map_err(|e| {
+        read_whole(&path, resolved.size).map_err(|e| {
             krusty_ops::OpError::new(format!(
                 "{}: cannot read file: {}",
                 path.display(),
@@ -205,9 +226,43 @@ fn describe_io(e: &std::io::Error) -> String {
     }
 }
 
-/// Reads a file as UTF-8, reporting the line and column of invalid bytes.
-pub fn read_text(path: &Path) -> BuildResult<String> {
-    let bytes = std::fs::read(path).map_err(|e| {
+/// Reads a whole file in as few system calls as it can: with its size
+/// known (`size`, from a stat; else one is taken), one read of a byte more
+/// than that which comes back short exactly at that size has reached the
+/// end, so no further read is needed to confirm it. Any other outcome (the
+/// file changed since, or is not a regular file) reads on to the end.
+pub fn read_whole(path: &Path, size: Option<u64>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let size = match size {
+        Some(size) => size,
+        None => file.metadata()?.len(),
+    };
+    let expected = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut buf = vec![0u8; expected.saturating_add(1).min(1 << 30)];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len().saturating_mul(2), 0);
+        }
+        let n = match file.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        filled += n;
+        if n == 0 || (filled == expected && filled < buf.len()) {
+            break;
+        }
+    }
+    buf.truncate(filled);
+    Ok(buf)
+}
+
+/// Reads a file as UTF-8, reporting the line and column of invalid bytes;
+/// `size` is what a stat of it reported, if known.
+pub fn read_text(path: &Path, size: Option<u64>) -> BuildResult<String> {
+    let bytes = read_whole(path, size).map_err(|e| {
         BuildError::new(format!(
             "{}: cannot read file: {}",
             path.display(),
@@ -227,4 +282,60 @@ pub fn read_text(path: &Path) -> BuildResult<String> {
             path.display()
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch file holding `content`, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str, content: &[u8]) -> Scratch {
+            let path =
+                std::env::temp_dir().join(format!("krusty-loader-{}-{name}", std::process::id()));
+            std::fs::write(&path, content).expect("scratch file");
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn whole_files_are_read_whatever_size_was_given() {
+        let content: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let file = Scratch::new("sizes", &content);
+        let len = content.len() as u64;
+        // The right size, none, and sizes a file that changed since its
+        // stat would show: each reads the file as it is now.
+        for size in [
+            Some(len),
+            None,
+            Some(0),
+            Some(1),
+            Some(len - 1),
+            Some(len + 1),
+            Some(len * 3),
+        ] {
+            let read = read_whole(&file.0, size).expect("readable");
+            assert!(
+                read == content,
+                "size hint {size:?} read {} bytes",
+                read.len()
+            );
+        }
+        let empty = Scratch::new("empty", b"");
+        assert_eq!(read_whole(&empty.0, Some(0)).expect("readable"), b"");
+        assert_eq!(read_whole(&empty.0, None).expect("readable"), b"");
+    }
+
+    #[test]
+    fn reading_a_directory_fails() {
+        assert!(read_whole(&std::env::temp_dir(), None).is_err());
+    }
 }

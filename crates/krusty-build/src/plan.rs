@@ -44,7 +44,7 @@ fn op_err(e: krusty_ops::OpError) -> BuildError {
 /// The non-empty documents of a YAML file named in the kustomization.
 fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
     let file = loader.file(path)?;
-    let text = loader.read(&file)?;
+    let text = loader.read(&file, None)?;
     let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
         BuildError::new(format!(
             "{}:{}:{}: {}",

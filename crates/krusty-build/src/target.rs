@@ -183,7 +183,7 @@ impl Context {
             }
             Some(OpenApi::Path(path)) => {
                 let file = loader.file(path).map_err(in_file)?;
-                let text = loader.read(&file).map_err(in_file)?;
+                let text = loader.read(&file, None).map_err(in_file)?;
                 let doc = krusty_yaml::parse_stream(&text)
                     .ok()
                     .and_then(|docs| docs.into_iter().find_map(|d| d.root))
@@ -389,8 +389,8 @@ impl Context {
         }
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         match loader.entry(entry).map_err(from)? {
-            Entry::File(path) => {
-                let text = loader.read(&path).map_err(from)?;
+            Entry::File(path, size) => {
+                let text = loader.read(&path, size).map_err(from)?;
                 let mut resources = resources_from_text(&text, &path).map_err(from)?;
                 for r in &mut resources {
                     r.meta.origin = Some(Origin::File(path.clone()));
