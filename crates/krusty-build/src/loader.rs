@@ -113,7 +113,7 @@ impl Loader {
                 return Ok(Resolved {
                     path,
                     is_dir: m.is_dir(),
-                    size: m.is_file().then(|| m.len()),
+                    size: m.is_file().then_some(m.len()),
                 });
             }
         }
