@@ -209,9 +209,9 @@ fn back_refs_from_node(node: &Node) -> OpResult<Vec<NameBackRef>> {
             };
             Ok(NameBackRef {
                 gvk: Gvk {
-                    group: text("group"),
-                    version: text("version"),
-                    kind: text("kind"),
+                    group: text("group").into(),
+                    version: text("version").into(),
+                    kind: text("kind").into(),
                 },
                 referrers: match item.get("fieldSpecs") {
                     Some(v) => specs_from_node(v)?,

@@ -34,7 +34,7 @@ pub fn config_from_definitions(defs: &Node) -> OpResult<TransformerConfig> {
             continue;
         }
         let gvk = Gvk {
-            kind: name.rsplit('.').next().unwrap_or(name).to_string(),
+            kind: name.rsplit('.').next().unwrap_or(name).into(),
             ..Gvk::default()
         };
         let mut stack = vec![name.to_string()];
@@ -87,9 +87,9 @@ fn walk(
                 .unwrap_or("name");
             let back_ref = NameBackRef {
                 gvk: Gvk {
-                    group: String::new(),
-                    version: version.to_string(),
-                    kind: kind.to_string(),
+                    group: Default::default(),
+                    version: version.into(),
+                    kind: kind.into(),
                 },
                 referrers: vec![spec(Some(name_key))],
             };

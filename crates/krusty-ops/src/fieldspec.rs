@@ -76,9 +76,9 @@ impl FieldSpec {
         };
         Ok(FieldSpec {
             gvk: Gvk {
-                group: text("group"),
-                version: text("version"),
-                kind: text("kind"),
+                group: text("group").into(),
+                version: text("version").into(),
+                kind: text("kind").into(),
             },
             path: text("path"),
             create,
@@ -103,9 +103,9 @@ impl FieldSpec {
         let create = parts.next() == Some("create");
         Some(FieldSpec {
             gvk: Gvk {
-                group,
-                version,
-                kind,
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
             },
             path,
             create,

@@ -235,8 +235,8 @@ impl Selector {
         let ns_ok = self.namespace.is_empty() || {
             let own = ResId {
                 gvk: self.gvk.clone(),
-                name: String::new(),
-                namespace: self.namespace.clone(),
+                name: Default::default(),
+                namespace: self.namespace.as_str().into(),
             };
             own.effective_namespace() == id.effective_namespace()
         };

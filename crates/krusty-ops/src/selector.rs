@@ -54,9 +54,9 @@ impl Selector {
     /// fields); `false` if there is none.
     pub fn set_field(&mut self, field: &str, text: String) -> bool {
         match field {
-            "group" => self.gvk.group = text,
-            "version" => self.gvk.version = text,
-            "kind" => self.gvk.kind = text,
+            "group" => self.gvk.group = text.into(),
+            "version" => self.gvk.version = text.into(),
+            "kind" => self.gvk.kind = text.into(),
             "name" => self.name = text,
             "namespace" => self.namespace = text,
             "labelSelector" => self.label_selector = text,
@@ -70,8 +70,8 @@ impl Selector {
     pub fn id_text(&self) -> String {
         ResId {
             gvk: self.gvk.clone(),
-            name: self.name.clone(),
-            namespace: self.namespace.clone(),
+            name: self.name.as_str().into(),
+            namespace: self.namespace.as_str().into(),
         }
         .to_string()
     }

@@ -97,9 +97,9 @@ pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
                         )?;
                         match field {
                             "apiVersion" => var.api_version = text,
-                            "group" => var.gvk.group = text,
-                            "version" => var.gvk.version = text,
-                            "kind" => var.gvk.kind = text,
+                            "group" => var.gvk.group = text.into(),
+                            "version" => var.gvk.version = text.into(),
+                            "kind" => var.gvk.kind = text.into(),
                             "name" => var.object_name = text,
                             _ => var.namespace = text,
                         }
@@ -166,8 +166,8 @@ pub fn declare(resources: &mut ResMap, set: &mut VarSet, incoming: &[Var]) -> Op
     for var in incoming {
         let target = ResId {
             gvk: var.target_gvk(),
-            name: var.object_name.clone(),
-            namespace: var.namespace.clone(),
+            name: var.object_name.as_str().into(),
+            namespace: var.namespace.as_str().into(),
         };
         let exact = !target.namespace.is_empty() || target.gvk.is_cluster_scoped();
         let matches = |id: &ResId| {

@@ -2,15 +2,17 @@
 
 use std::fmt;
 
+use krusty_yaml::CompactString;
+
 /// Group, version and kind of a resource.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Gvk {
     /// API group; empty for the core group.
-    pub group: String,
+    pub group: CompactString,
     /// API version.
-    pub version: String,
+    pub version: CompactString,
     /// Kind.
-    pub kind: String,
+    pub kind: CompactString,
 }
 
 impl Gvk {
@@ -21,9 +23,9 @@ impl Gvk {
             None => ("", api_version),
         };
         Gvk {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: kind.to_string(),
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
         }
     }
 
@@ -54,7 +56,7 @@ impl Gvk {
     /// `apiVersion` as written in a resource.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
-            self.version.clone()
+            self.version.to_string()
         } else {
             format!("{}/{}", self.group, self.version)
         }
@@ -87,9 +89,9 @@ pub struct ResId {
     /// Group, version and kind.
     pub gvk: Gvk,
     /// `metadata.name`.
-    pub name: String,
+    pub name: CompactString,
     /// `metadata.namespace`; empty when unset.
-    pub namespace: String,
+    pub namespace: CompactString,
 }
 
 /// The namespace Kustomize compares with: cluster-scoped kinds have none.
@@ -156,7 +158,7 @@ mod tests {
         let id = ResId {
             gvk: Gvk::from_api_version("apps/v1", "StatefulSet"),
             name: "my-sts".into(),
-            namespace: String::new(),
+            namespace: CompactString::default(),
         };
         assert_eq!(id.to_string(), "StatefulSet.v1.apps/my-sts.[noNs]");
         let core = Gvk::from_api_version("v1", "Deployment");

@@ -1,15 +1,17 @@
 //! Build metadata: what the build tracks about a resource beyond its content
 //! (Kustomize keeps these as internal annotations and strips them on output).
 
+use krusty_yaml::CompactString;
+
 /// An identity a resource had before a rename.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreviousId {
     /// Kind at the time.
-    pub kind: String,
+    pub kind: CompactString,
     /// Name at the time.
-    pub name: String,
+    pub name: CompactString,
     /// Namespace at the time; `default` when it was unset.
-    pub namespace: String,
+    pub namespace: CompactString,
 }
 
 /// How a generated resource combines with an existing one of the same id.

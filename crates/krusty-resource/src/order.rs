@@ -92,7 +92,7 @@ fn legacy_key(order: &LegacyOrder, id: &ResId) -> (i64, String, String, String) 
         order.rank(&id.gvk.kind),
         gvk,
         or(&id.namespace, "~X"),
-        id.name.clone(),
+        id.name.to_string(),
     )
 }
 

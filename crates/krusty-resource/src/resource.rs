@@ -1,6 +1,6 @@
 //! A resource: one YAML mapping with `apiVersion`, `kind` and `metadata`.
 
-use krusty_yaml::{Node, ScalarStyle, Value};
+use krusty_yaml::{CompactString, Node, ScalarStyle, Value};
 
 use crate::id::{Gvk, ResId};
 use crate::meta::BuildMeta;
@@ -121,8 +121,8 @@ impl Resource {
     pub fn id(&self) -> ResId {
         ResId {
             gvk: self.gvk(),
-            name: self.name().to_string(),
-            namespace: self.namespace().to_string(),
+            name: self.name().into(),
+            namespace: self.namespace().into(),
         }
     }
 
@@ -210,8 +210,8 @@ impl Resource {
     pub fn store_previous_id(&mut self) {
         let id = self.id();
         let namespace = match id.effective_namespace() {
-            crate::id::NOT_A_NAMESPACE => String::new(),
-            ns => ns.to_string(),
+            crate::id::NOT_A_NAMESPACE => CompactString::default(),
+            ns => ns.into(),
         };
         self.meta.previous.push(crate::meta::PreviousId {
             kind: id.gvk.kind,

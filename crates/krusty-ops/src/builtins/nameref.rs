@@ -242,9 +242,9 @@ fn role_ref_gvk(node: &Node) -> Option<Gvk> {
     let group = role_ref.get("apiGroup")?.as_str().unwrap_or_default();
     let kind = role_ref.get("kind")?.as_str().unwrap_or_default();
     Some(Gvk {
-        group: group.to_string(),
-        version: String::new(),
-        kind: kind.to_string(),
+        group: group.into(),
+        version: Default::default(),
+        kind: kind.into(),
     })
 }
 

@@ -44,7 +44,7 @@ pub fn apply_all(ops: &[SetReplicas], resources: &mut ResMap) -> OpResult<()> {
     let mut found = vec![false; ops.len()];
     for r in resources.resources_mut() {
         let mut names: Vec<String> = vec![r.name().to_string()];
-        names.extend(r.meta.previous.iter().map(|p| p.name.clone()));
+        names.extend(r.meta.previous.iter().map(|p| p.name.to_string()));
         let mut hits: Vec<usize> = names
             .iter()
             .filter_map(|n| by_name.get(n.as_str()))
