@@ -135,23 +135,32 @@ const WORKER_STACK: usize = 8 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Sized by RAYON_NUM_THREADS, else one thread per core. A failure
-    // leaves rayon's default pool, which works the same.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .stack_size(WORKER_STACK)
-        .build_global();
     match cli.command {
         Command::Version => {
             println!("krusty {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Command::Build(args) => match run_build(&args) {
+        Command::Build(args) => match in_pool(|| run_build(&args)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(msg) => {
                 eprintln!("Error: {msg}");
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// Runs `work` on a thread of a pool of one thread per core (or
+/// RAYON_NUM_THREADS), so its serial parts and the parallel parts it starts
+/// share the cores without an extra thread competing for them.
+fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match rayon::ThreadPoolBuilder::new()
+        .stack_size(WORKER_STACK)
+        .build()
+    {
+        Ok(pool) => pool.install(work),
+        // No threads to be had: rayon's default pool runs the parallel parts.
+        Err(_) => work(),
     }
 }
 

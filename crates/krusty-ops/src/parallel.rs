@@ -32,6 +32,25 @@ pub fn try_each(
     map_each(resources, change).into_iter().collect()
 }
 
+/// Positions of the resources that satisfy `test`, in order (tested in
+/// parallel for long lists).
+pub fn positions_where(
+    resources: &[Resource],
+    test: impl Fn(&Resource) -> bool + Sync + Send,
+) -> Vec<usize> {
+    if resources.len() < PARALLEL_FROM {
+        return (0..resources.len())
+            .filter(|&i| test(&resources[i]))
+            .collect();
+    }
+    resources
+        .par_iter()
+        .enumerate()
+        .filter(|(_, r)| test(r))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Runs `change` on the resources at `positions` (ascending, distinct) and
 /// returns their outcomes in that order.
 pub fn map_at<T: Send>(

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use crate::id::ResId;
 use crate::resource::Resource;
 
@@ -99,12 +101,14 @@ fn legacy_key(order: &LegacyOrder, id: &ResId) -> (i64, String, String, String) 
 /// Sorts resources by kind rank, then group, version and kind, then
 /// namespace and name. Stable, so equal ids keep their input order.
 pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
+    // Keys are computed once each, and both steps run in parallel (the
+    // sort is stable: equal keys keep their input order).
     let mut keyed: Vec<((i64, String, String, String), usize)> = resources
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(i, r)| (legacy_key(order, &r.id()), i))
         .collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.par_sort_by(|a, b| a.0.cmp(&b.0));
     let perm: Vec<usize> = keyed.into_iter().map(|k| k.1).collect();
     apply_permutation(resources, perm);
 }

@@ -1,6 +1,8 @@
 //! An ordered collection of resources with unique identities.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use foldhash::HashMap;
 
 use crate::id::ResId;
 use crate::resource::Resource;
@@ -48,11 +50,12 @@ impl ResMap {
     /// Adds a resource; its identity must be new.
     pub fn append(&mut self, r: Resource) -> Result<(), ResMapError> {
         self.refresh_index();
-        let id = r.id();
-        if self.index.contains_key(&id) {
-            return Err(ResMapError::Duplicate(id));
+        match self.index.entry(r.id()) {
+            Entry::Occupied(taken) => return Err(ResMapError::Duplicate(taken.key().clone())),
+            Entry::Vacant(slot) => {
+                slot.insert(self.resources.len());
+            }
         }
-        self.index.insert(id, self.resources.len());
         self.names_stale = true;
         self.resources.push(r);
         Ok(())
@@ -135,7 +138,7 @@ impl ResMap {
         if self.index.len() == self.resources.len() {
             return Ok(());
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = foldhash::HashSet::default();
         for r in &self.resources {
             let id = r.id();
             if !seen.insert(id.clone()) {
@@ -169,6 +172,11 @@ impl ResMap {
     /// Resources in order.
     pub fn iter(&self) -> std::slice::Iter<'_, Resource> {
         self.resources.iter()
+    }
+
+    /// Resources in order, as a slice.
+    pub fn as_slice(&self) -> &[Resource] {
+        &self.resources
     }
 
     /// Takes the resources out, in order.

@@ -2,7 +2,8 @@
 //! suffixes, hash suffixes, namespaces), every field that refers to one of
 //! them by name is rewritten to its new name.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
+use rayon::prelude::*;
 
 use krusty_resource::{Gvk, ResId, ResMap, Resource};
 use krusty_yaml::{Node, Value};
@@ -66,8 +67,8 @@ struct Candidates {
 
 impl Candidates {
     fn of(resources: &ResMap) -> Candidates {
-        let list: Vec<Candidate> = resources.iter().map(Candidate::of).collect();
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let list: Vec<Candidate> = resources.as_slice().par_iter().map(Candidate::of).collect();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, c) in list.iter().enumerate() {
             let mut names: Vec<&str> = c.previous.iter().map(|p| p.name.as_str()).collect();
             names.sort_unstable();
@@ -76,7 +77,7 @@ impl Candidates {
                 by_name.entry(name.to_string()).or_default().push(i);
             }
         }
-        let mut by_original_namespace: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_original_namespace: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, c) in list.iter().enumerate() {
             if !c.current.gvk.is_cluster_scoped() {
                 by_original_namespace
@@ -207,7 +208,7 @@ impl FixNameReferences {
 
 /// Namespaces of the ServiceAccount subjects of a RoleBinding.
 fn role_binding_namespaces(r: &Resource) -> OpResult<HashSet<String>> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     if r.kind() != "RoleBinding" {
         return Ok(out);
     }

@@ -276,12 +276,9 @@ impl Json6902Entry {
 /// Indices of the resources a target selects.
 fn select(resources: &ResMap, target: &Selector) -> OpResult<Vec<usize>> {
     let compiled = target.compile_regex()?;
-    Ok(resources
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| compiled.matches(r))
-        .map(|(i, _)| i)
-        .collect())
+    Ok(parallel::positions_where(resources.as_slice(), |r| {
+        compiled.matches(r)
+    }))
 }
 
 /// The one resource whose current or earlier id equals the patch's id.

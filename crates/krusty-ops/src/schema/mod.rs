@@ -6,7 +6,7 @@
 //! by `tools/derive-merge-keys.py`); a kustomization's `openapi:` field can
 //! replace it with a custom OpenAPI document, read by [`Schema::from_openapi`].
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::OnceLock;
 
 use krusty_yaml::Node;
@@ -198,7 +198,7 @@ impl Schema {
     }
 
     fn fill_type(&mut self, id: TypeId, def: &Node) -> OpResult<()> {
-        let mut fields = HashMap::new();
+        let mut fields = HashMap::default();
         for (key, value) in def
             .get("properties")
             .and_then(Node::as_map)
