@@ -227,18 +227,108 @@ where
     } else {
         CreateKind::None
     };
-    // Most paths have no escaped slash: their segments borrow the path.
-    if spec.path.contains('\\') {
+    // Most paths have no escaped slash: their segments are found in the
+    // path as the walk descends.
+    if !spec.path.as_bytes().contains(&b'\\') {
+        walk(root, SlashPath(Some(&spec.path)), create, set)
+    } else {
         let owned = spec.segments();
         let segments: Vec<&str> = owned.iter().map(String::as_str).collect();
-        walk(root, &segments, create, set)
-    } else {
-        let segments: Vec<&str> = spec.path.split('/').collect();
-        walk(root, &segments, create, set)
+        walk(root, segments.as_slice(), create, set)
     }
 }
 
-fn walk<F>(node: &mut Node, path: &[&str], create: CreateKind, set: &mut F) -> OpResult<()>
+/// The segments of a field path still to walk.
+trait Segments<'a>: Copy {
+    /// The next segment and the ones after it; `None` at the end.
+    fn split_first(self) -> Option<(&'a str, Self)>;
+}
+
+impl<'a> Segments<'a> for &'a [&'a str] {
+    fn split_first(self) -> Option<(&'a str, Self)> {
+        <[&str]>::split_first(self).map(|(first, rest)| (*first, rest))
+    }
+}
+
+/// A path without escaped slashes, split at each `/` as it is walked
+/// (`None` once every segment was taken; an empty path is one empty segment).
+#[derive(Clone, Copy)]
+struct SlashPath<'a>(Option<&'a str>);
+
+impl<'a> Segments<'a> for SlashPath<'a> {
+    fn split_first(self) -> Option<(&'a str, Self)> {
+        let path = self.0?;
+        Some(match path.bytes().position(|b| b == b'/') {
+            Some(i) => (&path[..i], SlashPath(Some(&path[i + 1..]))),
+            None => (path, SlashPath(None)),
+        })
+    }
+}
+
+/// Positions of the items of a list (field specs, or anything selecting
+/// resources by kind), grouped by the kind each selects, so that the items
+/// for one resource are found without testing every item against it.
+#[derive(Debug, Default)]
+pub struct KindIndex {
+    by_kind: foldhash::HashMap<krusty_yaml::CompactString, Vec<usize>>,
+    any_kind: Vec<usize>,
+}
+
+impl KindIndex {
+    /// Indexes items by the kind each selects (empty: any kind), given in
+    /// list order.
+    pub fn new<'a>(kinds: impl IntoIterator<Item = &'a str>) -> KindIndex {
+        let mut index = KindIndex::default();
+        for (i, kind) in kinds.into_iter().enumerate() {
+            if kind.is_empty() {
+                index.any_kind.push(i);
+            } else {
+                index.by_kind.entry(kind.into()).or_default().push(i);
+            }
+        }
+        index
+    }
+
+    /// Positions, ascending, of the items that select `kind` or any kind
+    /// (their group and version are still to be checked).
+    pub fn positions(&self, kind: &str) -> impl Iterator<Item = usize> + '_ {
+        let named = self.by_kind.get(kind).map_or(&[][..], Vec::as_slice);
+        Ascending {
+            a: named,
+            b: &self.any_kind,
+        }
+    }
+}
+
+/// Merges two ascending lists of positions into one ascending sequence.
+struct Ascending<'a> {
+    a: &'a [usize],
+    b: &'a [usize],
+}
+
+impl Iterator for Ascending<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let take_a = match (self.a.first(), self.b.first()) {
+            (Some(a), Some(b)) => a < b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        let list = if take_a { &mut self.a } else { &mut self.b };
+        let (&first, rest) = list.split_first()?;
+        *list = rest;
+        Some(first)
+    }
+}
+
+fn walk<'a, F>(
+    node: &mut Node,
+    path: impl Segments<'a>,
+    create: CreateKind,
+    set: &mut F,
+) -> OpResult<()>
 where
     F: FnMut(&mut Node) -> OpResult<()>,
 {
@@ -258,13 +348,14 @@ where
         Value::Map(_) => {
             let (is_seq, field) = match first.strip_suffix("[]") {
                 Some(f) => (true, f),
-                None => (false, *first),
+                None => (false, first),
             };
+            let last = rest.split_first().is_none();
             let make: Option<Node> = match create {
                 CreateKind::None => None,
                 _ if is_seq => None,
-                CreateKind::Map if rest.is_empty() => Some(Node::map()),
-                CreateKind::Scalar if rest.is_empty() => Some(Node::string("")),
+                CreateKind::Map if last => Some(Node::map()),
+                CreateKind::Scalar if last => Some(Node::string("")),
                 _ => Some(Node::map()),
             };
             if node.get(field).is_none() {
@@ -295,11 +386,44 @@ where
 mod tests {
     use super::*;
 
+    #[test]
+    fn kind_index_lists_named_and_any_kind_items_in_order() {
+        let index = KindIndex::new(["Deployment", "", "Service", "Deployment", ""]);
+        assert_eq!(
+            index.positions("Deployment").collect::<Vec<_>>(),
+            [0, 1, 3, 4]
+        );
+        assert_eq!(index.positions("Service").collect::<Vec<_>>(), [1, 2, 4]);
+        assert_eq!(index.positions("Pod").collect::<Vec<_>>(), [1, 4]);
+        assert_eq!(KindIndex::new([]).positions("Pod").count(), 0);
+    }
+
     fn parse(text: &str) -> Node {
         krusty_yaml::parse_stream(text).unwrap()[0]
             .root
             .clone()
             .unwrap()
+    }
+
+    #[test]
+    fn long_paths_are_walked_whole() {
+        let names: Vec<String> = (0..20).map(|i| format!("f{i}")).collect();
+        let mut n = parse("a: 1\n");
+        let gvk = Gvk::from_api_version("v1", "Pod");
+        let spec = FieldSpec::any(&names.join("/"), true);
+        apply(
+            &mut n,
+            &gvk,
+            &spec,
+            CreateKind::Scalar,
+            &mut |v: &mut Node| {
+                *v = Node::string("deep");
+                Ok(())
+            },
+        )
+        .unwrap();
+        let path: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(n.get_path(&path).and_then(Node::as_str), Some("deep"));
     }
 
     #[test]

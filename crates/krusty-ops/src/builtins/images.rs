@@ -5,7 +5,7 @@ use krusty_yaml::{Node, Value};
 use regex::Regex;
 
 use crate::error::{OpError, OpResult};
-use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
 
 /// One `images:` entry.
@@ -58,6 +58,20 @@ impl ImageMatcher {
     fn is_match(&self, image: &str) -> bool {
         match self {
             ImageMatcher::Regex(re) => re.is_match(image),
+            // Plain names are ASCII: against an ASCII image, characters are
+            // bytes, so the tag/digest suffix is checked first and the name
+            // compared from its end (names in one `images:` list usually
+            // share a registry prefix and differ at the end).
+            ImageMatcher::Plain(name) if image.is_ascii() => {
+                let (name, image) = (name.as_bytes(), image.as_bytes());
+                image.len() >= name.len()
+                    && is_tag_and_digest(&image[name.len()..])
+                    && name
+                        .iter()
+                        .rev()
+                        .zip(image[..name.len()].iter().rev())
+                        .all(|(&n, &c)| c == n || (n == b'.' && c != b'\n'))
+            }
             ImageMatcher::Plain(name) => {
                 let mut chars = image.chars();
                 for n in name.chars() {
@@ -67,20 +81,26 @@ impl ImageMatcher {
                         _ => return false,
                     }
                 }
-                let tag_char =
-                    |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '{' | '}' | '-');
-                let skip_run = |s: &str| s.find(|c: char| !tag_char(c)).unwrap_or(s.len());
-                let mut rest = chars.as_str();
-                if let Some(r) = rest.strip_prefix(':') {
-                    rest = &r[skip_run(r)..];
-                }
-                if let Some(r) = rest.strip_prefix("@sha256:") {
-                    rest = &r[skip_run(r)..];
-                }
-                rest.is_empty()
+                is_tag_and_digest(chars.as_str().as_bytes())
             }
         }
     }
+}
+
+/// Whether `rest` is what may follow an image name: an optional `:tag` and
+/// an optional `@sha256:digest`, each of tag characters.
+fn is_tag_and_digest(rest: &[u8]) -> bool {
+    let tag_char =
+        |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'{' | b'}' | b'-');
+    let skip_run = |s: &[u8]| s.iter().position(|c| !tag_char(c)).unwrap_or(s.len());
+    let mut rest = rest;
+    if let Some(r) = rest.strip_prefix(b":") {
+        rest = &r[skip_run(r)..];
+    }
+    if let Some(r) = rest.strip_prefix(b"@sha256:") {
+        rest = &r[skip_run(r)..];
+    }
+    rest.is_empty()
 }
 
 impl SetImage {
@@ -188,13 +208,14 @@ fn update_images(
     specs: &[FieldSpec],
     update: &(dyn Fn(&mut Node) -> OpResult<()> + Sync),
 ) -> OpResult<()> {
+    let index = KindIndex::new(specs.iter().map(|s| s.gvk.kind.as_str()));
     parallel::try_each(resources.resources_mut(), |r| {
         if r.kind() == "CustomResourceDefinition" {
             return Ok(());
         }
         visit_containers(&mut r.node, &mut |n| update(n))?;
         let gvk = r.gvk();
-        for spec in specs {
+        for spec in index.positions(&gvk.kind).map(|i| &specs[i]) {
             apply(
                 &mut r.node,
                 &gvk,
@@ -349,6 +370,11 @@ mod matcher_tests {
             "nginx:1.27 ",
             "ñginx",
             "x:ñ",
+            "ñ",
+            "my.registry/app:ñ",
+            "my\nregistry/app",
+            "localhost:5000/app@sha256:x",
+            "re-g_1/a.b-c@sha256:x:y",
         ];
         for name in names {
             let plain = ImageMatcher::new(name).unwrap();

@@ -5,7 +5,7 @@ use krusty_resource::ResMap;
 use krusty_yaml::{Node, Value};
 
 use crate::error::{OpError, OpResult};
-use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
 
 /// Adds `pairs` to the mapping at every field in `specs`, in every resource.
@@ -23,9 +23,10 @@ impl SetMapEntries {
         if self.pairs.is_empty() {
             return Ok(());
         }
+        let index = KindIndex::new(self.specs.iter().map(|s| s.gvk.kind.as_str()));
         parallel::try_each(resources.resources_mut(), |r| {
             let gvk = r.gvk();
-            for spec in &self.specs {
+            for spec in index.positions(&gvk.kind).map(|i| &self.specs[i]) {
                 apply(
                     &mut r.node,
                     &gvk,

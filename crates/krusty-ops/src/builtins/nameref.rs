@@ -10,7 +10,7 @@ use krusty_yaml::{Node, Value};
 
 use crate::config::NameBackRef;
 use crate::error::{OpError, OpResult};
-use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
 
 /// Rewrites name references using `back_refs` (which fields refer to which kinds).
@@ -157,6 +157,14 @@ impl FixNameReferences {
     /// Applies the fix-up to every resource.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
         let candidates = Candidates::of(resources);
+        // Every (target, referrer field) pair in configuration order, found
+        // for a referrer by its kind.
+        let pairs: Vec<(&NameBackRef, &FieldSpec)> = self
+            .back_refs
+            .iter()
+            .flat_map(|b| b.referrers.iter().map(move |spec| (b, spec)))
+            .collect();
+        let index = KindIndex::new(pairs.iter().map(|(_, spec)| spec.gvk.kind.as_str()));
         // Each referrer is fixed from the candidates as they were before any
         // fix, so referrers can be fixed in any order.
         parallel::try_each(resources.resources_mut(), |r| {
@@ -164,42 +172,40 @@ impl FixNameReferences {
             // What the fix-up needs of the referrer, computed once it is known
             // to refer to something.
             let mut context: Option<(Scope, ReferrerInfo)> = None;
-            for back_ref in &self.back_refs {
-                for spec in &back_ref.referrers {
-                    if !original.gvk.is_selected_by(&spec.gvk) {
-                        continue;
-                    }
-                    if context.is_none() {
-                        let info = ReferrerInfo {
-                            id: r.id(),
-                            prefixes: r.meta.prefixes.clone(),
-                            suffixes: r.meta.suffixes.clone(),
-                            role_ref: role_ref_gvk(&r.node),
-                        };
-                        context = Some((Scope::of(r)?, info));
-                    }
-                    let Some((scope, info)) = &context else {
-                        continue;
-                    };
-                    let referrer = Referrer {
-                        info,
-                        spec,
-                        target: &back_ref.gvk,
-                    };
-                    apply(
-                        &mut r.node,
-                        &original.gvk,
-                        spec,
-                        CreateKind::None,
-                        &mut |n: &mut Node| referrer.set(n, &candidates, scope),
-                    )
-                    .map_err(|e| {
-                        e.context(format!(
-                            "updating name reference in '{}' field of '{}'",
-                            spec.path, info.id
-                        ))
-                    })?;
+            for (back_ref, spec) in index.positions(&original.gvk.kind).map(|i| pairs[i]) {
+                if !original.gvk.is_selected_by(&spec.gvk) {
+                    continue;
                 }
+                if context.is_none() {
+                    let info = ReferrerInfo {
+                        id: r.id(),
+                        prefixes: r.meta.prefixes.clone(),
+                        suffixes: r.meta.suffixes.clone(),
+                        role_ref: role_ref_gvk(&r.node),
+                    };
+                    context = Some((Scope::of(r)?, info));
+                }
+                let Some((scope, info)) = &context else {
+                    continue;
+                };
+                let referrer = Referrer {
+                    info,
+                    spec,
+                    target: &back_ref.gvk,
+                };
+                apply(
+                    &mut r.node,
+                    &original.gvk,
+                    spec,
+                    CreateKind::None,
+                    &mut |n: &mut Node| referrer.set(n, &candidates, scope),
+                )
+                .map_err(|e| {
+                    e.context(format!(
+                        "updating name reference in '{}' field of '{}'",
+                        spec.path, info.id
+                    ))
+                })?;
             }
             Ok(())
         })

@@ -4,7 +4,7 @@ use krusty_resource::{ResMap, Resource};
 use krusty_yaml::Node;
 
 use crate::error::{OpError, OpResult};
-use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
 
 /// Which RoleBinding/ClusterRoleBinding subjects get the namespace.
@@ -52,9 +52,10 @@ impl SetNamespace {
         if self.namespace.is_empty() {
             return Ok(());
         }
+        let index = KindIndex::new(self.specs.iter().map(|s| s.gvk.kind.as_str()));
         parallel::try_each(resources.resources_mut(), |r| {
             r.store_previous_id();
-            self.apply_one(r)
+            self.apply_one(r, &index)
                 .map_err(|e| e.context("namespace transformation failed"))
         })?;
         resources.check_unique().map_err(|e| {
@@ -77,7 +78,7 @@ impl SetNamespace {
         Ok(())
     }
 
-    fn apply_one(&self, r: &mut Resource) -> OpResult<()> {
+    fn apply_one(&self, r: &mut Resource, index: &KindIndex) -> OpResult<()> {
         let gvk = r.gvk();
         let api_version = r.api_version().to_string();
         if !gvk.is_cluster_scoped() {
@@ -93,7 +94,7 @@ impl SetNamespace {
         if is_binding {
             self.set_subjects(&mut r.node)?;
         }
-        for spec in &self.specs {
+        for spec in index.positions(&gvk.kind).map(|i| &self.specs[i]) {
             if spec.path == "metadata/namespace" {
                 continue;
             }
