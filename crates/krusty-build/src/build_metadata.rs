@@ -51,7 +51,7 @@ impl Records {
     pub fn apply(&self, resources: &mut [Resource], root: &Path) {
         for r in resources {
             if self.origins {
-                if let Some(origin) = &r.meta.origin {
+                if let Some(origin) = r.meta.origin.as_deref() {
                     let text = origin_text(origin, root, "");
                     set_in(&mut r.node, "annotations", ORIGIN_ANNOTATION, text);
                 }

@@ -200,7 +200,7 @@ impl FunctionStep {
             let mut r = self.resource(node, i)?;
             match id.and_then(|id| metas.get_mut(id)).and_then(Option::take) {
                 Some(meta) => r.meta = meta,
-                None => r.meta.origin = Some(origin.clone()),
+                None => r.meta.origin = Some(Box::new(origin.clone())),
             }
             out.push(r);
         }
@@ -230,7 +230,7 @@ impl FunctionStep {
                     ))
                 })?;
             }
-            r.meta.origin = Some(origin.clone());
+            r.meta.origin = Some(Box::new(origin.clone()));
             absorb(resources, r)
                 .map_err(|e| BuildError::new(format!("function {}: {}", self.label, e.0)))?;
         }
@@ -300,7 +300,7 @@ fn annotate<'m>(resources: impl Iterator<Item = (Node, &'m BuildMeta)>) -> Vec<N
     resources
         .enumerate()
         .map(|(i, (mut node, meta))| {
-            let path = match &meta.origin {
+            let path = match meta.origin.as_deref() {
                 Some(Origin::File(p)) => file_name_of(p),
                 _ => "generated.yaml".to_string(),
             };

@@ -280,7 +280,7 @@ fn configured(
         .iter()
         .map(|c| {
             let id = c.id();
-            let configured_in = match &c.meta.origin {
+            let configured_in = match c.meta.origin.as_deref() {
                 Some(Origin::File(p)) => p.clone(),
                 _ => k_path.to_path_buf(),
             };

@@ -393,7 +393,7 @@ impl Context {
                 let text = loader.read(&path, size).map_err(from)?;
                 let mut resources = resources_from_text(&text, &path).map_err(from)?;
                 for r in &mut resources {
-                    r.meta.origin = Some(Origin::File(path.clone()));
+                    r.meta.origin = Some(Box::new(Origin::File(path.clone())));
                 }
                 Ok((resources, None))
             }

@@ -80,7 +80,7 @@ pub struct BuildMeta {
     /// The resource's kind may be changed by a patch.
     pub allow_kind_change: bool,
     /// Where it came from.
-    pub origin: Option<Origin>,
+    pub origin: Option<Box<Origin>>,
     /// Operations that ran over it, in order.
     pub transformations: Vec<Origin>,
     /// Names of the vars whose `objref` names this resource.

@@ -1,8 +1,9 @@
 //! An ordered collection of resources with unique identities.
 
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 
 use foldhash::HashMap;
+use hashbrown::hash_table::{Entry, HashTable};
 
 use crate::id::ResId;
 use crate::resource::Resource;
@@ -31,7 +32,10 @@ impl std::error::Error for ResMapError {}
 #[derive(Debug, Clone, Default)]
 pub struct ResMap {
     resources: Vec<Resource>,
-    index: HashMap<ResId, usize>,
+    /// Positions by identity: each entry is the identity's hash and the
+    /// resource's position (16 bytes, where a copy of the identity would
+    /// take eight times as much).
+    index: HashTable<(u64, usize)>,
     /// Resources were changed in place since the index was built.
     stale: bool,
     /// Positions by every name each resource has had (current and
@@ -50,11 +54,9 @@ impl ResMap {
     /// Adds a resource; its identity must be new.
     pub fn append(&mut self, r: Resource) -> Result<(), ResMapError> {
         self.refresh_index();
-        match self.index.entry(r.id()) {
-            Entry::Occupied(taken) => return Err(ResMapError::Duplicate(taken.key().clone())),
-            Entry::Vacant(slot) => {
-                slot.insert(self.resources.len());
-            }
+        let id = r.id();
+        if !index_insert(&mut self.index, &self.resources, &id, self.resources.len()) {
+            return Err(ResMapError::Duplicate(id));
         }
         self.names_stale = true;
         self.resources.push(r);
@@ -64,6 +66,7 @@ impl ResMap {
     /// Adds every resource of `other`, in order.
     pub fn append_all(&mut self, other: ResMap) -> Result<(), ResMapError> {
         self.resources.reserve(other.resources.len());
+        self.index.reserve(other.resources.len(), |&(hash, _)| hash);
         for r in other.resources {
             self.append(r)?;
         }
@@ -75,7 +78,7 @@ impl ResMap {
         if self.stale {
             return self.resources.iter().find(|r| &r.id() == id);
         }
-        self.index.get(id).map(|&i| &self.resources[i])
+        index_find(&self.index, &self.resources, id).map(|i| &self.resources[i])
     }
 
     /// The resources, for changing in place. Identities may change; the
@@ -153,8 +156,9 @@ impl ResMap {
             return;
         }
         self.index.clear();
+        self.index.reserve(self.resources.len(), |&(hash, _)| hash);
         for (i, r) in self.resources.iter().enumerate() {
-            self.index.entry(r.id()).or_insert(i);
+            index_insert(&mut self.index, &self.resources, &r.id(), i);
         }
         self.stale = false;
     }
@@ -188,9 +192,106 @@ impl ResMap {
     /// (e.g. after reordering a valid map).
     pub fn from_vec(resources: Vec<Resource>) -> Result<ResMap, ResMapError> {
         let mut m = ResMap::new();
+        m.resources.reserve(resources.len());
+        m.index.reserve(resources.len(), |&(hash, _)| hash);
         for r in resources {
             m.append(r)?;
         }
         Ok(m)
+    }
+}
+
+/// The hash identities are indexed by (fixed, so builds are repeatable).
+fn id_hash(id: &ResId) -> u64 {
+    foldhash::fast::FixedState::default().hash_one(id)
+}
+
+/// Position of the resource with identity `id`.
+fn index_find(
+    index: &HashTable<(u64, usize)>,
+    resources: &[Resource],
+    id: &ResId,
+) -> Option<usize> {
+    let hash = id_hash(id);
+    index
+        .find(hash, |&(h, i)| h == hash && resources[i].id() == *id)
+        .map(|&(_, i)| i)
+}
+
+/// Records that `id` is at `position`, unless a resource with that identity
+/// is already indexed (then `false`, and the index is unchanged).
+fn index_insert(
+    index: &mut HashTable<(u64, usize)>,
+    resources: &[Resource],
+    id: &ResId,
+    position: usize,
+) -> bool {
+    let hash = id_hash(id);
+    match index.entry(
+        hash,
+        |&(h, i)| h == hash && resources[i].id() == *id,
+        |&(h, _)| h,
+    ) {
+        Entry::Occupied(_) => false,
+        Entry::Vacant(slot) => {
+            slot.insert((hash, position));
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use krusty_yaml::Node;
+
+    fn config_map(name: &str, namespace: &str) -> Resource {
+        let text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+        );
+        let node: Node = krusty_yaml::parse_stream(&text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap();
+        Resource::from_node(node).unwrap()
+    }
+
+    #[test]
+    fn finds_resources_by_identity_and_refuses_duplicates() {
+        let mut m = ResMap::new();
+        for i in 0..500 {
+            m.append(config_map(&format!("cm-{i}"), "a")).unwrap();
+            m.append(config_map(&format!("cm-{i}"), "b")).unwrap();
+        }
+        let again = m.append(config_map("cm-7", "b"));
+        assert!(matches!(again, Err(ResMapError::Duplicate(id)) if id.name == "cm-7"));
+        assert_eq!(m.len(), 1000);
+        for i in [0, 255, 499] {
+            let id = config_map(&format!("cm-{i}"), "b").id();
+            assert_eq!(m.get(&id).map(Resource::id), Some(id));
+        }
+        assert!(m.get(&config_map("cm-500", "a").id()).is_none());
+    }
+
+    #[test]
+    fn in_place_renames_are_seen_by_lookups_and_uniqueness_checks() {
+        let mut m = ResMap::from_vec(vec![config_map("x", "a"), config_map("y", "a")]).unwrap();
+        m.resources_mut()[1].set_name("z");
+        assert!(m.get(&config_map("y", "a").id()).is_none());
+        assert!(m.get(&config_map("z", "a").id()).is_some());
+        assert!(m.check_unique().is_ok());
+        m.resources_mut()[1].set_name("x");
+        assert!(matches!(m.check_unique(), Err(ResMapError::Duplicate(id)) if id.name == "x"));
+    }
+
+    #[test]
+    fn resources_stay_small() {
+        // Resources are moved from each level's map into its parent's:
+        // rarely used build facts (the origin) live behind a pointer.
+        assert!(
+            std::mem::size_of::<Resource>() <= 192,
+            "{}",
+            std::mem::size_of::<Resource>()
+        );
     }
 }

@@ -77,7 +77,7 @@ impl Builtin {
             _ => None,
         };
         if let Some(mut generated) = generated {
-            generated.meta.origin = Some(origin.clone());
+            generated.meta.origin = Some(Box::new(origin.clone()));
             return absorb(resources, generated);
         }
         self.transform(resources, env)?;
