@@ -322,6 +322,29 @@ impl Emitter<'_> {
     }
 
     fn string(&mut self, text: &str, indent: usize, simple_key: bool) -> Result<(), EmitError> {
+        // Names, keys, paths, images and versions: printable ASCII without
+        // spaces, an alphanumeric start and no `:` at the end cannot fold,
+        // need no escape and leave libyaml's analysis nothing to object
+        // to, so only the reader's typing (`true`, `1.0`, ...) decides
+        // between plain and double-quoted.
+        let bytes = text.as_bytes();
+        if bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+            && bytes.iter().all(u8::is_ascii_graphic)
+            && bytes.last() != Some(&b':')
+        {
+            if needs_quotes(text) {
+                self.double(text, indent, !simple_key);
+            } else {
+                self.out.push_str(text);
+                self.col += text.len();
+            }
+            return Ok(());
+        }
+        self.string_any(text, indent, simple_key)
+    }
+
+    /// [`Emitter::string`] for any text.
+    fn string_any(&mut self, text: &str, indent: usize, simple_key: bool) -> Result<(), EmitError> {
         // One pass answers the usual case: ASCII without DEL.
         let plain_ascii = text.bytes().all(|b| b < 0x7f);
         if !plain_ascii && (text.is_ascii() || text.chars().any(is_forbidden_control)) {
@@ -898,6 +921,49 @@ fn exp_notation(sign: &str, digits: &str, exp: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// Strings the emitter's shortcut takes are written exactly as the
+    /// general path writes them, at any column, as keys and as values.
+    #[test]
+    fn string_shortcut_writes_what_the_general_path_writes() {
+        let alphabet: Vec<char> = (0x21u8..0x7f).map(char::from).collect();
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut words: Vec<String> = ["true", "no", "y", "1.0", "0x1F", "null", "a:b", "a#b"]
+            .map(String::from)
+            .to_vec();
+        for _ in 0..50_000 {
+            let len = 1 + (next() % 100) as usize;
+            words.push(
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect(),
+            );
+        }
+        for text in &words {
+            for (col, simple_key) in [(0, true), (4, false), (70, false)] {
+                let (mut fast, mut general) = (String::new(), String::new());
+                let mut a = Emitter {
+                    out: &mut fast,
+                    col,
+                    preserve: false,
+                };
+                let fast_result = (a.string(text, 2, simple_key).is_ok(), a.col);
+                let mut b = Emitter {
+                    out: &mut general,
+                    col,
+                    preserve: false,
+                };
+                let general_result = (b.string_any(text, 2, simple_key).is_ok(), b.col);
+                assert_eq!((fast_result, &fast), (general_result, &general), "{text:?}");
+            }
+        }
+    }
 
     /// The shortcut for names, images and paths gives what the full
     /// character analysis gives.
