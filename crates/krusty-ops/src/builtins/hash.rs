@@ -81,17 +81,18 @@ fn hash_input(r: &Resource) -> String {
 
 /// SHA-256, first 10 hex digits, with look-alike characters replaced.
 fn encode_hash(text: &str) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    hex[..10]
-        .chars()
+    digest[..5]
+        .iter()
+        .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]])
         .map(|c| match c {
-            '0' => 'g',
-            '1' => 'h',
-            '3' => 'k',
-            'a' => 'm',
-            'e' => 't',
-            c => c,
+            b'0' => 'g',
+            b'1' => 'h',
+            b'3' => 'k',
+            b'a' => 'm',
+            b'e' => 't',
+            c => char::from(c),
         })
         .collect()
 }
