@@ -322,16 +322,11 @@ impl Emitter<'_> {
     }
 
     fn string(&mut self, text: &str, indent: usize, simple_key: bool) -> Result<(), EmitError> {
-        // Names, keys, paths, images and versions: printable ASCII without
-        // spaces, an alphanumeric start and no `:` at the end cannot fold,
-        // need no escape and leave libyaml's analysis nothing to object
-        // to, so only the reader's typing (`true`, `1.0`, ...) decides
-        // between plain and double-quoted.
-        let bytes = text.as_bytes();
-        if bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-            && bytes.iter().all(u8::is_ascii_graphic)
-            && bytes.last() != Some(&b':')
-        {
+        // Names, keys, paths, images and versions cannot fold, need no
+        // escape and leave libyaml's analysis nothing to object to: only
+        // the reader's typing (`true`, `1.0`, ...) decides between plain
+        // and double-quoted.
+        if is_plain_word(text) {
             if needs_quotes(text) {
                 self.double(text, indent, !simple_key);
             } else {
@@ -683,15 +678,9 @@ fn analyze(text: &str) -> Analysis {
             block_allowed: false,
         };
     }
-    // Most strings are names, paths, images and versions: an alphanumeric
-    // start, then only printable ASCII without spaces, and no `:` at the end,
-    // leave no indicator (a `:` followed by a space or the end, a `#` after
-    // a space), space, break or special character to find.
-    let bytes = text.as_bytes();
-    if bytes[0].is_ascii_alphanumeric()
-        && bytes.iter().all(|b| b.is_ascii_graphic())
-        && bytes.last() != Some(&b':')
-    {
+    // Most strings are names, paths, images and versions: no indicator (a
+    // `:` followed by a space or the end, a `#` after a space) to find.
+    if is_plain_word(text) {
         return Analysis {
             block_plain_allowed: true,
             single_quoted_allowed: true,
@@ -699,6 +688,16 @@ fn analyze(text: &str) -> Analysis {
         };
     }
     analyze_chars(text)
+}
+
+/// An alphanumeric start, then only printable ASCII without spaces, and no
+/// `:` at the end: text with no indicator, space, break or special
+/// character for libyaml's analysis to find.
+fn is_plain_word(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.iter().all(u8::is_ascii_graphic)
+        && bytes.last() != Some(&b':')
 }
 
 /// [`analyze`] character by character, for any non-empty text.
@@ -922,29 +921,40 @@ fn exp_notation(sign: &str, digits: &str, exp: i32) -> String {
 #[cfg(test)]
 mod tests {
 
+    /// `count` strings of 1 to `max_len` characters of `alphabet`, from a
+    /// fixed xorshift sequence (the same strings on every run).
+    fn random_strings(seed: u64, alphabet: &[char], max_len: u64, count: usize) -> Vec<String> {
+        let mut state = seed;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..count)
+            .map(|_| {
+                let len = 1 + next() % max_len;
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Strings the emitter's shortcut takes are written exactly as the
     /// general path writes them, at any column, as keys and as values.
     #[test]
     fn string_shortcut_writes_what_the_general_path_writes() {
         let alphabet: Vec<char> = (0x21u8..0x7f).map(char::from).collect();
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
         let mut words: Vec<String> = ["true", "no", "y", "1.0", "0x1F", "null", "a:b", "a#b"]
             .map(String::from)
             .to_vec();
-        for _ in 0..50_000 {
-            let len = 1 + (next() % 100) as usize;
-            words.push(
-                (0..len)
-                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                    .collect(),
-            );
-        }
+        words.extend(random_strings(
+            0x2545_f491_4f6c_dd1d,
+            &alphabet,
+            100,
+            50_000,
+        ));
         for text in &words {
             for (col, simple_key) in [(0, true), (4, false), (70, false)] {
                 let (mut fast, mut general) = (String::new(), String::new());
@@ -970,19 +980,8 @@ mod tests {
     #[test]
     fn shortcut_analysis_agrees_with_the_full_one() {
         let alphabet: Vec<char> = (0x20u8..0x7f).map(char::from).chain(['\t', '\n']).collect();
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
         let mut shortcut = 0;
-        for _ in 0..200_000 {
-            let len = 1 + (next() % 12) as usize;
-            let text: String = (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                .collect();
+        for text in random_strings(0x9e37_79b9_7f4a_7c15, &alphabet, 12, 200_000) {
             let fast = analyze(&text);
             assert_eq!(fast, analyze_chars(&text), "{text:?}");
             if fast.block_plain_allowed && fast.block_allowed && !text.contains(' ') {
