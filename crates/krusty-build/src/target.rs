@@ -502,20 +502,17 @@ impl Context {
                     .context(format!("accumulating resources from '{entry}'"))
             })?;
         }
-        for r in resources {
-            acc.resmap.append(r).map_err(|e| {
-                let e = BuildError::new(e.to_string());
-                let e = match &sub {
-                    Some(sub) => e.context(format!(
-                        "recursed merging from path '{}'",
-                        sub.dir.display()
-                    )),
-                    None => e,
-                };
-                e.context(format!("accumulating resources from '{entry}'"))
-            })?;
-        }
-        Ok(())
+        acc.resmap.extend(resources).map_err(|e| {
+            let e = BuildError::new(e.to_string());
+            let e = match &sub {
+                Some(sub) => e.context(format!(
+                    "recursed merging from path '{}'",
+                    sub.dir.display()
+                )),
+                None => e,
+            };
+            e.context(format!("accumulating resources from '{entry}'"))
+        })
     }
 }
 

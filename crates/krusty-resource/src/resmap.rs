@@ -4,6 +4,7 @@ use std::hash::BuildHasher;
 
 use foldhash::HashMap;
 use hashbrown::hash_table::{Entry, HashTable};
+use rayon::prelude::*;
 
 use crate::id::ResId;
 use crate::resource::Resource;
@@ -53,10 +54,21 @@ impl ResMap {
 
     /// Adds a resource; its identity must be new.
     pub fn append(&mut self, r: Resource) -> Result<(), ResMapError> {
+        let hash = id_hash(&r.id());
+        self.push_hashed(r, hash)
+    }
+
+    /// Adds a resource whose identity hashes to `hash`; its identity must be new.
+    fn push_hashed(&mut self, r: Resource, hash: u64) -> Result<(), ResMapError> {
         self.refresh_index();
-        let id = r.id();
-        if !index_insert(&mut self.index, &self.resources, &id, self.resources.len()) {
-            return Err(ResMapError::Duplicate(id));
+        if !index_insert(
+            &mut self.index,
+            &self.resources,
+            hash,
+            &r,
+            self.resources.len(),
+        ) {
+            return Err(ResMapError::Duplicate(r.id()));
         }
         self.names_stale = true;
         self.resources.push(r);
@@ -65,10 +77,24 @@ impl ResMap {
 
     /// Adds every resource of `other`, in order.
     pub fn append_all(&mut self, other: ResMap) -> Result<(), ResMapError> {
-        self.resources.reserve(other.resources.len());
-        self.index.reserve(other.resources.len(), |&(hash, _)| hash);
-        for r in other.resources {
-            self.append(r)?;
+        self.extend(other.resources)
+    }
+
+    /// Adds resources in order; each identity must be new. The identities
+    /// are hashed in parallel first, so what remains one at a time is the
+    /// index insertion. On a duplicate, those before it stay added.
+    pub fn extend(&mut self, resources: Vec<Resource>) -> Result<(), ResMapError> {
+        const PARALLEL_FROM: usize = 64;
+        let hashes: Vec<u64> = if resources.len() >= PARALLEL_FROM {
+            resources.par_iter().map(|r| id_hash(&r.id())).collect()
+        } else {
+            resources.iter().map(|r| id_hash(&r.id())).collect()
+        };
+        self.refresh_index();
+        self.resources.reserve(resources.len());
+        self.index.reserve(resources.len(), |&(hash, _)| hash);
+        for (r, hash) in resources.into_iter().zip(hashes) {
+            self.push_hashed(r, hash)?;
         }
         Ok(())
     }
@@ -158,7 +184,7 @@ impl ResMap {
         self.index.clear();
         self.index.reserve(self.resources.len(), |&(hash, _)| hash);
         for (i, r) in self.resources.iter().enumerate() {
-            index_insert(&mut self.index, &self.resources, &r.id(), i);
+            index_insert(&mut self.index, &self.resources, id_hash(&r.id()), r, i);
         }
         self.stale = false;
     }
@@ -218,18 +244,20 @@ fn index_find(
         .map(|&(_, i)| i)
 }
 
-/// Records that `id` is at `position`, unless a resource with that identity
-/// is already indexed (then `false`, and the index is unchanged).
+/// Records that the resource `r`, whose identity hashes to `hash`, is at
+/// `position`, unless a resource with that identity is already indexed
+/// (then `false`, and the index is unchanged). Identities are built only
+/// to tell apart resources whose hashes are equal.
 fn index_insert(
     index: &mut HashTable<(u64, usize)>,
     resources: &[Resource],
-    id: &ResId,
+    hash: u64,
+    r: &Resource,
     position: usize,
 ) -> bool {
-    let hash = id_hash(id);
     match index.entry(
         hash,
-        |&(h, i)| h == hash && resources[i].id() == *id,
+        |&(h, i)| h == hash && resources[i].id() == r.id(),
         |&(h, _)| h,
     ) {
         Entry::Occupied(_) => false,
@@ -271,6 +299,28 @@ mod tests {
             assert_eq!(m.get(&id).map(Resource::id), Some(id));
         }
         assert!(m.get(&config_map("cm-500", "a").id()).is_none());
+    }
+
+    #[test]
+    fn extending_keeps_order_and_refuses_duplicates_in_either_part() {
+        // Large enough for the identities to be hashed in parallel.
+        let part = |range: std::ops::Range<usize>| -> Vec<Resource> {
+            range.map(|i| config_map(&format!("cm-{i}"), "a")).collect()
+        };
+        let mut m = ResMap::new();
+        m.extend(part(0..100)).unwrap();
+        m.extend(part(100..300)).unwrap();
+        let names: Vec<String> = m.iter().map(|r| r.name().to_string()).collect();
+        let expected: Vec<String> = (0..300).map(|i| format!("cm-{i}")).collect();
+        assert_eq!(names, expected);
+        let id = config_map("cm-150", "a").id();
+        assert_eq!(m.get(&id).map(Resource::id), Some(id));
+        let clash = m.extend(part(290..400));
+        assert!(matches!(clash, Err(ResMapError::Duplicate(id)) if id.name == "cm-290"));
+        let mut within = part(0..70);
+        within.push(config_map("cm-3", "a"));
+        let clash = ResMap::new().extend(within);
+        assert!(matches!(clash, Err(ResMapError::Duplicate(id)) if id.name == "cm-3"));
     }
 
     #[test]

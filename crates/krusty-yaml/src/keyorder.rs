@@ -3,6 +3,11 @@
 
 /// `true` if key `a` sorts before key `b`.
 pub fn natural_less(a: &str, b: &str) -> bool {
+    decided_at_first_difference(a.as_bytes(), b.as_bytes()).unwrap_or_else(|| less_scanning(a, b))
+}
+
+/// [`natural_less`] for any keys, comparing them character by character.
+fn less_scanning(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() {
         less_by(
             a.as_bytes(),
@@ -20,6 +25,27 @@ pub fn natural_less(a: &str, b: &str) -> bool {
             |c: &char| is_decimal_digit(*c),
         )
     }
+}
+
+/// The usual case, answered without scanning either key whole: where the
+/// keys first differ, two ASCII characters that are not digits (so no run
+/// of digits is compared as a number), or the end of one key. Equal bytes
+/// before that point mean equal characters, and an ASCII byte is always a
+/// whole character, so the byte and character comparisons agree.
+fn decided_at_first_difference(a: &[u8], b: &[u8]) -> Option<bool> {
+    let i = a.iter().zip(b).position(|(x, y)| x != y);
+    let Some(i) = i else {
+        return Some(a.len() < b.len());
+    };
+    let (x, y) = (a[i], b[i]);
+    if !x.is_ascii() || !y.is_ascii() || x.is_ascii_digit() || y.is_ascii_digit() {
+        return None;
+    }
+    Some(match (x.is_ascii_alphabetic(), y.is_ascii_alphabetic()) {
+        (true, false) => false,
+        (false, true) => true,
+        _ => x < y,
+    })
 }
 
 /// Decimal digits (Unicode category Nd) of the scripts keys are written in:
@@ -108,7 +134,7 @@ fn less_by<T: Digit>(
 
 #[cfg(test)]
 mod tests {
-    use super::natural_less;
+    use super::{less_scanning, natural_less};
 
     #[test]
     fn orders_like_go_yaml() {
@@ -120,5 +146,35 @@ mod tests {
         assert!(natural_less("_x", "a"));
         assert!(!natural_less("b", "a"));
         assert!(natural_less("a", "ab"));
+    }
+
+    /// The shortcut decides exactly as the character-by-character scan, on
+    /// keys drawn from letters, digits (ASCII and other scripts), zeros,
+    /// punctuation and non-ASCII letters, sharing prefixes often.
+    #[test]
+    fn shortcut_agrees_with_the_full_comparison() {
+        const PIECES: [&str; 14] = [
+            "a", "b", "Z", "0", "1", "9", "10", "-", "_", ".", "é", "\u{663}", "ß", "x0",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut key = |next: &mut dyn FnMut(usize) -> usize, prefix: &str| {
+            let mut k = prefix.to_string();
+            for _ in 0..next(5) {
+                k.push_str(PIECES[next(PIECES.len())]);
+            }
+            k
+        };
+        for _ in 0..50_000 {
+            let shared = key(&mut next, "");
+            let a = key(&mut next, &shared);
+            let b = key(&mut next, &shared);
+            assert_eq!(natural_less(&a, &b), less_scanning(&a, &b), "{a:?} < {b:?}");
+        }
     }
 }
