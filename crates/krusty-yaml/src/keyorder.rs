@@ -163,7 +163,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let mut key = |next: &mut dyn FnMut(usize) -> usize, prefix: &str| {
+        let key = |next: &mut dyn FnMut(usize) -> usize, prefix: &str| {
             let mut k = prefix.to_string();
             for _ in 0..next(5) {
                 k.push_str(PIECES[next(PIECES.len())]);
