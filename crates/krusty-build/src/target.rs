@@ -100,14 +100,18 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let mut records = Records::from_options(&level.kustomization.build_metadata)?;
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
-    for r in resmap.resources_mut() {
+    let printed = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         r.normalize_annotations();
+        r.annotation("config.kubernetes.io/local-config") != Some("true")
+    });
+    let mut resources: Vec<Resource> = resmap.into_vec();
+    if printed.contains(&false) {
+        resources = resources
+            .into_iter()
+            .zip(printed)
+            .filter_map(|(r, printed)| printed.then_some(r))
+            .collect();
     }
-    let mut resources: Vec<Resource> = resmap
-        .into_vec()
-        .into_iter()
-        .filter(|r| r.annotation("config.kubernetes.io/local-config") != Some("true"))
-        .collect();
     match level.kustomization.sort_options.unwrap_or_default() {
         SortOptions::Fifo => {}
         SortOptions::Legacy => sort_legacy(&mut resources, &LegacyOrder::default()),

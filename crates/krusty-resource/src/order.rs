@@ -113,22 +113,54 @@ pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
     apply_permutation(resources, perm);
 }
 
-fn apply_permutation(resources: &mut [Resource], perm: Vec<usize>) {
-    let mut taken: Vec<Option<Resource>> = resources
-        .iter_mut()
-        .map(|r| {
-            Some(std::mem::replace(
-                r,
-                Resource {
-                    node: krusty_yaml::Node::null(),
-                    meta: Default::default(),
-                },
-            ))
-        })
-        .collect();
-    for (slot, from) in resources.iter_mut().zip(perm) {
-        if let Some(r) = taken[from].take() {
-            *slot = r;
+/// Puts `resources[perm[i]]` at position `i`, in place: each cycle of the
+/// permutation is followed once, with swaps (no second array of resources).
+fn apply_permutation(resources: &mut [Resource], mut perm: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..perm.len() {
+        let mut at = start;
+        while perm[at] != DONE {
+            let from = perm[at];
+            perm[at] = DONE;
+            if perm[from] == DONE {
+                break;
+            }
+            resources.swap(at, from);
+            at = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Resource {
+        let text = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+        let node = krusty_yaml::parse_stream(&text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap();
+        Resource::from_node(node).unwrap()
+    }
+
+    #[test]
+    fn permutations_are_applied_in_place() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for n in [0, 1, 2, 3, 7, 64, 257] {
+            let mut perm: Vec<usize> = (0..n).collect();
+            // Fisher-Yates with a xorshift generator.
+            for i in (1..n).rev() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                perm.swap(i, (seed % (i as u64 + 1)) as usize);
+            }
+            let mut resources: Vec<Resource> = (0..n).map(|i| named(&format!("r{i}"))).collect();
+            apply_permutation(&mut resources, perm.clone());
+            let names: Vec<&str> = resources.iter().map(Resource::name).collect();
+            let expected: Vec<String> = perm.iter().map(|i| format!("r{i}")).collect();
+            assert_eq!(names, expected, "n = {n}");
         }
     }
 }
