@@ -122,10 +122,10 @@ impl FunctionArgs {
 }
 
 /// mimalloc: per-thread heaps for the parallel parts; fewer instructions
-/// per allocation than the system allocator. Its heap asks for transparent
-/// huge pages where the kernel offers them on request (`madvise`): ~95% fewer
-/// page faults and ~9% less CPU at scale 350, for ~15 MiB more resident
-/// memory (docs/performance.md; `MIMALLOC_ALLOW_THP=0` turns them off).
+/// per allocation than the system allocator. Built without transparent
+/// huge pages (`no_thp`): on a warm machine they save page faults, but a
+/// build that follows another program (a benchmark's usual order) waits for
+/// the kernel to assemble fresh 2 MiB pages, and is slower (docs/performance.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

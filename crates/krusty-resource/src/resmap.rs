@@ -80,16 +80,11 @@ impl ResMap {
         self.extend(other.resources)
     }
 
-    /// Adds resources in order; each identity must be new. The identities
-    /// are hashed in parallel first, so what remains one at a time is the
-    /// index insertion. On a duplicate, those before it stay added.
+    /// Adds resources in order; each identity must be new (identities are
+    /// hashed in parallel first).
+    /// On a duplicate, those before it stay added.
     pub fn extend(&mut self, resources: Vec<Resource>) -> Result<(), ResMapError> {
-        const PARALLEL_FROM: usize = 64;
-        let hashes: Vec<u64> = if resources.len() >= PARALLEL_FROM {
-            resources.par_iter().map(|r| id_hash(&r.id())).collect()
-        } else {
-            resources.iter().map(|r| id_hash(&r.id())).collect()
-        };
+        let hashes = id_hashes(&resources);
         self.refresh_index();
         self.resources.reserve(resources.len());
         self.index.reserve(resources.len(), |&(hash, _)| hash);
@@ -183,8 +178,9 @@ impl ResMap {
         }
         self.index.clear();
         self.index.reserve(self.resources.len(), |&(hash, _)| hash);
-        for (i, r) in self.resources.iter().enumerate() {
-            index_insert(&mut self.index, &self.resources, id_hash(&r.id()), r, i);
+        let hashes = id_hashes(&self.resources);
+        for (i, (r, hash)) in self.resources.iter().zip(hashes).enumerate() {
+            index_insert(&mut self.index, &self.resources, hash, r, i);
         }
         self.stale = false;
     }
@@ -230,6 +226,18 @@ impl ResMap {
 /// The hash identities are indexed by (fixed, so builds are repeatable).
 fn id_hash(id: &ResId) -> u64 {
     foldhash::fast::FixedState::default().hash_one(id)
+}
+
+/// The identity hashes of `resources`, in order: computed in parallel for
+/// long lists (building an identity reads several fields of each resource),
+/// so what remains one at a time is the index insertion.
+fn id_hashes(resources: &[Resource]) -> Vec<u64> {
+    const PARALLEL_FROM: usize = 64;
+    if resources.len() >= PARALLEL_FROM {
+        resources.par_iter().map(|r| id_hash(&r.id())).collect()
+    } else {
+        resources.iter().map(|r| id_hash(&r.id())).collect()
+    }
 }
 
 /// Position of the resource with identity `id`.
