@@ -33,12 +33,7 @@ impl std::error::Error for EmitError {}
 
 /// Appends `node` to `out` as one Kustomize-formatted YAML document (no `---`).
 pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
-    Emitter {
-        out,
-        col: 0,
-        preserve: false,
-    }
-    .document(node)
+    Emitter::new(out, false).document(node)
 }
 
 /// Appends `node` to `out` as one YAML document written the way its author
@@ -48,24 +43,14 @@ pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
 /// collections. For tools that edit files people maintain, such as KRM
 /// functions.
 pub fn emit_document_preserving(node: &Node, out: &mut String) -> Result<(), EmitError> {
-    Emitter {
-        out,
-        col: 0,
-        preserve: true,
-    }
-    .document(node)
+    Emitter::new(out, true).document(node)
 }
 
 /// Appends `items` to `out` as the entries of a block sequence at column 0
 /// (`- ` first), in the preserving form of [`emit_document_preserving`]:
 /// what follows a top-level `key:` line for a sequence.
 pub fn emit_seq_items_preserving(items: &[Node], out: &mut String) -> Result<(), EmitError> {
-    Emitter {
-        out,
-        col: 0,
-        preserve: true,
-    }
-    .block_seq(items, 0, false)
+    Emitter::new(out, true).block_seq(items, 0, false)
 }
 
 /// Emits one document to a new string with [`emit_document_preserving`].
@@ -82,16 +67,29 @@ pub fn to_kustomize_yaml(node: &Node) -> Result<String, EmitError> {
     Ok(out)
 }
 
-struct Emitter<'o> {
+struct Emitter<'o, 'n> {
     out: &'o mut String,
     /// Current column in characters.
     col: usize,
     /// Source order, comments and source styles instead of Kustomize's form.
     preserve: bool,
+    /// The keys of the mappings being written, innermost last: each mapping
+    /// orders its own run at the top (one list for the whole document
+    /// instead of one per mapping).
+    keys: Vec<(&'n str, &'n Node)>,
 }
 
-impl Emitter<'_> {
-    fn document(&mut self, node: &Node) -> Result<(), EmitError> {
+impl<'o, 'n> Emitter<'o, 'n> {
+    fn new(out: &'o mut String, preserve: bool) -> Emitter<'o, 'n> {
+        Emitter {
+            out,
+            col: 0,
+            preserve,
+            keys: Vec::new(),
+        }
+    }
+
+    fn document(&mut self, node: &'n Node) -> Result<(), EmitError> {
         let e = self;
         e.head_comments(node, 0);
         match &node.value {
@@ -141,7 +139,7 @@ enum Style {
     Literal,
 }
 
-impl Emitter<'_> {
+impl<'n> Emitter<'_, 'n> {
     fn push(&mut self, s: &str) {
         self.out.push_str(s);
         self.col += if s.is_ascii() {
@@ -162,9 +160,11 @@ impl Emitter<'_> {
     }
 
     fn pad_to(&mut self, indent: usize) {
+        const SPACES: &str = "                                ";
         while self.col < indent {
-            self.out.push(' ');
-            self.col += 1;
+            let n = (indent - self.col).min(SPACES.len());
+            self.out.push_str(&SPACES[..n]);
+            self.col += n;
         }
     }
 
@@ -172,12 +172,12 @@ impl Emitter<'_> {
     /// the first key continues the current line (after `- `).
     fn block_map(
         &mut self,
-        entries: &[(Node, Node)],
+        entries: &'n [(Node, Node)],
         indent: usize,
         inline_first: bool,
         root: bool,
     ) -> Result<(), EmitError> {
-        let mut keyed: Vec<(&str, &Node)> = Vec::with_capacity(entries.len());
+        let start = self.keys.len();
         for (k, v) in entries {
             let key = match &k.value {
                 Value::Scalar(s) => {
@@ -194,12 +194,13 @@ impl Emitter<'_> {
                         .into(),
                 )),
             };
-            keyed.push((key, v));
+            self.keys.push((key, v));
         }
         if !self.preserve {
-            sort_keys(&mut keyed);
+            sort_keys(&mut self.keys[start..]);
         }
-        for (i, (key, value)) in keyed.into_iter().enumerate() {
+        for i in 0..self.keys.len() - start {
+            let (key, value) = self.keys[start + i];
             if self.preserve && (i > 0 || !inline_first) {
                 // Not sorted: entry `i` is this one.
                 self.head_comments(&entries[i].0, indent);
@@ -208,14 +209,16 @@ impl Emitter<'_> {
             if i > 0 || !inline_first {
                 self.pad_to(indent);
             }
-            if !is_simple_key(key) {
+            if self.preserve && plain_source_key(&entries[i].0) && is_simple_key(key) {
+                self.push(key);
+            } else if key.len() <= MAX_SIMPLE_KEY && is_plain_word(key) {
+                // Most keys: simple (no line break), and written by typing alone.
+                self.plain_word(key, indent, true);
+            } else if is_simple_key(key) {
+                self.string(key, indent, true)?;
+            } else {
                 self.explicit_entry(key, value, indent)?;
                 continue;
-            }
-            if self.preserve && plain_source_key(&entries[i].0) {
-                self.push(key);
-            } else {
-                self.string(key, indent, true)?;
             }
             self.push_char(':');
             match &value.value {
@@ -237,13 +240,14 @@ impl Emitter<'_> {
                 }
             }
         }
+        self.keys.truncate(start);
         Ok(())
     }
 
     /// A block sequence whose `-` stand at column `indent`.
     fn block_seq(
         &mut self,
-        items: &[Node],
+        items: &'n [Node],
         indent: usize,
         inline_first: bool,
     ) -> Result<(), EmitError> {
@@ -298,7 +302,12 @@ impl Emitter<'_> {
     }
 
     /// An entry whose key is too long or spans lines: `? key` then `: value`.
-    fn explicit_entry(&mut self, key: &str, value: &Node, indent: usize) -> Result<(), EmitError> {
+    fn explicit_entry(
+        &mut self,
+        key: &str,
+        value: &'n Node,
+        indent: usize,
+    ) -> Result<(), EmitError> {
         self.push_char('?');
         self.push_char(' ');
         self.string(key, indent + BEST_INDENT, false)?;
@@ -327,15 +336,20 @@ impl Emitter<'_> {
         // the reader's typing (`true`, `1.0`, ...) decides between plain
         // and double-quoted.
         if is_plain_word(text) {
-            if needs_quotes(text) {
-                self.double(text, indent, !simple_key);
-            } else {
-                self.out.push_str(text);
-                self.col += text.len();
-            }
+            self.plain_word(text, indent, simple_key);
             return Ok(());
         }
         self.string_any(text, indent, simple_key)
+    }
+
+    /// [`Emitter::string`] for text that [`is_plain_word`].
+    fn plain_word(&mut self, text: &str, indent: usize, simple_key: bool) {
+        if needs_quotes(text) {
+            self.double(text, indent, !simple_key);
+        } else {
+            self.out.push_str(text);
+            self.col += text.len();
+        }
     }
 
     /// [`Emitter::string`] for any text.
@@ -696,8 +710,24 @@ fn analyze(text: &str) -> Analysis {
 fn is_plain_word(text: &str) -> bool {
     let bytes = text.as_bytes();
     bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.iter().all(u8::is_ascii_graphic)
+        && all_graphic(bytes)
         && bytes.last() != Some(&b':')
+}
+
+/// Whether every byte is printable ASCII other than space (`0x21..=0x7E`),
+/// tested eight bytes at a time: a byte below `0x21` borrows into its high
+/// bit when `0x21` is taken from every byte, and a byte above `0x7E` has or
+/// gets its high bit set when `0x01` is added to every byte.
+fn all_graphic(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let (words, rest) = bytes.as_chunks::<8>();
+    words.iter().all(|word| {
+        let w = u64::from_le_bytes(*word);
+        let below = w.wrapping_sub(ONES * 0x21) & !w;
+        let above = w.wrapping_add(ONES) | w;
+        (below | above) & HIGH_BITS == 0
+    }) && rest.iter().all(u8::is_ascii_graphic)
 }
 
 /// [`analyze`] character by character, for any non-empty text.
@@ -944,6 +974,32 @@ mod tests {
     /// Strings the emitter's shortcut takes are written exactly as the
     /// general path writes them, at any column, as keys and as values.
     #[test]
+    fn word_test_agrees_with_a_byte_by_byte_test() {
+        let edges = [
+            0x00u8, 0x1f, 0x20, 0x21, 0x22, 0x7d, 0x7e, 0x7f, 0x80, 0xa1, 0xfe, 0xff,
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = seed.rotate_left(i as u32 * 7);
+                    if r % 5 == 0 {
+                        edges[(r >> 8) as usize % edges.len()]
+                    } else {
+                        0x21 + (r >> 16) as u8 % 0x5e
+                    }
+                })
+                .collect();
+            let expected = bytes.iter().all(u8::is_ascii_graphic);
+            assert_eq!(all_graphic(&bytes), expected, "{bytes:?}");
+        }
+    }
+
+    #[test]
     fn string_shortcut_writes_what_the_general_path_writes() {
         let alphabet: Vec<char> = (0x21u8..0x7f).map(char::from).collect();
         let mut words: Vec<String> = ["true", "no", "y", "1.0", "0x1F", "null", "a:b", "a#b"]
@@ -958,17 +1014,11 @@ mod tests {
         for text in &words {
             for (col, simple_key) in [(0, true), (4, false), (70, false)] {
                 let (mut fast, mut general) = (String::new(), String::new());
-                let mut a = Emitter {
-                    out: &mut fast,
-                    col,
-                    preserve: false,
-                };
+                let mut a = Emitter::new(&mut fast, false);
+                a.col = col;
                 let fast_result = (a.string(text, 2, simple_key).is_ok(), a.col);
-                let mut b = Emitter {
-                    out: &mut general,
-                    col,
-                    preserve: false,
-                };
+                let mut b = Emitter::new(&mut general, false);
+                b.col = col;
                 let general_result = (b.string_any(text, 2, simple_key).is_ok(), b.col);
                 assert_eq!((fast_result, &fast), (general_result, &general), "{text:?}");
             }

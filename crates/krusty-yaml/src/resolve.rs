@@ -31,6 +31,8 @@ const TRUES_V3: [&str; 3] = ["true", "True", "TRUE"];
 const FALSES_V3: [&str; 3] = ["false", "False", "FALSE"];
 const TRUES_V2_EXTRA: [&str; 8] = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"];
 const FALSES_V2_EXTRA: [&str; 8] = ["n", "N", "no", "No", "NO", "off", "Off", "OFF"];
+/// The length of the longest word above: longer text is none of them.
+const LONGEST_WORD: usize = 5;
 const NANS: [&str; 3] = [".nan", ".NaN", ".NAN"];
 const INFS: [&str; 6] = [".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"];
 const NEG_INFS: [&str; 3] = ["-.inf", "-.Inf", "-.INF"];
@@ -70,7 +72,9 @@ pub fn resolve_plain_v3(text: &str) -> Resolved<'_> {
     };
     match first {
         b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => {
-            if NULLS.contains(&text) {
+            if text.len() > LONGEST_WORD {
+                Resolved::Str(text)
+            } else if NULLS.contains(&text) {
                 Resolved::Null
             } else if TRUES_V3.contains(&text) {
                 Resolved::Bool(true)
@@ -396,11 +400,12 @@ pub fn needs_quotes(text: &str) -> bool {
     };
     match first {
         b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => {
-            NULLS.contains(&text)
-                || TRUES_V3.contains(&text)
-                || FALSES_V3.contains(&text)
-                || TRUES_V2_EXTRA.contains(&text)
-                || FALSES_V2_EXTRA.contains(&text)
+            text.len() <= LONGEST_WORD
+                && (NULLS.contains(&text)
+                    || TRUES_V3.contains(&text)
+                    || FALSES_V3.contains(&text)
+                    || TRUES_V2_EXTRA.contains(&text)
+                    || FALSES_V2_EXTRA.contains(&text))
         }
         b'.' => resolve_special_float(text).is_some() || text.parse::<f64>().is_ok(),
         b'+' | b'-' | b'0'..=b'9' => {
@@ -459,6 +464,13 @@ fn is_base60_float(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_special_word_is_longer_than_the_length_gate() {
+        let words = NULLS.iter().chain(&TRUES_V3).chain(&FALSES_V3);
+        let words = words.chain(&TRUES_V2_EXTRA).chain(&FALSES_V2_EXTRA);
+        assert!(words.map(|w| w.len()).max() == Some(LONGEST_WORD));
+    }
 
     #[test]
     fn v3_input_types() {
