@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
+use krusty_ops::patch::{chain, PatchEntry};
 use krusty_ops::schema::{Schema, BUILTIN_VERSION};
 use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Builtin, Env, TransformerConfig};
@@ -562,7 +563,22 @@ fn run_steps(
         Role::Transformer => "running transformer",
         Role::Validator => "running validator",
     };
-    for step in steps {
+    let mut next = 0;
+    while next < steps.len() {
+        if role == Role::Transformer {
+            let chain = patch_chain(&steps[next..]);
+            if chain.len() > 1 {
+                let ran = chain_patch(&steps[next..next + chain.len()], &chain, resmap, env);
+                ran.map_err(|(step, e)| {
+                    e.context(format!("{what} {}", step.label))
+                        .context(format!("kustomization file {}", k_path.display()))
+                })?;
+                next += chain.len();
+                continue;
+            }
+        }
+        let step = &steps[next];
+        next += 1;
         let in_step = |e: BuildError| {
             e.context(format!("{what} {}", step.label))
                 .context(format!("kustomization file {}", k_path.display()))
@@ -596,6 +612,37 @@ fn run_steps(
                     }
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// The `patches:` entries at the start of `steps` that can run as one
+/// chain (see `krusty_ops::patch::chain`).
+fn patch_chain(steps: &[Step]) -> Vec<&PatchEntry> {
+    steps
+        .iter()
+        .map_while(|step| match &step.action {
+            Action::Builtin(Builtin::Patch(entry)) if chain::chainable(entry) => Some(entry),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs a chain of `patches:` entries (`steps` are theirs), recording each
+/// as a transformation where the build asks for it; an error names its step.
+fn chain_patch<'s>(
+    steps: &'s [Step],
+    chain: &[&PatchEntry],
+    resmap: &mut ResMap,
+    env: &Env<'_>,
+) -> Result<(), (&'s Step, BuildError)> {
+    chain::apply(chain, resmap, env).map_err(|e| (&steps[e.entry], BuildError::new(e.error.0)))?;
+    if env.record_transformations {
+        for r in resmap.resources_mut() {
+            r.meta
+                .transformations
+                .extend(steps.iter().map(|s| s.origin.clone()));
         }
     }
     Ok(())

@@ -199,17 +199,18 @@ impl<'n> Emitter<'_, 'n> {
         if !self.preserve {
             sort_keys(&mut self.keys[start..]);
         }
-        for i in 0..self.keys.len() - start {
+        // One key was pushed per entry.
+        for (i, (source_key, _)) in entries.iter().enumerate() {
             let (key, value) = self.keys[start + i];
             if self.preserve && (i > 0 || !inline_first) {
                 // Not sorted: entry `i` is this one.
-                self.head_comments(&entries[i].0, indent);
+                self.head_comments(source_key, indent);
                 self.head_comments(value, indent);
             }
             if i > 0 || !inline_first {
                 self.pad_to(indent);
             }
-            if self.preserve && plain_source_key(&entries[i].0) && is_simple_key(key) {
+            if self.preserve && plain_source_key(source_key) && is_simple_key(key) {
                 self.push(key);
             } else if key.len() <= MAX_SIMPLE_KEY && is_plain_word(key) {
                 // Most keys: simple (no line break), and written by typing alone.
@@ -987,7 +988,7 @@ mod tests {
             let bytes: Vec<u8> = (0..len)
                 .map(|i| {
                     let r = seed.rotate_left(i as u32 * 7);
-                    if r % 5 == 0 {
+                    if r.is_multiple_of(5) {
                         edges[(r >> 8) as usize % edges.len()]
                     } else {
                         0x21 + (r >> 16) as u8 % 0x5e

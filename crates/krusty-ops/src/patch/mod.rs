@@ -2,11 +2,12 @@
 //! PatchStrategicMergeTransformer (`patchesStrategicMerge:`) and
 //! PatchJson6902Transformer (`patchesJson6902:`).
 
+pub mod chain;
 pub mod json6902;
 pub mod smp;
 
 use krusty_resource::{ResMap, Resource};
-use krusty_yaml::Node;
+use krusty_yaml::{Node, ScalarStyle, Value};
 
 use crate::env::Env;
 use crate::error::{go_quote, OpError, OpResult};
@@ -116,65 +117,9 @@ fn detect(text: &str, source: &PatchSource) -> OpResult<Parsed> {
 }
 
 impl PatchEntry {
-    /// Applies the patch.
+    /// Applies the patch (a chain of one entry).
     pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
-        let text = self.source.text(env)?;
-        match detect(&text, &self.source)? {
-            Parsed::Strategic(mut patches) => {
-                for p in &mut patches {
-                    p.meta.allow_name_change = self.allow_name_change;
-                    p.meta.allow_kind_change = self.allow_kind_change;
-                }
-                match &self.target {
-                    Some(target) => {
-                        if patches.len() > 1 {
-                            return Err(OpError::new(format!(
-                                "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {}",
-                                self.source.describe()
-                            )));
-                        }
-                        let selected = select(resources, target)?;
-                        match patches.first() {
-                            Some(patch) => apply_strategic(resources, &selected, patch, true, env)
-                                .map_err(|e| {
-                                    e.context(format!("patch {}", self.source.describe()))
-                                }),
-                            None => Ok(()),
-                        }
-                    }
-                    None => {
-                        for patch in &patches {
-                            let index = find_by_id(resources, patch).map_err(|e| {
-                                e.context(format!(
-                                    "no resource matches strategic merge patch \"{}\"",
-                                    patch.id()
-                                ))
-                            })?;
-                            apply_strategic(resources, &[index], patch, false, env).map_err(
-                                |e| e.context(format!("patch {}", self.source.describe())),
-                            )?;
-                        }
-                        Ok(())
-                    }
-                }
-            }
-            Parsed::Json(ops) => {
-                let Some(target) = &self.target else {
-                    return Err(OpError::new(format!(
-                        "must specify a target for JSON patch {}",
-                        self.source.describe()
-                    )));
-                };
-                let selected = select(resources, target)?;
-                parallel::map_at(resources.resources_mut(), &selected, |r| {
-                    r.store_previous_id();
-                    apply_json(r, &ops)
-                        .map_err(|e| e.context(format!("patch {}", self.source.describe())))
-                })
-                .into_iter()
-                .collect()
-            }
-        }
+        chain::apply(&[self], resources, env).map_err(|e| e.error)
     }
 }
 
@@ -318,19 +263,17 @@ fn apply_strategic(
         resources.resources_mut_keeping_identity()
     };
     let schema = env.schema;
+    let mut prepared = patch.node.clone();
+    if copied {
+        smp::stringify_metadata_maps(&mut prepared);
+    }
     // Each target gets its own copy of the patch; the merges are
     // independent of one another.
     let outcomes = parallel::map_at(targets, selected, |r| {
-        let mut patch_node = patch.node.clone();
-        if copied {
-            smp::stringify_metadata_maps(&mut patch_node);
-        }
+        let mut patch_node = prepared.clone();
         // The patch takes the target's apiVersion, keeping its own kind.
-        let api_version = r.api_version().to_string();
-        patch_node.set("apiVersion", Node::string(api_version));
-        let id = r.id();
+        patch_node.set("apiVersion", Node::string(r.api_version()));
         apply_strategic_one(r, patch_node, patch, schema)
-            .map_err(|e| e.context(format!("applying to {id}")))
     });
     let mut deleted = Vec::new();
     for (&index, outcome) in selected.iter().zip(outcomes) {
@@ -357,30 +300,50 @@ fn apply_strategic_one(
     patch: &Resource,
     schema: &Schema,
 ) -> OpResult<bool> {
-    let (name, namespace, kind) = (
-        r.name().to_string(),
-        r.namespace().to_string(),
-        r.kind().to_string(),
-    );
+    let id = r.id();
     if patch.meta.allow_name_change || patch.meta.allow_kind_change {
         r.store_previous_id();
     }
     let target = std::mem::replace(&mut r.node, Node::null());
-    match smp::merge(target, patch_node, schema)? {
-        None => return Ok(false),
-        Some(merged) => r.node = merged,
+    match smp::merge(target, patch_node, schema) {
+        Err(e) => return Err(e.context(format!("applying to {id}"))),
+        Ok(None) => return Ok(false),
+        Ok(Some(merged)) => r.node = merged,
     }
     if r.node.as_map().is_none_or(|m| m.is_empty()) {
         return Ok(false);
     }
-    if !patch.meta.allow_kind_change {
-        r.set_kind(&kind);
+    if !patch.meta.allow_kind_change && !holds_string(r.node.get("kind"), &id.gvk.kind) {
+        r.set_kind(&id.gvk.kind);
     }
-    if !patch.meta.allow_name_change {
-        r.set_name(&name);
+    if !patch.meta.allow_name_change && !holds_string(meta_field(r, "name"), &id.name) {
+        r.set_name(&id.name);
     }
-    r.set_namespace(&namespace);
+    let namespace = meta_field(r, "namespace");
+    let namespace_kept = match id.namespace.as_str() {
+        // Setting an empty namespace removes the field.
+        "" => namespace.is_none(),
+        ns => holds_string(namespace, ns),
+    };
+    if !namespace_kept {
+        r.set_namespace(&id.namespace);
+    }
     Ok(true)
+}
+
+/// The value of `metadata.<name>`.
+fn meta_field<'r>(r: &'r Resource, name: &str) -> Option<&'r Node> {
+    r.node.get("metadata").and_then(|m| m.get(name))
+}
+
+/// Whether `node` is already what setting `text` as a string makes it, so
+/// setting it again would change nothing.
+fn holds_string(node: Option<&Node>, text: &str) -> bool {
+    node.is_some_and(|n| {
+        n.comments.is_none()
+            && matches!(&n.value, Value::Scalar(s)
+                if s.text == text && s.style == ScalarStyle::DoubleQuoted && s.tag.is_none())
+    })
 }
 
 /// Applies a JSON patch to one resource.

@@ -23,7 +23,7 @@
 
 use std::cmp::Ordering;
 
-use krusty_yaml::{Node, ScalarStyle, Value};
+use krusty_yaml::{CompactString, Node, ScalarStyle, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::path::raw;
@@ -279,8 +279,7 @@ impl<'s> Merger<'s> {
     /// merged with the schema of that kind.
     fn root_shape(&self, target: Option<&Node>, patch: Option<&Node>) -> Option<&'s Shape> {
         [target, patch].into_iter().flatten().find_map(|n| {
-            let api_version = n.get("apiVersion").and_then(Node::as_str)?;
-            let kind = n.get("kind").and_then(Node::as_str)?;
+            let (api_version, kind) = api_version_and_kind(n)?;
             if api_version.is_empty() || kind.is_empty() {
                 return None;
             }
@@ -336,14 +335,16 @@ impl<'s> Merger<'s> {
         // skipped when walking it alone would leave it as it is.
         let field_shape = |name: &str| shape.and_then(|s| self.schema.field(s, name));
         let patch_has = |name: &str| patch.as_ref().is_some_and(|p| p.get(name).is_some());
-        let mut names: Vec<String> = dest
+        // Names are copied out (the walk below changes both maps); most
+        // fit a CompactString inline.
+        let mut names: Vec<CompactString> = dest
             .as_map()
             .into_iter()
             .flatten()
             .filter_map(|(k, v)| {
                 let name = k.key_str()?;
                 let skip = !aliased && !patch_has(name) && self.settled(v, field_shape(name));
-                (!skip).then(|| name.to_string())
+                (!skip).then(|| CompactString::from(name))
             })
             .chain(
                 patch
@@ -351,7 +352,7 @@ impl<'s> Merger<'s> {
                     .and_then(Node::as_map)
                     .into_iter()
                     .flatten()
-                    .filter_map(|(k, _)| k.key_str().map(String::from)),
+                    .filter_map(|(k, _)| k.key_str().map(CompactString::from)),
             )
             .collect();
         names.sort_unstable();
@@ -623,6 +624,23 @@ impl<'s> Merger<'s> {
         };
         regular && items.iter().all(|e| self.settled(e, Some(item)))
     }
+}
+
+/// A mapping's `apiVersion` and `kind`, when both are there, found in one
+/// pass over its entries (most mappings a merge meets have neither).
+fn api_version_and_kind(node: &Node) -> Option<(&str, &str)> {
+    let (mut api_version, mut kind) = (None, None);
+    for (k, v) in node.as_map()? {
+        match k.key_str() {
+            Some("apiVersion") if api_version.is_none() => api_version = Some(v),
+            Some("kind") if kind.is_none() => kind = Some(v),
+            _ => continue,
+        }
+        if let (Some(a), Some(k)) = (api_version, kind) {
+            return Some((a.as_str()?, k.as_str()?));
+        }
+    }
+    None
 }
 
 /// Whether a scalar is neither null nor empty (a key value or an element

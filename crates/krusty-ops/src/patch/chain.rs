@@ -1,0 +1,461 @@
+//! Consecutive `patches:` entries applied in one pass over the resources.
+//!
+//! Applying entries one after another over every resource gives, for each
+//! resource, the entries that select it applied in order to it alone: what
+//! an entry does to one resource, and whether it selects it, depends only
+//! on that resource as the earlier entries left it. So each resource can
+//! run the whole chain on its own, in parallel with the others, and the
+//! outcome is the sequential one. What is not per resource is checked
+//! after the pass, in entry order:
+//! - a patch without `target:` must match exactly one resource (by current
+//!   or earlier id);
+//! - the error reported is the one the sequential order meets first: the
+//!   earliest patch that fails, and for that patch a failed match before a
+//!   failed application, and the first resource in order.
+//!
+//! Entries that may rename resources (`allowNameChange`, `allowKindChange`)
+//! make ids collide across resources, so a chain never holds one: they run
+//! as chains of their own.
+
+use krusty_resource::{ResId, ResMap, Resource};
+use krusty_yaml::Node;
+
+use super::json6902::JsonPatch;
+use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry};
+use crate::env::Env;
+use crate::error::{OpError, OpResult};
+use crate::parallel;
+use crate::selector::CompiledSelector;
+
+/// Whether `entry` can share a chain with its neighbours.
+pub fn chainable(entry: &PatchEntry) -> bool {
+    !(entry.allow_name_change || entry.allow_kind_change)
+}
+
+/// A failure of a chain: which entry (its position in the chain) and why.
+#[derive(Debug)]
+pub struct ChainError {
+    /// The position of the failing entry in the chain.
+    pub entry: usize,
+    /// What went wrong.
+    pub error: OpError,
+}
+
+/// Applies `entries` in order over `resources` (see the module's
+/// documentation): the outcome, and the first error, are those of applying
+/// them one after another.
+pub fn apply(
+    entries: &[&PatchEntry],
+    resources: &mut ResMap,
+    env: &Env<'_>,
+) -> Result<(), ChainError> {
+    // Entries are read in order; one that cannot be read fails only if
+    // every entry before it applies cleanly.
+    let mut steps = Vec::new();
+    let mut unreadable = None;
+    for (position, entry) in entries.iter().enumerate() {
+        match Step::read(entry, env) {
+            Ok(read) => steps.extend(read.into_iter().map(|kind| Step {
+                entry: position,
+                kind,
+            })),
+            Err(error) => {
+                unreadable = Some(ChainError {
+                    entry: position,
+                    error,
+                });
+                break;
+            }
+        }
+    }
+    let compiled = compile(&steps).map_err(|(step, error)| ChainError {
+        entry: steps[step].entry,
+        error,
+    });
+    let selectors = match compiled {
+        Ok(selectors) => selectors,
+        // A bad target fails where its entry runs: after the earlier ones.
+        Err(e) => {
+            let before: Vec<Step> = steps.into_iter().filter(|s| s.entry < e.entry).collect();
+            let selectors = compile(&before).map_err(|(step, error)| ChainError {
+                entry: before[step].entry,
+                error,
+            })?;
+            run(&before, &selectors, resources, entries, env)?;
+            return Err(e);
+        }
+    };
+    run(&steps, &selectors, resources, entries, env)?;
+    match unreadable {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// One patch of a chain (an entry may hold several documents).
+struct Step<'e> {
+    /// The position of its entry in the chain.
+    entry: usize,
+    kind: StepKind<'e>,
+}
+
+enum StepKind<'e> {
+    /// A strategic merge patch for what a target selects, with the patch
+    /// node as every target gets it.
+    Targeted {
+        entry: &'e PatchEntry,
+        patch: Resource,
+        node: Node,
+    },
+    /// A strategic merge patch for the one resource with its id.
+    ById { patch: Resource, id: ResId },
+    /// A JSON patch for what a target selects.
+    Json {
+        entry: &'e PatchEntry,
+        ops: JsonPatch,
+    },
+}
+
+impl<'e> Step<'e> {
+    /// Reads an entry's patch text into its steps, with the checks
+    /// Kustomize makes before applying it.
+    fn read(entry: &'e PatchEntry, env: &Env<'_>) -> OpResult<Vec<StepKind<'e>>> {
+        let text = entry.source.text(env)?;
+        match detect(&text, &entry.source)? {
+            Parsed::Strategic(mut patches) => {
+                for p in &mut patches {
+                    p.meta.allow_name_change = entry.allow_name_change;
+                    p.meta.allow_kind_change = entry.allow_kind_change;
+                }
+                if entry.target.is_none() {
+                    return Ok(patches
+                        .into_iter()
+                        .map(|patch| {
+                            let id = patch.id();
+                            StepKind::ById { patch, id }
+                        })
+                        .collect());
+                }
+                if patches.len() > 1 {
+                    return Err(OpError::new(format!(
+                        "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {}",
+                        entry.source.describe()
+                    )));
+                }
+                Ok(patches
+                    .into_iter()
+                    .map(|patch| {
+                        let mut node = patch.node.clone();
+                        smp::stringify_metadata_maps(&mut node);
+                        StepKind::Targeted { entry, patch, node }
+                    })
+                    .collect())
+            }
+            Parsed::Json(ops) => {
+                if entry.target.is_none() {
+                    return Err(OpError::new(format!(
+                        "must specify a target for JSON patch {}",
+                        entry.source.describe()
+                    )));
+                }
+                Ok(vec![StepKind::Json { entry, ops }])
+            }
+        }
+    }
+}
+
+/// The compiled target of each step (`None` for patches by id), or the
+/// first step whose target does not compile.
+fn compile<'e>(steps: &[Step<'e>]) -> Result<Vec<Option<CompiledSelector<'e>>>, (usize, OpError)> {
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| match &step.kind {
+            StepKind::Targeted { entry, .. } | StepKind::Json { entry, .. } => entry
+                .target
+                .as_ref()
+                .map(|t| t.compile_regex())
+                .transpose()
+                .map_err(|e| (i, e)),
+            StepKind::ById { .. } => Ok(None),
+        })
+        .collect()
+}
+
+/// What the chain did to one resource.
+#[derive(Default)]
+struct Outcome {
+    /// The patches by id (step positions) that matched it.
+    matched: Vec<usize>,
+    /// The step that failed on it, and why.
+    failed: Option<(usize, OpError)>,
+    /// A patch deleted it.
+    deleted: bool,
+}
+
+/// Runs the steps over every resource, then checks what the sequential
+/// order would have checked between them.
+fn run(
+    steps: &[Step<'_>],
+    selectors: &[Option<CompiledSelector<'_>>],
+    resources: &mut ResMap,
+    entries: &[&PatchEntry],
+    env: &Env<'_>,
+) -> Result<(), ChainError> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let schema = env.schema;
+    let outcomes = parallel::map_each(resources.resources_mut(), |r| {
+        let mut outcome = Outcome::default();
+        for (i, (step, selector)) in steps.iter().zip(selectors).enumerate() {
+            let applied = match &step.kind {
+                StepKind::ById { patch, id } => {
+                    if !(r.has_had_name(&id.name) && r.any_id(|rid| rid.equals(id))) {
+                        continue;
+                    }
+                    outcome.matched.push(i);
+                    apply_strategic_one(r, with_api_version(&patch.node, r), patch, schema)
+                }
+                StepKind::Targeted { patch, node, .. } => {
+                    if !selector.as_ref().is_some_and(|s| s.matches(r)) {
+                        continue;
+                    }
+                    apply_strategic_one(r, with_api_version(node, r), patch, schema)
+                }
+                StepKind::Json { ops, .. } => {
+                    if !selector.as_ref().is_some_and(|s| s.matches(r)) {
+                        continue;
+                    }
+                    r.store_previous_id();
+                    apply_json(r, ops).map(|()| true)
+                }
+            };
+            match applied {
+                Ok(true) => {}
+                Ok(false) => {
+                    outcome.deleted = true;
+                    break;
+                }
+                Err(e) => {
+                    outcome.failed = Some((i, e));
+                    break;
+                }
+            }
+        }
+        outcome
+    });
+    if let Some((step, error)) = first_error(steps, &outcomes, entries) {
+        return Err(ChainError {
+            entry: steps[step].entry,
+            error,
+        });
+    }
+    for index in (0..outcomes.len()).rev() {
+        if outcomes[index].deleted {
+            resources.remove_at(index);
+        }
+    }
+    Ok(())
+}
+
+/// A copy of a strategic merge patch for `r`: the patch takes the target's
+/// apiVersion, keeping its own kind.
+fn with_api_version(patch: &Node, r: &Resource) -> Node {
+    let mut node = patch.clone();
+    node.set("apiVersion", Node::string(r.api_version()));
+    node
+}
+
+/// The error applying the steps one after another meets first: the
+/// earliest failing step; for a patch by id, a count other than one before
+/// any failure to apply it; otherwise the first resource that failed.
+fn first_error(
+    steps: &[Step<'_>],
+    outcomes: &[Outcome],
+    entries: &[&PatchEntry],
+) -> Option<(usize, OpError)> {
+    let mut matches = vec![0usize; steps.len()];
+    for o in outcomes {
+        for &i in &o.matched {
+            matches[i] += 1;
+        }
+    }
+    let failed_apply = outcomes
+        .iter()
+        .filter_map(|o| o.failed.as_ref())
+        .min_by_key(|(i, _)| *i);
+    let bad_count = steps
+        .iter()
+        .enumerate()
+        .find(|(i, s)| matches!(s.kind, StepKind::ById { .. }) && matches[*i] != 1);
+    if let Some((i, StepKind::ById { id, .. })) = bad_count.map(|(i, s)| (i, &s.kind)) {
+        if failed_apply.is_none_or(|(f, _)| i <= *f) {
+            let what = if matches[i] == 0 {
+                "no matches"
+            } else {
+                "multiple matches"
+            };
+            let error = OpError::new(format!(
+                "{what} for Id {id}; failed to find unique target for patch {id}"
+            ))
+            .context(format!(
+                "no resource matches strategic merge patch \"{id}\""
+            ));
+            return Some((i, error));
+        }
+    }
+    failed_apply.map(|(i, e)| {
+        let source = &entries[steps[*i].entry].source;
+        (
+            *i,
+            e.clone().context(format!("patch {}", source.describe())),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::PatchSource;
+    use crate::selector::Selector;
+
+    const RESOURCES: &str = "
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {tier: web}}
+spec: {replicas: 1, template: {spec: {containers: [{name: app, image: a}]}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker, labels: {tier: worker}}
+spec: {replicas: 2, template: {spec: {containers: [{name: app, image: b}]}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {tier: web}}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {a: '1'}
+";
+
+    fn resmap() -> ResMap {
+        let docs = krusty_yaml::parse_stream(RESOURCES).expect("valid YAML");
+        let mut m = ResMap::new();
+        for d in docs {
+            let r = Resource::from_node(d.root.expect("a document")).expect("a resource");
+            m.append(r).expect("distinct ids");
+        }
+        m
+    }
+
+    fn targeted(patch: &str, kind: &str, labels: &str) -> PatchEntry {
+        PatchEntry {
+            source: PatchSource::Inline(patch.trim().to_string()),
+            target: Some(Selector {
+                gvk: krusty_resource::Gvk {
+                    kind: kind.into(),
+                    ..Default::default()
+                },
+                label_selector: labels.into(),
+                ..Default::default()
+            }),
+            allow_name_change: false,
+            allow_kind_change: false,
+        }
+    }
+
+    fn by_id(patch: &str) -> PatchEntry {
+        PatchEntry {
+            source: PatchSource::Inline(patch.trim().to_string()),
+            target: None,
+            allow_name_change: false,
+            allow_kind_change: false,
+        }
+    }
+
+    /// Patches that select, relabel (so later selections change), delete,
+    /// fail, match nothing or match twice.
+    fn pool() -> Vec<PatchEntry> {
+        vec![
+            targeted(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: any}\nspec: {replicas: 5}",
+                "Deployment",
+                "",
+            ),
+            targeted(
+                "- op: add\n  path: /metadata/labels/tier\n  value: worker",
+                "",
+                "tier=web",
+            ),
+            targeted(
+                "- op: replace\n  path: /spec/replicas\n  value: 9",
+                "Deployment",
+                "tier=worker",
+            ),
+            targeted("- op: replace\n  path: /spec/missing/x\n  value: 1", "Service", ""),
+            by_id("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {b: '2'}"),
+            by_id("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: absent}\ndata: {b: '2'}"),
+            by_id("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n$patch: delete"),
+            by_id(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: worker}\nspec: {paused: true}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {type: NodePort}",
+            ),
+            targeted("- op: test\n  path: /data/a\n  value: '2'", "ConfigMap", ""),
+            targeted("not: [valid", "", ""),
+            targeted("- op: add\n  path: /metadata/annotations\n  value: {seen: 'yes'}", "", "tier in (web,worker)"),
+        ]
+    }
+
+    fn rendered(m: &ResMap) -> Vec<String> {
+        m.iter()
+            .map(|r| {
+                let mut text = String::new();
+                krusty_yaml::emit_document(&r.node, &mut text).expect("printable");
+                text
+            })
+            .collect()
+    }
+
+    /// Every list of up to three entries from the pool (with repeats), as
+    /// one chain and one entry at a time: same resources, same first error.
+    #[test]
+    fn a_chain_applies_like_its_entries_one_after_another() {
+        let pool = pool();
+        let env = Env::detached();
+        let n = pool.len();
+        let mut lists: Vec<Vec<usize>> = (0..n).map(|a| vec![a]).collect();
+        for a in 0..n {
+            for b in 0..n {
+                lists.push(vec![a, b]);
+                for c in 0..n {
+                    lists.push(vec![a, b, c]);
+                }
+            }
+        }
+        for list in lists {
+            let entries: Vec<&PatchEntry> = list.iter().map(|&i| &pool[i]).collect();
+            let mut chained = resmap();
+            let chain_result =
+                apply(&entries, &mut chained, &env).map_err(|e| (e.entry, e.error.0));
+            let mut sequential = resmap();
+            let mut seq_result = Ok(());
+            for (position, entry) in entries.iter().enumerate() {
+                if let Err(e) = entry.apply(&mut sequential, &env) {
+                    seq_result = Err((position, e.0));
+                    break;
+                }
+            }
+            assert_eq!(chain_result, seq_result, "entries {list:?}");
+            if seq_result.is_ok() {
+                assert_eq!(
+                    rendered(&chained),
+                    rendered(&sequential),
+                    "entries {list:?}"
+                );
+            }
+        }
+    }
+}
