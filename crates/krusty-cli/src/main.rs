@@ -180,9 +180,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
         Some(path) if path.is_dir() => output::write_dir(path, &out.resources),
         Some(path) => {
             let stream = output::Stream::render(&out.resources)?;
-            output::write_file_atomically(path, |f| {
-                stream.write_to(&mut std::io::BufWriter::with_capacity(1 << 16, f))
-            })
+            output::write_file_atomically(path, |f| stream.write_to(f))
         }
     };
     // The process ends here: freeing every node one by one would only

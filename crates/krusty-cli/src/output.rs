@@ -6,27 +6,50 @@ use std::path::Path;
 use krusty_resource::Resource;
 use rayon::prelude::*;
 
-/// Resources rendered as YAML documents, ready to be written as one
-/// stream separated by `---`, as Kustomize prints it.
+/// Resources rendered as one YAML stream, documents separated by `---` as
+/// Kustomize prints them; held as consecutive pieces, each rendered on its
+/// own thread.
 pub struct Stream(Vec<String>);
+
+/// Documents rendered together into one piece of a [`Stream`]: enough to
+/// spread the work over the cores, few enough that each piece's buffer
+/// grows a handful of times at most.
+const DOCUMENTS_PER_PIECE: usize = 32;
 
 impl Stream {
     /// Renders every resource (in parallel), so nothing is written unless
     /// all of them render.
     pub fn render(resources: &[Resource]) -> Result<Stream, String> {
-        render_each(resources).map(Stream)
+        resources
+            .par_chunks(DOCUMENTS_PER_PIECE)
+            .enumerate()
+            .map(|(piece, chunk)| {
+                let mut text = String::with_capacity(chunk.len() * 2048);
+                for (i, r) in chunk.iter().enumerate() {
+                    if piece > 0 || i > 0 {
+                        text.push_str("---\n");
+                    }
+                    render_into(r, &mut text)?;
+                }
+                Ok(text)
+            })
+            .collect::<Result<_, String>>()
+            .map(Stream)
     }
 
-    /// Writes the stream, documents separated by `---`.
+    /// Writes the stream.
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
-        for (i, text) in self.0.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b"---\n")?;
-            }
-            out.write_all(text.as_bytes())?;
+        for piece in &self.0 {
+            out.write_all(piece.as_bytes())?;
         }
         out.flush()
     }
+}
+
+/// Appends a resource as a YAML document to `text`.
+fn render_into(r: &Resource, text: &mut String) -> Result<(), String> {
+    krusty_yaml::emit_document(&r.node, text)
+        .map_err(|e| format!("cannot print resource {}: {e}", r.id()))
 }
 
 /// Each resource as its own YAML document, in order (rendered in parallel).
@@ -34,19 +57,17 @@ fn render_each(resources: &[Resource]) -> Result<Vec<String>, String> {
     resources
         .par_iter()
         .map(|r| {
-            let mut text = String::with_capacity(1024);
-            krusty_yaml::emit_document(&r.node, &mut text)
-                .map_err(|e| format!("cannot print resource {}: {e}", r.id()))?;
+            let mut text = String::with_capacity(2048);
+            render_into(r, &mut text)?;
             Ok(text)
         })
         .collect()
 }
 
-/// Writes a stream to stdout.
+/// Writes a stream to stdout (its pieces are large: no buffer between).
 pub fn write_stdout(stream: &Stream) -> Result<(), String> {
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     stream
-        .write_to(&mut stdout)
+        .write_to(&mut std::io::stdout().lock())
         .map_err(|e| format!("writing output: {e}"))
 }
 
