@@ -41,8 +41,17 @@ pub struct Loader {
 pub enum Entry {
     /// A directory holding a kustomization.
     Dir(PathBuf),
-    /// A file of resources, and its size when resolving it found out.
-    File(PathBuf, Option<u64>),
+    /// A file of resources.
+    File(FoundFile),
+}
+
+/// A file found by resolving a path, with what resolving it learnt (its
+/// size, and the file itself when it was opened to find out what it is).
+pub struct FoundFile {
+    /// The path, with symlinks resolved.
+    pub path: PathBuf,
+    size: Option<u64>,
+    open: Option<std::fs::File>,
 }
 
 /// A path resolved against a kustomization root.
@@ -50,8 +59,20 @@ struct Resolved {
     /// The path, with symlinks resolved.
     path: PathBuf,
     is_dir: bool,
-    /// The size its `lstat` reported, when resolving took one.
+    /// The size its `lstat` (or `fstat`) reported, when resolving took one.
     size: Option<u64>,
+    /// The file, when resolving opened it.
+    open: Option<std::fs::File>,
+}
+
+/// How to look at the last name of a path being resolved.
+#[derive(Clone, Copy, PartialEq)]
+enum Probe {
+    /// `lstat` it (directories, and paths only resolved, not read).
+    Stat,
+    /// Open it without following a symlink, and `fstat` the open file: a
+    /// file about to be read then needs no second path lookup.
+    Open,
 }
 
 impl Loader {
@@ -79,42 +100,38 @@ impl Loader {
     /// Classifies a `resources:` path: a directory or a file (with symlinks
     /// resolved). Files are subject to the load restrictor.
     pub fn entry(&self, rel: &str) -> BuildResult<Entry> {
-        let resolved = self.resolve(rel)?;
+        // Names of resource files are opened straight away; others (most
+        // often directories) are looked at first.
+        let probe = if [".yaml", ".yml", ".json"].iter().any(|e| rel.ends_with(e)) {
+            Probe::Open
+        } else {
+            Probe::Stat
+        };
+        let resolved = self.resolve(rel, probe)?;
         if resolved.is_dir {
             return Ok(Entry::Dir(resolved.path));
         }
         self.check_restriction(&resolved.path)?;
-        Ok(Entry::File(resolved.path, resolved.size))
+        Ok(Entry::File(FoundFile {
+            path: resolved.path,
+            size: resolved.size,
+            open: resolved.open,
+        }))
     }
 
     /// `root/rel` with symlinks resolved, and whether it is a directory.
     /// A path of plain names with no symlink on the way (the usual case)
-    /// costs one `lstat` per name; anything else is canonicalized.
-    fn resolve(&self, rel: &str) -> BuildResult<Resolved> {
+    /// costs one `lstat` per name (or, for the last, an `open` that does
+    /// not follow symlinks and an `fstat`); anything else is canonicalized.
+    fn resolve(&self, rel: &str, probe: Probe) -> BuildResult<Resolved> {
         let rel_path = Path::new(rel);
         let plain_names = rel_path.components().next().is_some()
             && rel_path
                 .components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)));
         if plain_names {
-            let mut path = self.root.clone();
-            let mut last = None;
-            for name in rel_path.components() {
-                path.push(name);
-                match std::fs::symlink_metadata(&path) {
-                    Ok(m) if !m.file_type().is_symlink() => last = Some(m),
-                    _ => {
-                        last = None;
-                        break;
-                    }
-                }
-            }
-            if let Some(m) = last {
-                return Ok(Resolved {
-                    path,
-                    is_dir: m.is_dir(),
-                    size: m.is_file().then_some(m.len()),
-                });
+            if let Some(resolved) = self.resolve_plain(rel_path, probe) {
+                return Ok(resolved);
             }
         }
         let path = canonical(&self.root.join(rel))?;
@@ -123,7 +140,43 @@ impl Loader {
             path,
             is_dir,
             size: None,
+            open: None,
         })
+    }
+
+    /// [`Loader::resolve`] for a path of plain names; `None` when one of
+    /// them is a symlink or cannot be looked at (the caller canonicalizes,
+    /// which resolves the symlink or reports the error).
+    fn resolve_plain(&self, rel: &Path, probe: Probe) -> Option<Resolved> {
+        let mut path = self.root.clone();
+        let mut names = rel.components().peekable();
+        while let Some(name) = names.next() {
+            path.push(name);
+            if names.peek().is_none() && probe == Probe::Open {
+                let file = open_no_follow(&path).ok()?;
+                let m = file.metadata().ok()?;
+                let is_file = m.is_file();
+                return Some(Resolved {
+                    path,
+                    is_dir: m.is_dir(),
+                    size: is_file.then_some(m.len()),
+                    open: is_file.then_some(file),
+                });
+            }
+            let m = std::fs::symlink_metadata(&path).ok()?;
+            if m.file_type().is_symlink() {
+                return None;
+            }
+            if names.peek().is_none() {
+                return Some(Resolved {
+                    path,
+                    is_dir: m.is_dir(),
+                    size: m.is_file().then_some(m.len()),
+                    open: None,
+                });
+            }
+        }
+        None
     }
 
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
@@ -143,19 +196,38 @@ impl Loader {
         read_text(path, size)
     }
 
+    /// Reads a file that [`Loader::entry`] found, as UTF-8 text.
+    pub fn read_found(&self, found: FoundFile) -> BuildResult<String> {
+        let bytes = match found.open {
+            Some(file) => read_open(file, found.size),
+            None => read_whole(&found.path, found.size),
+        };
+        text_of(&found.path, bytes)
+    }
+
     /// Resolves a file path named in the kustomization, subject to the
     /// load restrictor.
     pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
-        let resolved = self.resolve(rel)?;
+        let resolved = self.resolve(rel, Probe::Stat)?;
         self.check_restriction(&resolved.path)?;
         Ok(resolved.path)
     }
 }
 
+/// Opens a file for reading without following a symlink as its last name
+/// (which fails, so the caller can resolve it).
+fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
 impl krusty_ops::FileSource for Loader {
     fn read_bytes(&self, rel: &str) -> krusty_ops::OpResult<Vec<u8>> {
         let resolved = self
-            .resolve(rel)
+            .resolve(rel, Probe::Open)
             .and_then(|r| self.check_restriction(&r.path).map(|()| r))
             .map_err(|e| krusty_ops::OpError::new(e.0))?;
         let path = resolved.path;
@@ -165,7 +237,11 @@ impl krusty_ops::FileSource for Loader {
                 path.display()
             )));
         }
-        read_whole(&path, resolved.size).map_err(|e| {
+        let bytes = match resolved.open {
+            Some(file) => read_open(file, resolved.size),
+            None => read_whole(&path, resolved.size),
+        };
+        bytes.map_err(|e| {
             krusty_ops::OpError::new(format!(
                 "{}: cannot read file: {}",
                 path.display(),
@@ -232,8 +308,12 @@ fn describe_io(e: &std::io::Error) -> String {
 /// end, so no further read is needed to confirm it. Any other outcome (the
 /// file changed since, or is not a regular file) reads on to the end.
 pub fn read_whole(path: &Path, size: Option<u64>) -> std::io::Result<Vec<u8>> {
+    read_open(std::fs::File::open(path)?, size)
+}
+
+/// [`read_whole`] for a file already open.
+fn read_open(mut file: std::fs::File, size: Option<u64>) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
     let size = match size {
         Some(size) => size,
         None => file.metadata()?.len(),
@@ -262,7 +342,12 @@ pub fn read_whole(path: &Path, size: Option<u64>) -> std::io::Result<Vec<u8>> {
 /// Reads a file as UTF-8, reporting the line and column of invalid bytes;
 /// `size` is what a stat of it reported, if known.
 pub fn read_text(path: &Path, size: Option<u64>) -> BuildResult<String> {
-    let bytes = read_whole(path, size).map_err(|e| {
+    text_of(path, read_whole(path, size))
+}
+
+/// The UTF-8 text of what was read from `path`, or why there is none.
+fn text_of(path: &Path, read: std::io::Result<Vec<u8>>) -> BuildResult<String> {
+    let bytes = read.map_err(|e| {
         BuildError::new(format!(
             "{}: cannot read file: {}",
             path.display(),
@@ -332,6 +417,75 @@ mod tests {
         let empty = Scratch::new("empty", b"");
         assert_eq!(read_whole(&empty.0, Some(0)).expect("readable"), b"");
         assert_eq!(read_whole(&empty.0, None).expect("readable"), b"");
+    }
+
+    /// A scratch tree: `outside.yaml` beside a root holding a file, a
+    /// symlink to it, a symlink out of the root, a directory named like a
+    /// file, and a directory reached directly and through a symlink.
+    fn tree(name: &str) -> PathBuf {
+        let base =
+            std::env::temp_dir().join(format!("krusty-loader-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("config")).expect("scratch dirs");
+        std::fs::create_dir_all(root.join("d.yaml")).expect("scratch dirs");
+        std::fs::write(base.join("outside.yaml"), "out: 1\n").expect("scratch file");
+        std::fs::write(root.join("a.yaml"), "a: 1\n").expect("scratch file");
+        std::fs::write(root.join("config/x.properties"), "x=1\n").expect("scratch file");
+        std::os::unix::fs::symlink("a.yaml", root.join("link.yaml")).expect("symlink");
+        std::os::unix::fs::symlink("../outside.yaml", root.join("out.yaml")).expect("symlink");
+        std::os::unix::fs::symlink("config", root.join("config-link")).expect("symlink");
+        base
+    }
+
+    fn read_entry(loader: &Loader, rel: &str) -> Result<(PathBuf, String), String> {
+        match loader.entry(rel).map_err(|e| e.0)? {
+            Entry::Dir(dir) => Err(format!("directory {}", dir.display())),
+            Entry::File(found) => {
+                let path = found.path.clone();
+                Ok((path, loader.read_found(found).map_err(|e| e.0)?))
+            }
+        }
+    }
+
+    #[test]
+    fn files_opened_while_resolving_follow_the_same_rules() {
+        use krusty_ops::FileSource;
+        let base = tree("probe");
+        let root = std::fs::canonicalize(base.join("root")).expect("root");
+        let loader = Loader::new(&root, LoadRestrictor::RootOnly).expect("loader");
+        assert_eq!(
+            read_entry(&loader, "a.yaml"),
+            Ok((root.join("a.yaml"), "a: 1\n".to_string()))
+        );
+        // A symlink is resolved to what it names.
+        assert_eq!(
+            read_entry(&loader, "link.yaml"),
+            Ok((root.join("a.yaml"), "a: 1\n".to_string()))
+        );
+        let escape = read_entry(&loader, "out.yaml").expect_err("outside the root");
+        assert!(escape.starts_with("security; file"), "{escape}");
+        assert_eq!(
+            read_entry(&loader, "d.yaml"),
+            Err(format!("directory {}", root.join("d.yaml").display()))
+        );
+        let missing = read_entry(&loader, "missing.yaml").expect_err("missing");
+        assert!(missing.starts_with("evalsymlink failure on"), "{missing}");
+        for rel in ["config/x.properties", "config-link/x.properties"] {
+            assert_eq!(
+                loader.read_bytes(rel).map_err(|e| e.0),
+                Ok(b"x=1\n".to_vec()),
+                "{rel}"
+            );
+        }
+        assert!(loader.read_bytes("d.yaml").is_err());
+        let open = Loader::new(&root, LoadRestrictor::None).expect("loader");
+        let outside = std::fs::canonicalize(base.join("outside.yaml")).expect("outside");
+        assert_eq!(
+            read_entry(&open, "out.yaml"),
+            Ok((outside, "out: 1\n".to_string()))
+        );
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -394,8 +394,9 @@ impl Context {
         }
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         match loader.entry(entry).map_err(from)? {
-            Entry::File(path, size) => {
-                let text = loader.read(&path, size).map_err(from)?;
+            Entry::File(found) => {
+                let path = found.path.clone();
+                let text = loader.read_found(found).map_err(from)?;
                 let mut resources = resources_from_text(&text, &path).map_err(from)?;
                 for r in &mut resources {
                     r.meta.origin = Some(Box::new(Origin::File(path.clone())));
