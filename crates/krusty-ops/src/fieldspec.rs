@@ -345,32 +345,37 @@ where
             }
             Ok(())
         }
-        Value::Map(_) => {
+        Value::Map(entries) => {
             let (is_seq, field) = match first.strip_suffix("[]") {
                 Some(f) => (true, f),
                 None => (false, first),
             };
-            let last = rest.split_first().is_none();
-            let make: Option<Node> = match create {
-                CreateKind::None => None,
-                _ if is_seq => None,
-                CreateKind::Map if last => Some(Node::map()),
-                CreateKind::Scalar if last => Some(Node::string("")),
-                _ => Some(Node::map()),
-            };
-            if node.get(field).is_none() {
-                match &make {
-                    Some(n) => node.set(field, n.clone()),
-                    None => return Ok(()),
+            // What a missing (or null) field becomes, if anything.
+            let make = || -> Option<Node> {
+                let last = rest.split_first().is_none();
+                match create {
+                    CreateKind::None => None,
+                    _ if is_seq => None,
+                    CreateKind::Map if last => Some(Node::map()),
+                    CreateKind::Scalar if last => Some(Node::string("")),
+                    _ => Some(Node::map()),
                 }
-            }
-            let Some(child) = node.get_mut(field) else {
-                return Ok(());
             };
+            let at = match entries.iter().position(|(k, _)| k.key_str() == Some(field)) {
+                Some(at) => at,
+                None => match make() {
+                    Some(n) => {
+                        entries.push((Node::plain(field), n));
+                        entries.len() - 1
+                    }
+                    None => return Ok(()),
+                },
+            };
+            let child = &mut entries[at].1;
             if child.is_null() {
                 if is_seq {
                     *child = Node::seq();
-                } else if let Some(n) = make {
+                } else if let Some(n) = make() {
                     if !matches!(n.value, Value::Scalar(_)) {
                         *child = n;
                     }

@@ -119,10 +119,35 @@ impl Resource {
 
     /// The current identity.
     pub fn id(&self) -> ResId {
+        // One pass over the root mapping and one over `metadata`, instead
+        // of a lookup per field (ids are taken often). The first entry
+        // with a key counts, as in a lookup.
+        let (mut api_version, mut kind, mut meta) = (None, None, None);
+        for (k, v) in self.node.as_map().into_iter().flatten() {
+            match k.key_str() {
+                Some("apiVersion") if api_version.is_none() => api_version = Some(v),
+                Some("kind") if kind.is_none() => kind = Some(v),
+                Some("metadata") if meta.is_none() => meta = Some(v),
+                _ => {}
+            }
+        }
+        let (mut name, mut namespace) = (None, None);
+        for (k, v) in meta.and_then(Node::as_map).into_iter().flatten() {
+            match k.key_str() {
+                Some("name") if name.is_none() => name = Some(v),
+                Some("namespace") if namespace.is_none() => namespace = Some(v),
+                _ => {}
+            }
+        }
+        fn text(n: Option<&Node>) -> &str {
+            n.and_then(Node::as_str).unwrap_or("")
+        }
+        let (api_version, kind) = (text(api_version), text(kind));
+        let (name, namespace) = (text(name), text(namespace));
         ResId {
-            gvk: self.gvk(),
-            name: self.name().into(),
-            namespace: self.namespace().into(),
+            gvk: Gvk::from_api_version(api_version, kind),
+            name: name.into(),
+            namespace: namespace.into(),
         }
     }
 

@@ -18,7 +18,7 @@
 //! as chains of their own.
 
 use krusty_resource::{ResId, ResMap, Resource};
-use krusty_yaml::Node;
+use krusty_yaml::{CompactString, Node};
 
 use super::json6902::JsonPatch;
 use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry};
@@ -208,10 +208,15 @@ fn run(
     let schema = env.schema;
     let outcomes = parallel::map_each(resources.resources_mut(), |r| {
         let mut outcome = Outcome::default();
+        // The resource's name, kept up to date, for a cheap first test of
+        // the patches by id (most have other names).
+        let mut name = CompactString::from(r.name());
         for (i, (step, selector)) in steps.iter().zip(selectors).enumerate() {
             let applied = match &step.kind {
                 StepKind::ById { patch, id } => {
-                    if !(r.has_had_name(&id.name) && r.any_id(|rid| rid.equals(id))) {
+                    let had_name =
+                        name == id.name || r.meta.previous.iter().any(|p| p.name == id.name);
+                    if !(had_name && r.any_id(|rid| rid.equals(id))) {
                         continue;
                     }
                     outcome.matched.push(i);
@@ -232,7 +237,7 @@ fn run(
                 }
             };
             match applied {
-                Ok(true) => {}
+                Ok(true) => name = CompactString::from(r.name()),
                 Ok(false) => {
                     outcome.deleted = true;
                     break;
