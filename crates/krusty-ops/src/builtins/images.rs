@@ -64,7 +64,10 @@ impl ImageMatcher {
             // share a registry prefix and differ at the end).
             ImageMatcher::Plain(name) if image.is_ascii() => {
                 let (name, image) = (name.as_bytes(), image.as_bytes());
+                // The byte after the name must start a tag or a digest (or
+                // end the image): a test that rules out most names at once.
                 image.len() >= name.len()
+                    && matches!(image.get(name.len()), None | Some(b':' | b'@'))
                     && is_tag_and_digest(&image[name.len()..])
                     && name
                         .iter()
@@ -371,6 +374,8 @@ mod matcher_tests {
             "ñginx",
             "x:ñ",
             "ñ",
+            "añb",
+            "añb:1",
             "my.registry/app:ñ",
             "my\nregistry/app",
             "localhost:5000/app@sha256:x",
