@@ -13,6 +13,11 @@
 //!   earliest patch that fails, and for that patch a failed match before a
 //!   failed application, and the first resource in order.
 //!
+//! Before any of that, every entry is read (its file, and whether it is a
+//! strategic merge or a JSON patch), as Kustomize configures every patch
+//! before applying one: an entry that cannot be read is the error, even
+//! when an earlier entry would fail to apply.
+//!
 //! Entries that may rename resources (`allowNameChange`, `allowKindChange`)
 //! make ids collide across resources, so a chain never holds one: they run
 //! as chains of their own.
@@ -43,30 +48,25 @@ pub struct ChainError {
 
 /// Applies `entries` in order over `resources` (see the module's
 /// documentation): the outcome, and the first error, are those of applying
-/// them one after another.
+/// them one after another, except that every entry is read first, as
+/// Kustomize configures every patch (reading its file and deciding what
+/// kind of patch it is) before it applies any: an entry that cannot be
+/// read fails the chain before any entry applies.
 pub fn apply(
     entries: &[&PatchEntry],
     resources: &mut ResMap,
     env: &Env<'_>,
 ) -> Result<(), ChainError> {
-    // Entries are read in order; one that cannot be read fails only if
-    // every entry before it applies cleanly.
     let mut steps = Vec::new();
-    let mut unreadable = None;
     for (position, entry) in entries.iter().enumerate() {
-        match Step::read(entry, env) {
-            Ok(read) => steps.extend(read.into_iter().map(|kind| Step {
-                entry: position,
-                kind,
-            })),
-            Err(error) => {
-                unreadable = Some(ChainError {
-                    entry: position,
-                    error,
-                });
-                break;
-            }
-        }
+        let read = Step::read(entry, env).map_err(|error| ChainError {
+            entry: position,
+            error,
+        })?;
+        steps.extend(read.into_iter().map(|kind| Step {
+            entry: position,
+            kind,
+        }));
     }
     let compiled = compile(&steps).map_err(|(step, error)| ChainError {
         entry: steps[step].entry,
@@ -85,11 +85,7 @@ pub fn apply(
             return Err(e);
         }
     };
-    run(&steps, &selectors, resources, entries, env)?;
-    match unreadable {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    run(&steps, &selectors, resources, entries, env)
 }
 
 /// One patch of a chain (an entry may hold several documents).
@@ -446,11 +442,18 @@ data: {a: '1'}
             let chain_result =
                 apply(&entries, &mut chained, &env).map_err(|e| (e.entry, e.error.0));
             let mut sequential = resmap();
-            let mut seq_result = Ok(());
+            // Every entry is read before any applies.
+            let mut seq_result = entries
+                .iter()
+                .enumerate()
+                .find_map(|(position, e)| Step::read(e, &env).err().map(|e| (position, e.0)))
+                .map_or(Ok(()), Err);
             for (position, entry) in entries.iter().enumerate() {
+                if seq_result.is_err() {
+                    break;
+                }
                 if let Err(e) = entry.apply(&mut sequential, &env) {
                     seq_result = Err((position, e.0));
-                    break;
                 }
             }
             assert_eq!(chain_result, seq_result, "entries {list:?}");
