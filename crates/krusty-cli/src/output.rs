@@ -95,33 +95,50 @@ pub fn write_file_atomically(
     })
 }
 
+/// The namespace a resource's file is grouped under in directory output:
+/// none for cluster-scoped kinds; `default` for a namespaced resource
+/// without one.
+fn output_namespace(r: &Resource) -> Option<&str> {
+    if r.gvk().is_cluster_scoped() {
+        return None;
+    }
+    Some(match r.namespace() {
+        "" => "default",
+        ns => ns,
+    })
+}
+
 /// The file name Kustomize gives a resource in directory output:
-/// `[namespace_]group_version_kind_name.yaml`, lower-cased, where namespaced
-/// resources without a namespace get the prefix `Default_`.
-pub fn file_name(r: &Resource) -> String {
+/// `group_version_kind_name.yaml` lower-cased (no group for the core
+/// group), with `namespace_` in front of namespaced resources when they
+/// span more than one namespace (`prefixed`).
+pub fn file_name(r: &Resource, prefixed: bool) -> String {
     let id = r.id();
-    let mut parts = Vec::new();
+    let mut parts: Vec<&str> = Vec::new();
+    if prefixed {
+        if let Some(ns) = output_namespace(r) {
+            parts.push(ns);
+        }
+    }
     if !id.gvk.group.is_empty() {
-        parts.push(id.gvk.group.to_lowercase());
+        parts.push(&id.gvk.group);
     }
-    parts.push(id.gvk.version.to_lowercase());
-    parts.push(id.gvk.kind.to_lowercase());
-    parts.push(id.name.to_lowercase());
-    let base = parts.join("_");
-    if id.gvk.is_cluster_scoped() {
-        format!("{base}.yaml")
-    } else if id.namespace.is_empty() {
-        format!("Default_{base}.yaml")
-    } else {
-        format!("{}_{base}.yaml", id.namespace.to_lowercase())
-    }
+    parts.extend([&*id.gvk.version, &*id.gvk.kind, &*id.name]);
+    format!("{}.yaml", parts.join("_").to_lowercase())
 }
 
 /// Writes one file per resource into an existing directory. Everything is
 /// rendered before the first file is written.
 pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
     let texts = render_each(resources)?;
-    let files: Vec<(String, String)> = resources.iter().map(file_name).zip(texts).collect();
+    let namespaces: std::collections::HashSet<&str> =
+        resources.iter().filter_map(output_namespace).collect();
+    let prefixed = namespaces.len() > 1;
+    let files: Vec<(String, String)> = resources
+        .iter()
+        .map(|r| file_name(r, prefixed))
+        .zip(texts)
+        .collect();
     for (name, text) in files {
         write_file_atomically(&dir.join(name), |f| f.write_all(text.as_bytes()))?;
     }

@@ -65,11 +65,81 @@ fn output_to_file_and_directory() {
     names.sort();
     assert_eq!(
         names,
-        [
-            "Default_apps_v1_deployment_web.yaml",
-            "Default_v1_configmap_cm.yaml"
-        ]
+        ["apps_v1_deployment_web.yaml", "v1_configmap_cm.yaml"]
     );
+}
+
+/// Directory output names files as `kubectl kustomize -o DIR` (Kustomize
+/// v5.5.0) does; the expected names were observed with it.
+#[test]
+fn directory_output_names_files_as_kustomize_does() {
+    let cm = |name: &str, ns: &str| {
+        let ns = if ns.is_empty() {
+            String::new()
+        } else {
+            format!("  namespace: {ns}\n")
+        };
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{ns}")
+    };
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n";
+    let cluster_role =
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cr\n";
+    let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
+    let cases: [(Vec<String>, &[&str]); 5] = [
+        // Two namespaces ("default" for none): namespaced files get theirs.
+        (
+            vec![
+                cm("cm", ""),
+                cm("cm2", "team"),
+                namespace.into(),
+                cluster_role.into(),
+            ],
+            &[
+                "default_v1_configmap_cm.yaml",
+                "rbac.authorization.k8s.io_v1_clusterrole_cr.yaml",
+                "team_v1_configmap_cm2.yaml",
+                "v1_namespace_team.yaml",
+            ],
+        ),
+        // None and `default` are one namespace: no prefixes.
+        (
+            vec![cm("cm", ""), cm("cm3", "default"), namespace.into()],
+            &[
+                "v1_configmap_cm.yaml",
+                "v1_configmap_cm3.yaml",
+                "v1_namespace_team.yaml",
+            ],
+        ),
+        // Prefixes are lower-cased.
+        (
+            vec![cm("cm", ""), cm("cm3", "Team"), namespace.into()],
+            &[
+                "default_v1_configmap_cm.yaml",
+                "team_v1_configmap_cm3.yaml",
+                "v1_namespace_team.yaml",
+            ],
+        ),
+        // Names are lower-cased; a group comes first.
+        (
+            vec![cm("CM", ""), widget.into()],
+            &["example.com_v1_widget_w.yaml", "v1_configmap_cm.yaml"],
+        ),
+        (vec![namespace.into()], &["v1_namespace_team.yaml"]),
+    ];
+    for (i, (docs, want)) in cases.iter().enumerate() {
+        let dir = scratch(&format!("dir-names-{i}"));
+        write(&dir, "k/kustomization.yaml", "resources:\n- r.yaml\n");
+        write(&dir, "k/r.yaml", &docs.join("---\n"));
+        std::fs::create_dir_all(dir.join("out")).expect("out dir");
+        let out = krusty(&["build", "k", "-o", "out"], &dir);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("out"))
+            .expect("read out")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, *want, "case {i}");
+    }
 }
 
 #[test]
