@@ -57,9 +57,10 @@ const KNOWN_FIELDS: [&str; 34] = [
     "validators",
 ];
 
-/// Fields that belong to later milestones; they are reported as not
-/// supported yet when they hold anything, rather than silently ignored.
-const UNSUPPORTED_FIELDS: [&str; 3] = ["helmGlobals", "helmCharts", "helmChartInflationGenerator"];
+/// The Helm fields. `helmGlobals` only matters to charts; a kustomization
+/// with charts fails (see [`Kustomization::helm_charts`]), as krusty does
+/// not inflate Helm charts yet.
+const HELM_FIELDS: [&str; 3] = ["helmGlobals", "helmCharts", "helmChartInflationGenerator"];
 
 /// One `labels:` entry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -136,6 +137,10 @@ pub struct Kustomization {
     pub validators: Vec<String>,
     /// `buildMetadata` options.
     pub build_metadata: Vec<String>,
+    /// The first Helm chart field that holds charts (`helmCharts` or
+    /// `helmChartInflationGenerator`) and its line: krusty does not inflate
+    /// charts yet, so a build with one fails.
+    pub helm_charts: Option<(String, u32)>,
     /// `patches:`.
     pub patches: Vec<PatchEntry>,
     /// `patchesStrategicMerge:` (inline patches or file paths).
@@ -228,11 +233,11 @@ impl Kustomization {
                 )));
             };
             anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
-            if UNSUPPORTED_FIELDS.contains(&name) && !is_empty(value) {
-                return Err(BuildError::new(format!(
-                    "the field '{name}' (line {}) is not supported by krusty yet",
-                    key.pos.line
-                )));
+            if HELM_FIELDS.contains(&name) {
+                if name != "helmGlobals" && !is_empty(value) && k.helm_charts.is_none() {
+                    k.helm_charts = Some((name.to_string(), key.pos.line));
+                }
+                continue;
             }
             k.read_field(name, value)
                 .map_err(|e| BuildError::new(e.0))?;

@@ -33,6 +33,9 @@ pub struct BuildOptions {
     pub load_restrictor: LoadRestrictor,
     /// Add the `app.kubernetes.io/managed-by` label to every resource.
     pub managed_by_label: bool,
+    /// `--enable-helm`: Helm charts may be inflated (krusty does not do it
+    /// yet; without the flag a chart fails as in Kustomize).
+    pub enable_helm: bool,
     /// What KRM functions may do (by default: nothing runs).
     pub functions: Policy,
 }
@@ -84,6 +87,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         schema: None,
         record_transformations: false,
         policy: opts.functions.clone(),
+        enable_helm: opts.enable_helm,
     };
     let loader = Loader::new(dir, opts.load_restrictor)?;
     let level = ctx.target(&loader)?;
@@ -140,6 +144,8 @@ pub(crate) struct Context {
     record_transformations: bool,
     /// What KRM functions may do.
     pub(crate) policy: Policy,
+    /// `--enable-helm` was given.
+    enable_helm: bool,
 }
 
 impl Context {
@@ -152,6 +158,7 @@ impl Context {
             ))
         })?;
         self.warnings.extend(k.warnings.iter().cloned());
+        self.check_helm(&k, &path)?;
         self.choose_schema(loader, &k, &path)?;
         if self.chain.is_empty() {
             self.record_transformations = k
@@ -163,6 +170,24 @@ impl Context {
         let result = self.accumulate(loader, k, &path);
         self.chain.pop();
         result
+    }
+
+    /// Fails for a kustomization with Helm charts: as Kustomize does without
+    /// `--enable-helm`, and otherwise because krusty cannot inflate charts
+    /// yet.
+    fn check_helm(&self, k: &Kustomization, k_path: &Path) -> BuildResult<()> {
+        let Some((field, line)) = &k.helm_charts else {
+            return Ok(());
+        };
+        let why = if self.enable_helm {
+            "Helm charts are not supported by krusty yet"
+        } else {
+            "must specify --enable-helm"
+        };
+        Err(BuildError::new(format!(
+            "kustomization file {}: field '{field}' (line {line}): {why}",
+            k_path.display()
+        )))
     }
 
     /// Applies a kustomization's `openapi:` field: the top kustomization
@@ -357,6 +382,7 @@ impl Context {
             ))));
         }
         self.warnings.extend(k.warnings.iter().cloned());
+        self.check_helm(&k, &k_path)?;
         self.choose_schema(&sub, &k, &k_path)?;
         self.chain.push(dir.clone());
         let result = self.accumulate_into(&sub, &k, &k_path, acc);
@@ -442,6 +468,7 @@ impl Context {
             schema: self.schema.clone(),
             record_transformations: self.record_transformations,
             policy: self.policy.clone(),
+            enable_helm: self.enable_helm,
         }
     }
 

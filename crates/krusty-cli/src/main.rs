@@ -22,7 +22,7 @@ enum Command {
     ///
     /// Prints the resources of DIR/kustomization.yaml (and everything it
     /// includes) to stdout, exactly as `kustomize build` does.
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Print the version of krusty.
     Version,
 }
@@ -51,6 +51,38 @@ struct BuildArgs {
     enable_managedby_label: bool,
     #[command(flatten)]
     functions: FunctionArgs,
+    #[command(flatten)]
+    helm: HelmArgs,
+}
+
+/// Kustomize's Helm flags. krusty does not inflate Helm charts yet: a
+/// kustomization with charts fails (with Kustomize's error when
+/// `--enable-helm` is missing); the other flags are accepted so that
+/// command lines written for Kustomize (Argo CD's build options, say) run.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Helm (charts are not supported yet)")]
+struct HelmArgs {
+    /// Enable use of the Helm chart inflator generator.
+    #[arg(long = "enable-helm")]
+    enable_helm: bool,
+    /// Helm command (path to executable); accepted, not used yet.
+    #[arg(long = "helm-command", value_name = "COMMAND", default_value = "helm")]
+    _command: String,
+    /// Kubernetes API versions for Helm's Capabilities.APIVersions;
+    /// accepted, not used yet.
+    #[arg(
+        long = "helm-api-versions",
+        value_name = "VERSIONS",
+        value_delimiter = ','
+    )]
+    _api_versions: Vec<String>,
+    /// Kubernetes version for Helm's Capabilities.KubeVersion; accepted,
+    /// not used yet.
+    #[arg(long = "helm-kube-version", value_name = "VERSION")]
+    _kube_version: Option<String>,
+    /// Helm's --debug; accepted, not used yet.
+    #[arg(long = "helm-debug")]
+    _debug: bool,
 }
 
 /// What KRM functions may do; Kustomize's flag names.
@@ -74,6 +106,10 @@ struct FunctionArgs {
     /// type=bind,src=PATH,dst=PATH[,rw=true]; repeatable.
     #[arg(long = "mount", value_name = "MOUNT")]
     mounts: Vec<String>,
+    /// The container network for functions given network access (default:
+    /// the host's network).
+    #[arg(long = "network-name", value_name = "NAME")]
+    network_name: Option<String>,
     /// Run container functions as the current user instead of nobody.
     #[arg(long = "as-current-user")]
     as_current_user: bool,
@@ -107,6 +143,7 @@ impl FunctionArgs {
             enable_exec: self.enable_exec,
             enable_star: self.enable_star,
             network: self.network,
+            network_name: self.network_name.clone(),
             mounts: self
                 .mounts
                 .iter()
@@ -172,6 +209,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
         managed_by_label: args.enable_managedby_label,
+        enable_helm: args.helm.enable_helm,
         functions: args.functions.policy()?,
     };
     let out = build(&args.dir, &opts).map_err(|e| e.to_string())?;

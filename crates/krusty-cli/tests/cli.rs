@@ -257,9 +257,10 @@ fn unsupported_and_unknown_fields_fail_clearly() {
         "resources:\n- r.yaml\nhelmCharts:\n- name: chart\n",
     );
     write(&dir, "r.yaml", CM);
-    let out = krusty(&["build"], &dir);
+    let out = krusty(&["build", "--enable-helm"], &dir);
     assert!(
-        stderr(&out).contains("'helmCharts' (line 3) is not supported by krusty yet"),
+        stderr(&out)
+            .contains("field 'helmCharts' (line 3): Helm charts are not supported by krusty yet"),
         "{}",
         stderr(&out)
     );
@@ -286,5 +287,58 @@ fn version_and_help() {
     assert!(
         help.contains("--load-restrictor") && help.contains("--output"),
         "{help}"
+    );
+}
+
+/// Kustomize's Helm flags are accepted (Argo CD passes them to every
+/// build); Helm charts fail, with Kustomize's error when `--enable-helm` is
+/// missing; `helmGlobals` alone is ignored, as Kustomize ignores it.
+#[test]
+fn helm_flags_are_accepted_and_charts_fail_clearly() {
+    let dir = scratch("helm");
+    write(
+        &dir,
+        "plain/kustomization.yaml",
+        "resources:\n- cm.yaml\nhelmGlobals:\n  chartHome: charts\n",
+    );
+    write(&dir, "plain/cm.yaml", CM);
+    let flags = [
+        "--enable-helm",
+        "--helm-command",
+        "/usr/bin/helm",
+        "--helm-api-versions",
+        "a/v1,b/v2",
+        "--helm-kube-version",
+        "1.30",
+        "--helm-debug",
+        "--network-name",
+        "bridge",
+    ];
+    for args in [
+        &["build", "plain"][..],
+        &[&["build", "plain"][..], &flags[..]].concat(),
+    ] {
+        let out = krusty(args, &dir);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), CM);
+    }
+    write(
+        &dir,
+        "charts/kustomization.yaml",
+        "helmCharts:\n- name: minecraft\n  repo: https://example.com/charts\n  version: 3.1.3\n",
+    );
+    let out = krusty(&["build", "charts"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("must specify --enable-helm"),
+        "{}",
+        stderr(&out)
+    );
+    let out = krusty(&["build", "charts", "--enable-helm"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("Helm charts are not supported by krusty yet"),
+        "{}",
+        stderr(&out)
     );
 }

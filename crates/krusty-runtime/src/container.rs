@@ -77,14 +77,12 @@ pub fn prepare(
     );
     let mut cmd = Command::new(cli);
     cmd.args(["run", "--rm", "-i", "--name", &name]);
-    cmd.args([
-        "--network",
-        if network && policy.network {
-            "host"
-        } else {
-            "none"
-        },
-    ]);
+    let network = match (network && policy.network, &policy.network_name) {
+        (false, _) => "none",
+        (true, Some(name)) => name,
+        (true, None) => "host",
+    };
+    cmd.args(["--network", network]);
     let user = if policy.as_current_user {
         current_user()
     } else {
@@ -223,5 +221,13 @@ mod tests {
             ..Policy::default()
         };
         assert!(args(&policy, false).join(" ").contains("--network none"));
+        // --network-name picks the network they get.
+        let named = Policy {
+            network: true,
+            network_name: Some("bridge".into()),
+            ..Policy::default()
+        };
+        assert!(args(&named, true).join(" ").contains("--network bridge"));
+        assert!(args(&named, false).join(" ").contains("--network none"));
     }
 }

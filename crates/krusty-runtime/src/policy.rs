@@ -16,6 +16,9 @@ pub struct Policy {
     pub enable_star: bool,
     /// `--network`: container functions that ask for network get it.
     pub network: bool,
+    /// `--network-name`: the container network they get (`None`: the
+    /// host's).
+    pub network_name: Option<String>,
     /// `--mount`: mounts given to every container function; a function's
     /// own mounts must be among them.
     pub mounts: Vec<Mount>,
@@ -40,6 +43,7 @@ impl Default for Policy {
             enable_exec: false,
             enable_star: false,
             network: false,
+            network_name: None,
             mounts: Vec::new(),
             as_current_user: false,
             envs: Vec::new(),
