@@ -47,7 +47,7 @@ struct BuildArgs {
     load_restrictor: LoadRestrictor,
     /// Add the label `app.kubernetes.io/managed-by: kustomize-(devel)` to
     /// every resource, as Kustomize does with this flag.
-    #[arg(long = "enable-managedby-label")]
+    #[arg(long = "enable-managedby-label", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_managedby_label: bool,
     #[command(flatten)]
     functions: FunctionArgs,
@@ -63,7 +63,7 @@ struct BuildArgs {
 #[command(next_help_heading = "Helm (charts are not supported yet)")]
 struct HelmArgs {
     /// Enable use of the Helm chart inflator generator.
-    #[arg(long = "enable-helm")]
+    #[arg(long = "enable-helm", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_helm: bool,
     /// Helm command (path to executable); accepted, not used yet.
     #[arg(long = "helm-command", value_name = "COMMAND", default_value = "helm")]
@@ -81,7 +81,7 @@ struct HelmArgs {
     #[arg(long = "helm-kube-version", value_name = "VERSION")]
     _kube_version: Option<String>,
     /// Helm's --debug; accepted, not used yet.
-    #[arg(long = "helm-debug")]
+    #[arg(long = "helm-debug", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     _debug: bool,
 }
 
@@ -91,16 +91,16 @@ struct HelmArgs {
 struct FunctionArgs {
     /// Run KRM functions declared in generators, transformers and
     /// validators (none run without it).
-    #[arg(long = "enable-alpha-plugins")]
+    #[arg(long = "enable-alpha-plugins", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_alpha_plugins: bool,
     /// Also run exec functions (local executables).
-    #[arg(long = "enable-exec")]
+    #[arg(long = "enable-exec", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_exec: bool,
     /// Also run Starlark functions.
-    #[arg(long = "enable-star")]
+    #[arg(long = "enable-star", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_star: bool,
     /// Give network access to container functions that ask for it.
-    #[arg(long = "network")]
+    #[arg(long = "network", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     network: bool,
     /// A bind mount for container functions:
     /// type=bind,src=PATH,dst=PATH[,rw=true]; repeatable.
@@ -111,7 +111,7 @@ struct FunctionArgs {
     #[arg(long = "network-name", value_name = "NAME")]
     network_name: Option<String>,
     /// Run container functions as the current user instead of nobody.
-    #[arg(long = "as-current-user")]
+    #[arg(long = "as-current-user", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     as_current_user: bool,
     /// An environment variable for functions: NAME=value, or NAME to pass
     /// krusty's own; repeatable.

@@ -334,11 +334,32 @@ fn helm_flags_are_accepted_and_charts_fail_clearly() {
         "{}",
         stderr(&out)
     );
-    let out = krusty(&["build", "charts", "--enable-helm"], &dir);
-    assert!(!out.status.success());
+    // Boolean flags take an optional value, as Go's flags do.
+    let out = krusty(&["build", "charts", "--enable-helm=false"], &dir);
     assert!(
-        stderr(&out).contains("Helm charts are not supported by krusty yet"),
+        stderr(&out).contains("must specify --enable-helm"),
         "{}",
         stderr(&out)
     );
+    for on in [&["--enable-helm"][..], &["--enable-helm=true"][..]] {
+        let out = krusty(&[&["build", "charts"][..], on].concat(), &dir);
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).contains("Helm charts are not supported by krusty yet"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = krusty(
+        &[
+            "build",
+            "plain",
+            "--enable-alpha-plugins=false",
+            "--network=true",
+            "--enable-managedby-label=false",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), CM);
 }
