@@ -23,6 +23,26 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The sorted names of the files krusty writes for `dir/k` with `-o out`
+/// (a fresh `dir/out`).
+fn directory_output(dir: &Path) -> Vec<String> {
+    std::fs::create_dir_all(dir.join("out")).expect("out dir");
+    let out = krusty(&["build", "k", "--output", "out"], dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .expect("read out")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Asserts that a run failed and said `what` on stderr.
+fn assert_fails_with(out: &Output, what: &str) {
+    assert!(!out.status.success(), "succeeded, expected: {what}");
+    assert!(stderr(out).contains(what), "{}", stderr(out));
+}
+
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
 const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
 
@@ -55,16 +75,8 @@ fn output_to_file_and_directory() {
     let all = std::fs::read_to_string(dir.join("all.yaml")).expect("output file");
     assert_eq!(all, format!("{CM}---\n{DEPLOY}"));
 
-    std::fs::create_dir_all(dir.join("out")).expect("out dir");
-    let out = krusty(&["build", "k", "--output", "out"], &dir);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("out"))
-        .expect("read out")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
     assert_eq!(
-        names,
+        directory_output(&dir),
         ["apps_v1_deployment_web.yaml", "v1_configmap_cm.yaml"]
     );
 }
@@ -130,15 +142,7 @@ fn directory_output_names_files_as_kustomize_does() {
         let dir = scratch(&format!("dir-names-{i}"));
         write(&dir, "k/kustomization.yaml", "resources:\n- r.yaml\n");
         write(&dir, "k/r.yaml", &docs.join("---\n"));
-        std::fs::create_dir_all(dir.join("out")).expect("out dir");
-        let out = krusty(&["build", "k", "-o", "out"], &dir);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let mut names: Vec<String> = std::fs::read_dir(dir.join("out"))
-            .expect("read out")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, *want, "case {i}");
+        assert_eq!(directory_output(&dir), *want, "case {i}");
     }
 }
 
@@ -165,12 +169,7 @@ fn load_restrictor_guards_files_outside_the_root() {
         "resources:\n- ../shared/cm.yaml\n",
     );
     let out = krusty(&["build", "app"], &dir);
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("is not in or below"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, "is not in or below");
     let out = krusty(
         &["build", "app", "--load-restrictor", "LoadRestrictionsNone"],
         &dir,
@@ -218,13 +217,9 @@ fn duplicate_ids_are_rejected() {
     write(&dir, "a.yaml", CM);
     write(&dir, "b.yaml", CM);
     let out = krusty(&["build"], &dir);
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains(
-            "may not add resource with an already registered id: ConfigMap.v1.[noGrp]/cm.[noNs]"
-        ),
-        "{}",
-        stderr(&out)
+    assert_fails_with(
+        &out,
+        "may not add resource with an already registered id: ConfigMap.v1.[noGrp]/cm.[noNs]",
     );
     assert!(out.stdout.is_empty(), "no partial output");
 }
@@ -328,12 +323,7 @@ fn helm_flags_are_accepted_and_charts_fail_clearly() {
         "helmCharts:\n- name: minecraft\n  repo: https://example.com/charts\n  version: 3.1.3\n",
     );
     let out = krusty(&["build", "charts"], &dir);
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("must specify --enable-helm"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, "must specify --enable-helm");
     // Boolean flags take an optional value, as Go's flags do.
     let out = krusty(&["build", "charts", "--enable-helm=false"], &dir);
     assert!(
@@ -343,12 +333,7 @@ fn helm_flags_are_accepted_and_charts_fail_clearly() {
     );
     for on in [&["--enable-helm"][..], &["--enable-helm=true"][..]] {
         let out = krusty(&[&["build", "charts"][..], on].concat(), &dir);
-        assert!(!out.status.success());
-        assert!(
-            stderr(&out).contains("Helm charts are not supported by krusty yet"),
-            "{}",
-            stderr(&out)
-        );
+        assert_fails_with(&out, "Helm charts are not supported by krusty yet");
     }
     let out = krusty(
         &[
