@@ -4,7 +4,6 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use crate::id::ResId;
 use crate::resource::Resource;
 
 /// Kinds printed first, in this order, by the default ordering.
@@ -75,26 +74,19 @@ impl LegacyOrder {
 
 /// The sort key of the legacy order: kind rank, then `group_version_kind`
 /// and namespace, where blanks stand as `~G`, `~V`, `~K` and `~X` (so they
-/// sort after names), then name.
-fn legacy_key(order: &LegacyOrder, id: &ResId) -> (i64, String, String, String) {
-    let or = |s: &str, blank: &str| {
-        if s.is_empty() {
-            blank.to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    let gvk = format!(
-        "{}_{}_{}",
-        or(&id.gvk.group, "~G"),
-        or(&id.gvk.version, "~V"),
-        or(&id.gvk.kind, "~K")
-    );
+/// sort after names), then name; namespace and name borrowed from the
+/// resource.
+fn legacy_key<'r>(order: &LegacyOrder, r: &'r Resource) -> (i64, String, &'r str, &'r str) {
+    let or = |s: &'r str, blank: &'static str| if s.is_empty() { blank } else { s };
+    let api_version = r.api_version();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = r.kind();
+    let parts = [or(group, "~G"), or(version, "~V"), or(kind, "~K")];
     (
-        order.rank(&id.gvk.kind),
-        gvk,
-        or(&id.namespace, "~X"),
-        id.name.to_string(),
+        order.rank(kind),
+        parts.join("_"),
+        or(r.namespace(), "~X"),
+        r.name(),
     )
 }
 
@@ -103,13 +95,15 @@ fn legacy_key(order: &LegacyOrder, id: &ResId) -> (i64, String, String, String) 
 pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
     // Keys are computed once each, and both steps run in parallel (the
     // sort is stable: equal keys keep their input order).
-    let mut keyed: Vec<((i64, String, String, String), usize)> = resources
-        .par_iter()
-        .enumerate()
-        .map(|(i, r)| (legacy_key(order, &r.id()), i))
-        .collect();
-    keyed.par_sort_by(|a, b| a.0.cmp(&b.0));
-    let perm: Vec<usize> = keyed.into_iter().map(|k| k.1).collect();
+    let perm: Vec<usize> = {
+        let mut keyed: Vec<_> = resources
+            .par_iter()
+            .enumerate()
+            .map(|(i, r)| (legacy_key(order, r), i))
+            .collect();
+        keyed.par_sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|k| k.1).collect()
+    };
     apply_permutation(resources, perm);
 }
 
