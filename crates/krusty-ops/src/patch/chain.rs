@@ -113,6 +113,17 @@ enum StepKind<'e> {
 }
 
 impl<'e> Step<'e> {
+    /// Whether this is a strategic merge patch allowed to change names or
+    /// kinds.
+    fn renames(&self) -> bool {
+        match &self.kind {
+            StepKind::Targeted { patch, .. } | StepKind::ById { patch, .. } => {
+                patch.meta.allow_name_change || patch.meta.allow_kind_change
+            }
+            StepKind::Json { .. } => false,
+        }
+    }
+
     /// Reads an entry's patch text into its steps, with the checks
     /// Kustomize makes before applying it.
     fn read(entry: &'e PatchEntry, env: &Env<'_>) -> OpResult<Vec<StepKind<'e>>> {
@@ -256,6 +267,17 @@ fn run(
         if outcomes[index].deleted {
             resources.remove_at(index);
         }
+    }
+    // A strategic merge patch allowed to rename may make two ids collide
+    // (such an entry is always a chain of its own).
+    if let Some(renaming) = steps.iter().find(|s| s.renames()) {
+        resources.check_unique().map_err(|e| ChainError {
+            entry: renaming.entry,
+            error: OpError::new(e.to_string()).context(format!(
+                "patch {}",
+                entries[renaming.entry].source.describe()
+            )),
+        })?;
     }
     Ok(())
 }
