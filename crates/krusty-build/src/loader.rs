@@ -56,13 +56,19 @@ pub struct FoundFile {
 
 /// A path resolved against a kustomization root.
 struct Resolved {
-    /// The path, with symlinks resolved.
-    path: PathBuf,
+    /// The path and what resolving it learnt.
+    file: FoundFile,
     is_dir: bool,
-    /// The size its `lstat` (or `fstat`) reported, when resolving took one.
-    size: Option<u64>,
-    /// The file, when resolving opened it.
-    open: Option<std::fs::File>,
+}
+
+impl FoundFile {
+    /// Reads the whole file: from the file resolving opened, if it did.
+    fn read_bytes(self) -> std::io::Result<Vec<u8>> {
+        match self.open {
+            Some(file) => read_open(file, self.size),
+            None => read_whole(&self.path, self.size),
+        }
+    }
 }
 
 /// How to look at the last name of a path being resolved.
@@ -109,14 +115,10 @@ impl Loader {
         };
         let resolved = self.resolve(rel, probe)?;
         if resolved.is_dir {
-            return Ok(Entry::Dir(resolved.path));
+            return Ok(Entry::Dir(resolved.file.path));
         }
-        self.check_restriction(&resolved.path)?;
-        Ok(Entry::File(FoundFile {
-            path: resolved.path,
-            size: resolved.size,
-            open: resolved.open,
-        }))
+        self.check_restriction(&resolved.file.path)?;
+        Ok(Entry::File(resolved.file))
     }
 
     /// `root/rel` with symlinks resolved, and whether it is a directory.
@@ -137,10 +139,12 @@ impl Loader {
         let path = canonical(&self.root.join(rel))?;
         let is_dir = path.is_dir();
         Ok(Resolved {
-            path,
+            file: FoundFile {
+                path,
+                size: None,
+                open: None,
+            },
             is_dir,
-            size: None,
-            open: None,
         })
     }
 
@@ -157,10 +161,12 @@ impl Loader {
                 let m = file.metadata().ok()?;
                 let is_file = m.is_file();
                 return Some(Resolved {
-                    path,
+                    file: FoundFile {
+                        path,
+                        size: is_file.then_some(m.len()),
+                        open: is_file.then_some(file),
+                    },
                     is_dir: m.is_dir(),
-                    size: is_file.then_some(m.len()),
-                    open: is_file.then_some(file),
                 });
             }
             let m = std::fs::symlink_metadata(&path).ok()?;
@@ -169,10 +175,12 @@ impl Loader {
             }
             if names.peek().is_none() {
                 return Some(Resolved {
-                    path,
+                    file: FoundFile {
+                        path,
+                        size: m.is_file().then_some(m.len()),
+                        open: None,
+                    },
                     is_dir: m.is_dir(),
-                    size: m.is_file().then_some(m.len()),
-                    open: None,
                 });
             }
         }
@@ -198,19 +206,16 @@ impl Loader {
 
     /// Reads a file that [`Loader::entry`] found, as UTF-8 text.
     pub fn read_found(&self, found: FoundFile) -> BuildResult<String> {
-        let bytes = match found.open {
-            Some(file) => read_open(file, found.size),
-            None => read_whole(&found.path, found.size),
-        };
-        text_of(&found.path, bytes)
+        let path = found.path.clone();
+        text_of(&path, found.read_bytes())
     }
 
     /// Resolves a file path named in the kustomization, subject to the
     /// load restrictor.
     pub fn file(&self, rel: &str) -> BuildResult<PathBuf> {
         let resolved = self.resolve(rel, Probe::Stat)?;
-        self.check_restriction(&resolved.path)?;
-        Ok(resolved.path)
+        self.check_restriction(&resolved.file.path)?;
+        Ok(resolved.file.path)
     }
 }
 
@@ -228,20 +233,16 @@ impl krusty_ops::FileSource for Loader {
     fn read_bytes(&self, rel: &str) -> krusty_ops::OpResult<Vec<u8>> {
         let resolved = self
             .resolve(rel, Probe::Open)
-            .and_then(|r| self.check_restriction(&r.path).map(|()| r))
+            .and_then(|r| self.check_restriction(&r.file.path).map(|()| r))
             .map_err(|e| krusty_ops::OpError::new(e.0))?;
-        let path = resolved.path;
+        let path = resolved.file.path.clone();
         if resolved.is_dir {
             return Err(krusty_ops::OpError::new(format!(
                 "'{}' is a directory, not a file",
                 path.display()
             )));
         }
-        let bytes = match resolved.open {
-            Some(file) => read_open(file, resolved.size),
-            None => read_whole(&path, resolved.size),
-        };
-        bytes.map_err(|e| {
+        resolved.file.read_bytes().map_err(|e| {
             krusty_ops::OpError::new(format!(
                 "{}: cannot read file: {}",
                 path.display(),

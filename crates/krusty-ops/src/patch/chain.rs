@@ -68,24 +68,23 @@ pub fn apply(
             kind,
         }));
     }
-    let compiled = compile(&steps).map_err(|(step, error)| ChainError {
-        entry: steps[step].entry,
-        error,
-    });
-    let selectors = match compiled {
-        Ok(selectors) => selectors,
-        // A bad target fails where its entry runs: after the earlier ones.
-        Err(e) => {
-            let before: Vec<Step> = steps.into_iter().filter(|s| s.entry < e.entry).collect();
-            let selectors = compile(&before).map_err(|(step, error)| ChainError {
-                entry: before[step].entry,
-                error,
-            })?;
-            run(&before, &selectors, resources, entries, env)?;
-            return Err(e);
-        }
-    };
-    run(&steps, &selectors, resources, entries, env)
+    // A bad target fails where its entry runs: after the earlier ones
+    // (an entry with a target is one step, so they are the steps before).
+    let (selectors, bad_target) = compile(&steps);
+    run(
+        &steps[..selectors.len()],
+        &selectors,
+        resources,
+        entries,
+        env,
+    )?;
+    match bad_target {
+        Some(error) => Err(ChainError {
+            entry: steps[selectors.len()].entry,
+            error,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// One patch of a chain (an entry may hold several documents).
@@ -171,22 +170,23 @@ impl<'e> Step<'e> {
     }
 }
 
-/// The compiled target of each step (`None` for patches by id), or the
-/// first step whose target does not compile.
-fn compile<'e>(steps: &[Step<'e>]) -> Result<Vec<Option<CompiledSelector<'e>>>, (usize, OpError)> {
-    steps
-        .iter()
-        .enumerate()
-        .map(|(i, step)| match &step.kind {
-            StepKind::Targeted { entry, .. } | StepKind::Json { entry, .. } => entry
-                .target
-                .as_ref()
-                .map(|t| t.compile_regex())
-                .transpose()
-                .map_err(|e| (i, e)),
-            StepKind::ById { .. } => Ok(None),
-        })
-        .collect()
+/// The compiled target of each step (`None` for patches by id), up to
+/// the first target that does not compile, and why that one does not.
+fn compile<'e>(steps: &[Step<'e>]) -> (Vec<Option<CompiledSelector<'e>>>, Option<OpError>) {
+    let mut selectors = Vec::with_capacity(steps.len());
+    for step in steps {
+        let target = match &step.kind {
+            StepKind::Targeted { entry, .. } | StepKind::Json { entry, .. } => {
+                entry.target.as_ref()
+            }
+            StepKind::ById { .. } => None,
+        };
+        match target.map(|t| t.compile_regex()).transpose() {
+            Ok(selector) => selectors.push(selector),
+            Err(e) => return (selectors, Some(e)),
+        }
+    }
+    (selectors, None)
 }
 
 /// What the chain did to one resource.
@@ -428,6 +428,14 @@ data: {a: '1'}
             ),
             targeted("- op: test\n  path: /data/a\n  value: '2'", "ConfigMap", ""),
             targeted("not: [valid", "", ""),
+            // A target whose name does not compile.
+            PatchEntry {
+                target: Some(Selector {
+                    name: "(".into(),
+                    ..Default::default()
+                }),
+                ..targeted("- op: replace\n  path: /data/a\n  value: '3'", "", "")
+            },
             targeted("- op: add\n  path: /metadata/annotations\n  value: {seen: 'yes'}", "", "tier in (web,worker)"),
         ]
     }
