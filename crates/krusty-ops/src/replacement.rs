@@ -631,7 +631,7 @@ fn set_value(
     }
     if let Value::Scalar(s) = &mut target.value {
         s.text = text.into();
-        s.tag = Some(tag.into());
+        s.tag = krusty_yaml::Tag::of_text(tag);
     }
     Ok(())
 }

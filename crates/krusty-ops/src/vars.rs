@@ -3,7 +3,7 @@
 //! field of the resource the var's `objref` names.
 
 use krusty_resource::{Gvk, ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Resolved, Value};
+use krusty_yaml::{resolve_input, Node, Resolved, Tag, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{self, CreateKind, FieldSpec};
@@ -344,14 +344,14 @@ fn substitute(node: &mut Node, values: &[(String, VarValue)]) {
         return;
     };
     let (text, tag) = match expand(&s.text, values) {
-        Expanded::Whole(VarValue::Int(i)) => (i.to_string(), "!!int"),
-        Expanded::Whole(VarValue::Float(f)) => (format_float(f), "!!float"),
-        Expanded::Whole(VarValue::Bool(b)) => (b.to_string(), "!!bool"),
-        Expanded::Whole(v) => (v.text(), "!!str"),
-        Expanded::Text(t) => (t, "!!str"),
+        Expanded::Whole(VarValue::Int(i)) => (i.to_string(), Tag::Int),
+        Expanded::Whole(VarValue::Float(f)) => (format_float(f), Tag::Float),
+        Expanded::Whole(VarValue::Bool(b)) => (b.to_string(), Tag::Bool),
+        Expanded::Whole(v) => (v.text(), Tag::Str),
+        Expanded::Text(t) => (t, Tag::Str),
     };
     s.text = text.into();
-    s.tag = Some(tag.into());
+    s.tag = tag;
 }
 
 /// Go's `strconv.FormatFloat(f, 'f', -1, 64)` (never an exponent).

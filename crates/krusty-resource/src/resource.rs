@@ -70,7 +70,7 @@ impl Resource {
                             // In place: the text stays, only its type changes.
                             Value::Scalar(s) => {
                                 s.style = ScalarStyle::DoubleQuoted;
-                                s.tag = None;
+                                s.tag = krusty_yaml::Tag::None;
                             }
                             _ => v.replace_keeping_pos(Node::string(String::new())),
                         }

@@ -109,7 +109,7 @@ impl<'o, 'n> Emitter<'o, 'n> {
         if !self.preserve {
             return;
         }
-        let Some(c) = &node.comments else { return };
+        let Some(c) = &node.extras else { return };
         for line in &c.head {
             self.pad_to(indent);
             self.push_char('#');
@@ -123,7 +123,7 @@ impl<'o, 'n> Emitter<'o, 'n> {
         if !self.preserve {
             return;
         }
-        if let Some(line) = node.comments.as_ref().and_then(|c| c.line.as_ref()) {
+        if let Some(line) = node.extras.as_ref().and_then(|c| c.line.as_ref()) {
             self.push(" #");
             self.push(line);
         }
@@ -564,7 +564,7 @@ impl<'n> Emitter<'_, 'n> {
         if node.pos.line == 0 && s.style != ScalarStyle::Plain {
             return false;
         }
-        if let Some(tag) = &s.tag {
+        if let Some(tag) = node.tag_text() {
             self.push(tag);
             self.push_char(' ');
         }
@@ -1073,5 +1073,21 @@ mod tests {
         assert_eq!(select_style("a \nb", false), Style::Double);
         assert_eq!(select_style("a\tb", false), Style::Double);
         assert_eq!(select_style(" a", false), Style::Single);
+    }
+}
+
+#[cfg(test)]
+mod preserving_tests {
+    #[test]
+    fn tags_and_comments_come_back_as_written() {
+        let text = "# head\na: !custom x\nb: !!str 1 # line\nc: &anchor !!int 2\nd: *anchor\n";
+        let root = crate::parse_stream(text).expect("valid")[0]
+            .root
+            .clone()
+            .expect("a document");
+        assert_eq!(
+            super::to_yaml_preserving(&root).expect("printable"),
+            "# head\na: !custom x\nb: !!str 1 # line\nc: !!int 2\nd: !!int 2\n"
+        );
     }
 }

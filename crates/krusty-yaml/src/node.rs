@@ -2,8 +2,6 @@
 //! and enough of its source form (scalar style, tags, comments, key order) to
 //! write a file back the way a person wrote it.
 
-use std::ops::Deref;
-
 pub use compact_str::CompactString;
 
 /// A position in a source file: 1-based line and column.
@@ -45,41 +43,87 @@ pub struct Scalar {
     pub text: CompactString,
     /// Source style; `Plain` scalars are typed by resolution, others are strings.
     pub style: ScalarStyle,
-    /// An explicit tag such as `!!str` or `!custom`, as written.
-    pub tag: Option<Tag>,
+    /// An explicit tag such as `!!str`, if any.
+    pub tag: Tag,
 }
 
-/// An explicit tag, as written (`!!str`, `!custom`). Kept behind one thin
-/// pointer: most scalars have none, and every node pays for the field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tag(Box<Box<str>>);
+/// A scalar's explicit tag: one of the YAML core schema's, or another tag
+/// (`!custom`) whose text the node keeps in its [`Extras`]. One byte, so
+/// that a scalar, and with it every node, stays small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tag {
+    /// No tag.
+    #[default]
+    None,
+    /// `!!str`.
+    Str,
+    /// `!!int`.
+    Int,
+    /// `!!float`.
+    Float,
+    /// `!!bool`.
+    Bool,
+    /// `!!null`.
+    Null,
+    /// `!!binary`.
+    Binary,
+    /// `!!timestamp`.
+    Timestamp,
+    /// Any other tag, as written in the node's [`Extras::tag`].
+    Other,
+}
 
-impl Deref for Tag {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
+/// The core schema's tags and their text.
+const CORE_TAGS: [(Tag, &str); 7] = [
+    (Tag::Str, "!!str"),
+    (Tag::Int, "!!int"),
+    (Tag::Float, "!!float"),
+    (Tag::Bool, "!!bool"),
+    (Tag::Null, "!!null"),
+    (Tag::Binary, "!!binary"),
+    (Tag::Timestamp, "!!timestamp"),
+];
+
+impl Tag {
+    /// The tag written as `text`: a core schema tag, else [`Tag::Other`].
+    pub fn of_text(text: &str) -> Tag {
+        CORE_TAGS
+            .iter()
+            .find(|(_, t)| *t == text)
+            .map_or(Tag::Other, |(tag, _)| *tag)
+    }
+
+    /// The text of a core schema tag (`!!str`); `None` for no tag and for
+    /// [`Tag::Other`], whose text is the node's.
+    pub fn core_text(self) -> Option<&'static str> {
+        CORE_TAGS
+            .iter()
+            .find(|(t, _)| *t == self)
+            .map(|(_, text)| *text)
+    }
+
+    /// `true` when there is no tag.
+    pub fn is_none(self) -> bool {
+        self == Tag::None
+    }
+
+    /// `true` when there is a tag.
+    pub fn is_some(self) -> bool {
+        self != Tag::None
     }
 }
 
-impl From<&str> for Tag {
-    fn from(text: &str) -> Tag {
-        Tag(Box::new(text.into()))
-    }
-}
-
-impl From<String> for Tag {
-    fn from(text: String) -> Tag {
-        Tag(Box::new(text.into_boxed_str()))
-    }
-}
-
-/// Comments attached to a node, kept for comment-preserving round trips.
+/// What few nodes have, kept behind one pointer: comments, kept for
+/// comment-preserving round trips, and the text of a tag outside the core
+/// schema.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Comments {
+pub struct Extras {
     /// Whole-line comments directly above the node (without the `#`).
     pub head: Vec<String>,
     /// A comment after the node on the same line.
     pub line: Option<String>,
+    /// The text of a [`Tag::Other`] tag (`!custom`), as written.
+    pub tag: Option<Box<str>>,
 }
 
 /// The content of a node.
@@ -100,8 +144,9 @@ pub struct Node {
     pub value: Value,
     /// Where the node starts in its source.
     pub pos: Pos,
-    /// Comments around the node, if any (boxed: most nodes have none).
-    pub comments: Option<Box<Comments>>,
+    /// Comments and an unusual tag's text, if any (boxed: most nodes have
+    /// neither).
+    pub extras: Option<Box<Extras>>,
 }
 
 impl Node {
@@ -110,7 +155,7 @@ impl Node {
         Node {
             value,
             pos: Pos::default(),
-            comments: None,
+            extras: None,
         }
     }
 
@@ -119,7 +164,7 @@ impl Node {
         Node::new(Value::Scalar(Scalar {
             text: text.into(),
             style: ScalarStyle::Plain,
-            tag: None,
+            tag: Tag::None,
         }))
     }
 
@@ -128,7 +173,7 @@ impl Node {
         Node::new(Value::Scalar(Scalar {
             text: text.into(),
             style: ScalarStyle::DoubleQuoted,
-            tag: None,
+            tag: Tag::None,
         }))
     }
 
@@ -145,6 +190,48 @@ impl Node {
     /// An empty sequence.
     pub fn seq() -> Node {
         Node::new(Value::Seq(Vec::new()))
+    }
+
+    /// The text of a scalar's tag, as written (`!!str`, `!custom`), if it
+    /// has one.
+    pub fn tag_text(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s) if s.tag == Tag::Other => self.extras.as_ref()?.tag.as_deref(),
+            Value::Scalar(s) => s.tag.core_text(),
+            _ => None,
+        }
+    }
+
+    /// Gives a scalar the tag written as `text` (a collection keeps none).
+    pub fn set_tag_text(&mut self, text: &str) {
+        let Value::Scalar(s) = &mut self.value else {
+            return;
+        };
+        s.tag = Tag::of_text(text);
+        if s.tag == Tag::Other {
+            self.extras.get_or_insert_with(Default::default).tag = Some(text.into());
+        } else if let Some(extras) = &mut self.extras {
+            extras.tag = None;
+        }
+    }
+
+    /// `true` when comments were kept with the node.
+    pub fn has_comments(&self) -> bool {
+        self.extras
+            .as_ref()
+            .is_some_and(|e| !e.head.is_empty() || e.line.is_some())
+    }
+
+    /// Drops the node's comments (keeping an unusual tag's text).
+    pub fn clear_comments(&mut self) {
+        if let Some(extras) = &mut self.extras {
+            if extras.tag.is_none() {
+                self.extras = None;
+            } else {
+                extras.head.clear();
+                extras.line = None;
+            }
+        }
     }
 
     /// The scalar, if this node is one.
@@ -292,10 +379,29 @@ mod tests {
 
     #[test]
     fn nodes_stay_small() {
-        // Mapping entries (two nodes) are most of a build's memory: 56
-        // bytes a node means short text inline, the tag behind one thin
-        // pointer, and no field left in padding.
-        assert_eq!(std::mem::size_of::<Node>(), 56);
-        assert_eq!(std::mem::size_of::<Value>(), 40);
+        // Mapping entries (two nodes) are most of a build's memory: 48
+        // bytes a node means short text inline, a one-byte tag, and
+        // comments and unusual tags' text behind one pointer.
+        assert_eq!(std::mem::size_of::<Node>(), 48);
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
+}
+
+#[cfg(test)]
+mod tag_tests {
+    use super::*;
+
+    #[test]
+    fn tags_keep_their_text() {
+        for text in ["!!str", "!!int", "!!binary", "!custom", "!!map"] {
+            let mut n = Node::plain("x");
+            n.set_tag_text(text);
+            assert_eq!(n.tag_text(), Some(text));
+        }
+        let mut n = Node::plain("x");
+        n.set_tag_text("!custom");
+        n.set_tag_text("!!str");
+        assert_eq!(n.extras.as_ref().and_then(|e| e.tag.as_deref()), None);
+        assert_eq!(Node::plain("x").tag_text(), None);
     }
 }

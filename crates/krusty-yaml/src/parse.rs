@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::error::YamlError;
-use crate::node::{Comments, CompactString, Document, Node, Pos, Scalar, ScalarStyle, Value};
+use crate::node::{CompactString, Document, Node, Pos, Scalar, ScalarStyle, Tag, Value};
 
 /// Limits that protect the reader from hostile input.
 #[derive(Debug, Clone, Copy)]
@@ -243,20 +243,21 @@ impl<'a> Parser<'a> {
             && self.blank_at(3)
     }
 
-    fn take_head_comments(&mut self) -> Option<Box<Comments>> {
-        if self.comments.is_empty() {
-            None
-        } else {
-            Some(Box::new(Comments {
-                head: std::mem::take(&mut self.comments),
-                line: None,
-            }))
-        }
+    /// The comments met since the last node, to put above the next one.
+    fn take_head_comments(&mut self) -> Option<Vec<String>> {
+        (!self.comments.is_empty()).then(|| std::mem::take(&mut self.comments))
+    }
+
+    /// Puts `head` above the comments `node` already has above it.
+    fn prepend_head_comments(node: &mut Node, mut head: Vec<String>) {
+        let extras = node.extras.get_or_insert_with(Default::default);
+        head.append(&mut extras.head);
+        extras.head = head;
     }
 
     fn set_line_comment(node: &mut Node, comment: Option<String>) {
         if let Some(c) = comment {
-            node.comments.get_or_insert_with(Default::default).line = Some(c);
+            node.extras.get_or_insert_with(Default::default).line = Some(c);
         }
     }
 
@@ -307,10 +308,7 @@ impl<'a> Parser<'a> {
             let root = self.node(-1, Ctx::Doc)?;
             let root = root.map(|mut n| {
                 if let Some(h) = head {
-                    let c = n.comments.get_or_insert_with(Default::default);
-                    let mut all = h.head;
-                    all.append(&mut c.head);
-                    c.head = all;
+                    Self::prepend_head_comments(&mut n, h);
                 }
                 n
             });
@@ -388,11 +386,11 @@ impl<'a> Parser<'a> {
             let col = self.col_bytes();
             let indentless_seq = ctx == Ctx::MapValue && col == parent && self.at_seq_entry();
             if !has_content || (col <= parent && !indentless_seq) {
-                let mut n = Node::new(Value::Scalar(Scalar {
-                    text: CompactString::default(),
-                    style: ScalarStyle::Plain,
-                    tag: tag.map(Into::into),
-                }));
+                let mut n = Node::plain("");
+                if let Some(t) = tag {
+                    // Kept as written, `!` alone included.
+                    n.set_tag_text(&t);
+                }
                 n.pos = self.pos();
                 if let Some(a) = anchor {
                     self.register_anchor(a, &n);
@@ -409,17 +407,9 @@ impl<'a> Parser<'a> {
             apply_tag(&mut node, t);
         }
         if let Some(h) = head {
-            node.comments = Some(match node.comments.take() {
-                Some(mut c) => {
-                    let mut all = h.head;
-                    all.append(&mut c.head);
-                    c.head = all;
-                    c
-                }
-                None => h,
-            });
+            Self::prepend_head_comments(&mut node, h);
         }
-        if line_comment.is_some() && node.comments.as_ref().is_none_or(|c| c.line.is_none()) {
+        if line_comment.is_some() && node.extras.as_ref().is_none_or(|e| e.line.is_none()) {
             Self::set_line_comment(&mut node, line_comment);
         }
         if let Some(a) = anchor {
@@ -627,10 +617,7 @@ impl<'a> Parser<'a> {
                 n
             });
             if let Some(h) = head {
-                let c = item.comments.get_or_insert_with(Default::default);
-                let mut all = h.head;
-                all.append(&mut c.head);
-                c.head = all;
+                Self::prepend_head_comments(&mut item, h);
             }
             self.items.push(item);
             if !self.skip_to_content()? {
@@ -662,8 +649,10 @@ impl<'a> Parser<'a> {
                 Some(k) => k,
                 None => self.block_key()?,
             };
-            if key.comments.is_none() {
-                key.comments = self.take_head_comments();
+            if !key.has_comments() {
+                if let Some(h) = self.take_head_comments() {
+                    Self::prepend_head_comments(&mut key, h);
+                }
             }
             // At ':'.
             if self.peek() != Some(b':') {
@@ -953,7 +942,7 @@ impl<'a> Parser<'a> {
             } else {
                 ScalarStyle::Folded
             },
-            tag: None,
+            tag: Tag::None,
         }));
         n.pos = start;
         Self::set_line_comment(&mut n, comment);
@@ -1046,7 +1035,7 @@ impl<'a> Parser<'a> {
             } else {
                 ScalarStyle::SingleQuoted
             },
-            tag: None,
+            tag: Tag::None,
         }));
         n.pos = start;
         Ok(n)
@@ -1358,7 +1347,7 @@ impl<'a> Parser<'a> {
         }
         let mut node = anchor.node.clone();
         node.pos = pos;
-        node.comments = None;
+        node.clear_comments();
         Ok(node)
     }
 
@@ -1392,11 +1381,9 @@ fn count_nodes(node: &Node) -> usize {
 }
 
 fn apply_tag(node: &mut Node, tag: String) {
-    if let Value::Scalar(s) = &mut node.value {
-        // `!` alone is the non-specific tag: the scalar stays untagged.
-        if tag != "!" {
-            s.tag = Some(tag.into());
-        }
+    // `!` alone is the non-specific tag: the scalar stays untagged.
+    if tag != "!" {
+        node.set_tag_text(&tag);
     }
 }
 

@@ -6,7 +6,7 @@
 //! as `yes`/`on`, timestamps, base-60 numbers). [`resolve_input`] gives the
 //! first, [`needs_quotes`] answers the second for the emitter.
 
-use crate::node::{Scalar, ScalarStyle};
+use crate::node::{Scalar, ScalarStyle, Tag};
 
 /// The data type of a scalar after resolution.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,28 +39,26 @@ const NEG_INFS: [&str; 3] = ["-.inf", "-.Inf", "-.INF"];
 
 /// `true` if the scalar is null when read.
 pub fn is_null(s: &Scalar) -> bool {
-    match s.tag.as_deref() {
-        Some("!!null") => true,
-        Some(_) => false,
-        None => s.style == ScalarStyle::Plain && NULLS.contains(&s.text.as_str()),
+    match s.tag {
+        Tag::Null => true,
+        Tag::None => s.style == ScalarStyle::Plain && NULLS.contains(&s.text.as_str()),
+        _ => false,
     }
 }
 
 /// Resolves a scalar as Kustomize's reader (go-yaml v3) types it.
 pub fn resolve_input(s: &Scalar) -> Resolved<'_> {
-    match s.tag.as_deref() {
-        None if s.style == ScalarStyle::Plain => resolve_plain_v3(&s.text),
-        Some("!!binary") => match decode_base64(&s.text) {
+    match s.tag {
+        Tag::None if s.style == ScalarStyle::Plain => resolve_plain_v3(&s.text),
+        Tag::Binary => match decode_base64(&s.text) {
             Some(text) => Resolved::Owned(text),
             None => Resolved::Str(&s.text),
         },
-        Some("!!str") | Some("!!timestamp") => Resolved::Str(&s.text),
-        Some("!!int") | Some("!!float") | Some("!!bool") | Some("!!null") => {
-            match resolve_plain_v3(&s.text) {
-                Resolved::Str(t) => Resolved::Str(t),
-                other => other,
-            }
-        }
+        Tag::Str | Tag::Timestamp => Resolved::Str(&s.text),
+        Tag::Int | Tag::Float | Tag::Bool | Tag::Null => match resolve_plain_v3(&s.text) {
+            Resolved::Str(t) => Resolved::Str(t),
+            other => other,
+        },
         _ => Resolved::Str(&s.text),
     }
 }

@@ -340,7 +340,7 @@ fn meta_field<'r>(r: &'r Resource, name: &str) -> Option<&'r Node> {
 /// setting it again would change nothing.
 fn holds_string(node: Option<&Node>, text: &str) -> bool {
     node.is_some_and(|n| {
-        n.comments.is_none()
+        n.extras.is_none()
             && matches!(&n.value, Value::Scalar(s)
                 if s.text == text && s.style == ScalarStyle::DoubleQuoted && s.tag.is_none())
     })

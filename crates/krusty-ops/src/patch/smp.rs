@@ -23,7 +23,7 @@
 
 use std::cmp::Ordering;
 
-use krusty_yaml::{CompactString, Node, ScalarStyle, Value};
+use krusty_yaml::{CompactString, Node, ScalarStyle, Tag, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::path::raw;
@@ -162,9 +162,9 @@ fn forces_string(node: &Node) -> bool {
 /// text; core-schema tags such as `!!int` are dropped with the style.
 fn make_string(node: &mut Node) {
     if let Value::Scalar(s) = &mut node.value {
-        if s.style == ScalarStyle::Plain && s.tag.as_deref().is_none_or(|t| t.starts_with("!!")) {
+        if s.style == ScalarStyle::Plain && s.tag != Tag::Other {
             s.style = ScalarStyle::DoubleQuoted;
-            s.tag = None;
+            s.tag = Tag::None;
         }
     }
 }
