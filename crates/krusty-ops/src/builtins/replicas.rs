@@ -1,10 +1,13 @@
 //! ReplicaCountTransformer: sets the replica count of named workloads.
 
-use krusty_resource::ResMap;
+use std::collections::HashMap;
+
+use krusty_resource::{ResMap, Resource};
 use krusty_yaml::Node;
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
+use crate::parallel;
 
 /// Sets `count` replicas on resources named `name` (current or earlier name).
 #[derive(Debug, Clone, PartialEq)]
@@ -33,49 +36,68 @@ impl SetReplicas {
     }
 }
 
-/// Applies several replica settings in one pass over the resources (each
-/// resource is looked up by name instead of scanning per setting); the
-/// result and the errors are those of applying them one after another.
+/// Applies several replica settings in one pass over the resources (in
+/// parallel; each resource is looked up by name instead of scanning per
+/// setting); the result and the errors are those of applying them one
+/// after another.
 pub fn apply_all(ops: &[SetReplicas], resources: &mut ResMap) -> OpResult<()> {
-    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, op) in ops.iter().enumerate() {
         by_name.entry(op.name.as_str()).or_default().push(i);
     }
+    let outcomes = parallel::map_each(resources.resources_mut(), |r| {
+        apply_matching(ops, &by_name, r)
+    });
     let mut found = vec![false; ops.len()];
-    for r in resources.resources_mut() {
-        let mut names: Vec<String> = vec![r.name().to_string()];
-        names.extend(r.meta.previous.iter().map(|p| p.name.to_string()));
-        let mut hits: Vec<usize> = names
-            .iter()
-            .filter_map(|n| by_name.get(n.as_str()))
-            .flatten()
-            .copied()
-            .collect();
-        hits.sort_unstable();
-        hits.dedup();
-        let gvk = r.gvk();
-        for i in hits {
-            let op = &ops[i];
-            for spec in &op.specs {
-                if !r.any_id(|id| id.name == op.name && id.gvk.is_selected_by(&spec.gvk)) {
-                    continue;
-                }
-                found[i] = true;
-                apply(
-                    &mut r.node,
-                    &gvk,
-                    spec,
-                    CreateKind::Scalar,
-                    &mut |n: &mut Node| {
-                        n.replace_keeping_pos(Node::plain(op.count.to_string()));
-                        Ok(())
-                    },
-                )?;
-            }
+    for outcome in outcomes {
+        for i in outcome? {
+            found[i] = true;
         }
     }
     match found.iter().position(|f| !f) {
         Some(i) => Err(ops[i].not_found()),
         None => Ok(()),
     }
+}
+
+/// Applies to `r` the settings named by its current or an earlier name;
+/// which of them found a field to set.
+fn apply_matching(
+    ops: &[SetReplicas],
+    by_name: &HashMap<&str, Vec<usize>>,
+    r: &mut Resource,
+) -> OpResult<Vec<usize>> {
+    let mut hits: Vec<usize> = std::iter::once(r.name())
+        .chain(r.meta.previous.iter().map(|p| p.name.as_str()))
+        .filter_map(|n| by_name.get(n))
+        .flatten()
+        .copied()
+        .collect();
+    if hits.is_empty() {
+        return Ok(hits);
+    }
+    hits.sort_unstable();
+    hits.dedup();
+    let gvk = r.gvk();
+    let mut found = Vec::new();
+    for i in hits {
+        let op = &ops[i];
+        for spec in &op.specs {
+            if !r.any_id(|id| id.name == op.name && id.gvk.is_selected_by(&spec.gvk)) {
+                continue;
+            }
+            found.push(i);
+            apply(
+                &mut r.node,
+                &gvk,
+                spec,
+                CreateKind::Scalar,
+                &mut |n: &mut Node| {
+                    n.replace_keeping_pos(Node::plain(op.count.to_string()));
+                    Ok(())
+                },
+            )?;
+        }
+    }
+    Ok(found)
 }
