@@ -178,6 +178,9 @@ impl<'n> Emitter<'_, 'n> {
         root: bool,
     ) -> Result<(), EmitError> {
         let start = self.keys.len();
+        for (_, v) in entries {
+            v.prefetch_items();
+        }
         for (k, v) in entries {
             let key = match &k.value {
                 Value::Scalar(s) => {
@@ -252,6 +255,9 @@ impl<'n> Emitter<'_, 'n> {
         indent: usize,
         inline_first: bool,
     ) -> Result<(), EmitError> {
+        for item in items {
+            item.prefetch_items();
+        }
         for (i, item) in items.iter().enumerate() {
             if i > 0 || !inline_first {
                 self.head_comments(item, indent);
