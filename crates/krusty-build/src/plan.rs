@@ -273,7 +273,7 @@ fn configured(
     for entry in entries {
         match inline_configs(entry)? {
             Some(rs) => configs.extend(rs),
-            None => configs.extend(ctx.resources_at(loader, entry)?.0),
+            None => configs.extend(ctx.resources_at(loader, entry)?.0.into_vec()),
         }
     }
     configs

@@ -14,7 +14,7 @@ use krusty_ops::patch::{chain, PatchEntry};
 use krusty_ops::schema::{Schema, BUILTIN_VERSION};
 use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Builtin, Env, TransformerConfig};
-use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
+use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
 
 use krusty_runtime::Policy;
 
@@ -427,7 +427,7 @@ impl Context {
                 for r in &mut resources {
                     r.meta.origin = Some(Box::new(Origin::File(path.clone())));
                 }
-                Ok((resources, None))
+                Ok((Hashed::of(resources), None))
             }
             Entry::Dir(dir) => {
                 let as_dir = |e: BuildError| {
@@ -447,7 +447,7 @@ impl Context {
                     ))));
                 }
                 Ok((
-                    level.resmap.into_vec(),
+                    level.resmap.into_hashed(),
                     Some(SubTarget {
                         dir,
                         config: level.config,
@@ -535,7 +535,7 @@ impl Context {
                     .context(format!("accumulating resources from '{entry}'"))
             })?;
         }
-        acc.resmap.extend(resources).map_err(|e| {
+        acc.resmap.extend_hashed(resources).map_err(|e| {
             let e = BuildError::new(e.to_string());
             let e = match &sub {
                 Some(sub) => e.context(format!(
@@ -549,9 +549,10 @@ impl Context {
     }
 }
 
-/// What one `resources:` entry gives: its resources, and for a directory,
-/// what else its build passes up.
-pub(crate) type Gathered = (Vec<Resource>, Option<SubTarget>);
+/// What one `resources:` entry gives: its resources (with their identities
+/// hashed where they were read or built, often on another thread), and for
+/// a directory, what else its build passes up.
+pub(crate) type Gathered = (Hashed, Option<SubTarget>);
 
 /// A transformer configuration: Kustomize's defaults are shared, not
 /// copied, by every level that does not change them (most levels).

@@ -11,6 +11,6 @@ pub mod scope;
 pub use id::{Gvk, ResId};
 pub use meta::{Behavior, BuildMeta, Origin, PreviousId};
 pub use order::{sort_legacy, LegacyOrder};
-pub use resmap::{ResMap, ResMapError};
+pub use resmap::{Hashed, ResMap, ResMapError};
 pub use resource::{Resource, ResourceError};
 pub use scope::is_cluster_scoped;

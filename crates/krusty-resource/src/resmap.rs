@@ -84,14 +84,36 @@ impl ResMap {
     /// hashed in parallel first).
     /// On a duplicate, those before it stay added.
     pub fn extend(&mut self, resources: Vec<Resource>) -> Result<(), ResMapError> {
-        let hashes = id_hashes(&resources);
+        self.extend_hashed(Hashed::of(resources))
+    }
+
+    /// [`ResMap::extend`] for resources whose identities are hashed
+    /// already (see [`Hashed`]).
+    pub fn extend_hashed(&mut self, hashed: Hashed) -> Result<(), ResMapError> {
         self.refresh_index();
-        self.resources.reserve(resources.len());
-        self.index.reserve(resources.len(), |&(hash, _)| hash);
-        for (r, hash) in resources.into_iter().zip(hashes) {
+        self.resources.reserve(hashed.resources.len());
+        self.index
+            .reserve(hashed.resources.len(), |&(hash, _)| hash);
+        for (r, hash) in hashed.resources.into_iter().zip(hashed.hashes) {
             self.push_hashed(r, hash)?;
         }
         Ok(())
+    }
+
+    /// Takes the resources out, in order, with their identities' hashes:
+    /// the index's where it is up to date, else computed now.
+    pub fn into_hashed(self) -> Hashed {
+        if self.stale || self.index.len() != self.resources.len() {
+            return Hashed::of(self.resources);
+        }
+        let mut hashes = vec![0; self.resources.len()];
+        for &(hash, position) in self.index.iter() {
+            hashes[position] = hash;
+        }
+        Hashed {
+            resources: self.resources,
+            hashes,
+        }
     }
 
     /// The resource with this identity.
@@ -223,6 +245,29 @@ impl ResMap {
     }
 }
 
+/// Resources, in order, with the hashes of their identities, ready to be
+/// added to a map: built where the resources are (a base built on a worker
+/// thread), so that adding them to the map that gathers them, one at a
+/// time, hashes nothing again.
+#[derive(Debug, Default)]
+pub struct Hashed {
+    resources: Vec<Resource>,
+    hashes: Vec<u64>,
+}
+
+impl Hashed {
+    /// Hashes the identities of `resources` (in parallel for long lists).
+    pub fn of(resources: Vec<Resource>) -> Hashed {
+        let hashes = id_hashes(&resources);
+        Hashed { resources, hashes }
+    }
+
+    /// Takes the resources out, in order.
+    pub fn into_vec(self) -> Vec<Resource> {
+        self.resources
+    }
+}
+
 /// The hash identities are indexed by (fixed, so builds are repeatable).
 fn id_hash(id: &ResId) -> u64 {
     foldhash::fast::FixedState::default().hash_one(id)
@@ -307,6 +352,35 @@ mod tests {
             assert_eq!(m.get(&id).map(Resource::id), Some(id));
         }
         assert!(m.get(&config_map("cm-500", "a").id()).is_none());
+    }
+
+    #[test]
+    fn hashed_resources_carry_their_current_identities() {
+        // A map whose index is up to date passes its hashes on; one whose
+        // resources were renamed since hashes them again.
+        let mut fresh = ResMap::new();
+        let mut renamed = ResMap::new();
+        for i in 0..100 {
+            fresh.append(config_map(&format!("f-{i}"), "a")).unwrap();
+            renamed.append(config_map(&format!("r-{i}"), "a")).unwrap();
+        }
+        for r in renamed.resources_mut() {
+            let name = format!("x{}", r.name());
+            r.set_name(&name);
+        }
+        let mut m = ResMap::new();
+        m.extend_hashed(fresh.into_hashed()).unwrap();
+        m.extend_hashed(renamed.into_hashed()).unwrap();
+        assert_eq!(m.len(), 200);
+        for name in ["f-0", "f-99", "xr-0", "xr-99"] {
+            let id = config_map(name, "a").id();
+            assert_eq!(m.get(&id).map(Resource::id), Some(id));
+        }
+        assert!(m.get(&config_map("r-5", "a").id()).is_none());
+        let mut again = ResMap::new();
+        again.append(config_map("xr-42", "a")).unwrap();
+        let clash = m.extend_hashed(again.into_hashed());
+        assert!(matches!(clash, Err(ResMapError::Duplicate(id)) if id.name == "xr-42"));
     }
 
     #[test]
