@@ -656,6 +656,9 @@ fn has_text(node: &Node) -> bool {
 /// scalar, non-null, non-empty value in every element; at least one key is
 /// present; and no two elements of one list have the same key values.
 fn regular_keys<'k>(lists: &[&[Node]], keys: &'k [String]) -> Option<Vec<&'k str>> {
+    if let [key] = keys {
+        return regular_by(lists, key).then(|| vec![key.as_str()]);
+    }
     let elements = || lists.iter().flat_map(|l| l.iter());
     if !elements().all(|e| e.as_map().is_some_and(|m| !m.is_empty())) {
         return None;
@@ -673,6 +676,37 @@ fn regular_keys<'k>(lists: &[&[Node]], keys: &'k [String]) -> Option<Vec<&'k str
     well_formed.then_some(present)
 }
 
+/// [`regular_keys`] for lists merged by one key (most are): the values
+/// under `key` are read once per element and compared as text.
+fn regular_by(lists: &[&[Node]], key: &str) -> bool {
+    const ON_STACK: usize = 32;
+    let mut any = false;
+    for list in lists {
+        let mut stack = [""; ON_STACK];
+        let mut heap = Vec::new();
+        let values: &mut [&str] = if list.len() <= ON_STACK {
+            &mut stack[..list.len()]
+        } else {
+            heap.resize(list.len(), "");
+            &mut heap
+        };
+        for (slot, element) in values.iter_mut().zip(list.iter()) {
+            if element.as_map().is_none_or(|m| m.is_empty()) {
+                return false;
+            }
+            match element.get(key) {
+                Some(v) if has_text(v) => *slot = raw(v),
+                _ => return false,
+            }
+        }
+        if !all_distinct(values, |a, b| a.cmp(b)) {
+            return false;
+        }
+        any |= !list.is_empty();
+    }
+    any
+}
+
 /// Whether two elements have the same values for `keys`.
 fn same_keys(a: &Node, b: &Node, keys: &[&str]) -> bool {
     compare_keys(a, b, keys) == Ordering::Equal
@@ -688,7 +722,7 @@ fn compare_keys(a: &Node, b: &Node, keys: &[&str]) -> Ordering {
 
 /// Whether no two items compare equal. Pairwise for short lists; long
 /// lists are sorted so only neighbours are compared.
-fn all_distinct(items: &[Node], compare: impl Fn(&Node, &Node) -> Ordering) -> bool {
+fn all_distinct<T>(items: &[T], compare: impl Fn(&T, &T) -> Ordering) -> bool {
     const PAIRWISE_UP_TO: usize = 32;
     if items.len() <= PAIRWISE_UP_TO {
         return items
@@ -696,7 +730,7 @@ fn all_distinct(items: &[Node], compare: impl Fn(&Node, &Node) -> Ordering) -> b
             .enumerate()
             .all(|(i, a)| items[..i].iter().all(|b| compare(a, b).is_ne()));
     }
-    let mut order: Vec<&Node> = items.iter().collect();
+    let mut order: Vec<&T> = items.iter().collect();
     order.sort_by(|a, b| compare(a, b));
     order.windows(2).all(|w| compare(w[0], w[1]).is_ne())
 }
