@@ -37,6 +37,11 @@ impl Stream {
             .map(Stream)
     }
 
+    /// The stream's length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(String::len).sum()
+    }
+
     /// Writes the stream.
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         for piece in &self.0 {
@@ -66,10 +71,38 @@ fn render_each(resources: &[Resource]) -> Result<Vec<String>, String> {
 
 /// Writes a stream to stdout (its pieces are large: no buffer between).
 pub fn write_stdout(stream: &Stream) -> Result<(), String> {
+    widen_stdout_pipe(stream.len());
     stream
         .write_to(&mut std::io::stdout().lock())
         .map_err(|e| format!("writing output: {e}"))
 }
+
+/// When stdout is a pipe, asks for a buffer that holds `len` bytes (up to
+/// 1 MiB, what any user may ask for): a large output then crosses in a few
+/// hand-overs to the reader instead of one per 64 KiB. Nothing changes if
+/// the kernel refuses.
+#[cfg(target_os = "linux")]
+fn widen_stdout_pipe(len: usize) {
+    use std::os::fd::AsRawFd;
+    const MAX: usize = 1 << 20;
+    let fd = std::io::stdout().as_raw_fd();
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `fstat` writes a `stat` into the buffer it is given and
+    // reads nothing else; F_SETPIPE_SZ only resizes the pipe's buffer.
+    unsafe {
+        if libc::fstat(fd, st.as_mut_ptr()) != 0 {
+            return;
+        }
+        if st.assume_init().st_mode & libc::S_IFMT != libc::S_IFIFO {
+            return;
+        }
+        let wanted = len.clamp(1, MAX) as libc::c_int;
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, wanted);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn widen_stdout_pipe(_len: usize) {}
 
 /// Writes a file by writing a temporary file beside it and renaming it into
 /// place, so a failure never leaves a half-written file.
