@@ -262,9 +262,9 @@ impl Context {
     fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
         Env {
             files: loader,
-            schema: match &self.schema {
-                Some(Some(s)) => s,
-                _ => Schema::kubernetes(),
+            custom_schema: match &self.schema {
+                Some(Some(s)) => Some(s),
+                _ => None,
             },
             record_transformations: self.record_transformations,
         }

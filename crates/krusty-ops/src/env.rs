@@ -9,8 +9,9 @@ use crate::schema::Schema;
 pub struct Env<'a> {
     /// Files, read through the kustomization's loader.
     pub files: &'a dyn FileSource,
-    /// The OpenAPI schema for strategic merges.
-    pub schema: &'a Schema,
+    /// The OpenAPI schema for strategic merges chosen by an `openapi:`
+    /// field; `None`: the built-in Kubernetes schema (see [`Env::schema`]).
+    pub custom_schema: Option<&'a Schema>,
     /// Record each transformation on the resources it ran over (only
     /// needed when the build writes transformation annotations).
     pub record_transformations: bool,
@@ -21,7 +22,7 @@ impl Env<'static> {
     pub fn detached() -> Env<'static> {
         Env {
             files: &NoFiles,
-            schema: Schema::kubernetes(),
+            custom_schema: None,
             record_transformations: true,
         }
     }
@@ -32,8 +33,19 @@ impl<'a> Env<'a> {
     pub fn with_files(files: &'a dyn FileSource) -> Env<'a> {
         Env {
             files,
-            schema: Schema::kubernetes(),
+            custom_schema: None,
             record_transformations: true,
+        }
+    }
+
+    /// The schema strategic merges use: the chosen one, else the built-in
+    /// Kubernetes schema, which is built from its table the first time a
+    /// merge asks for it (a build without strategic merges never pays for
+    /// it).
+    pub fn schema(&self) -> &'a Schema {
+        match self.custom_schema {
+            Some(schema) => schema,
+            None => Schema::kubernetes(),
         }
     }
 }

@@ -212,7 +212,7 @@ fn run(
     if steps.is_empty() {
         return Ok(());
     }
-    let schema = env.schema;
+    let schema = env.schema();
     let outcomes = parallel::map_each(resources.resources_mut(), |r| {
         let mut outcome = Outcome::default();
         // The resource's name, kept up to date, for a cheap first test of

@@ -262,7 +262,7 @@ fn apply_strategic(
     } else {
         resources.resources_mut_keeping_identity()
     };
-    let schema = env.schema;
+    let schema = env.schema();
     let mut prepared = patch.node.clone();
     if copied {
         smp::stringify_metadata_maps(&mut prepared);
