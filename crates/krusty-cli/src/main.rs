@@ -199,7 +199,13 @@ fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         .stack_size(WORKER_STACK)
         .build()
     {
-        Ok(pool) => pool.install(work),
+        Ok(pool) => {
+            let done = pool.install(work);
+            // The process ends next: the idle threads are left parked
+            // instead of being woken only to exit.
+            std::mem::forget(pool);
+            done
+        }
         // No threads to be had: rayon's default pool runs the parallel parts.
         Err(_) => work(),
     }
