@@ -75,11 +75,6 @@ impl ResMap {
         Ok(())
     }
 
-    /// Adds every resource of `other`, in order.
-    pub fn append_all(&mut self, other: ResMap) -> Result<(), ResMapError> {
-        self.extend(other.resources)
-    }
-
     /// Adds resources in order; each identity must be new (identities are
     /// hashed in parallel first).
     /// On a duplicate, those before it stay added.
@@ -249,7 +244,7 @@ impl ResMap {
 /// added to a map: built where the resources are (a base built on a worker
 /// thread), so that adding them to the map that gathers them, one at a
 /// time, hashes nothing again.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Hashed {
     resources: Vec<Resource>,
     hashes: Vec<u64>,
