@@ -1,6 +1,7 @@
 //! The `krusty` command line: a drop-in for `kustomize build`.
 
 mod output;
+mod pool;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -169,11 +170,6 @@ impl FunctionArgs {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Stack size of the worker threads that build bases and render output in
-/// parallel: the main thread's usual size, so deep trees and deeply nested
-/// documents fit there as they do on the main thread.
-const WORKER_STACK: usize = 8 << 20;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -181,33 +177,13 @@ fn main() -> ExitCode {
             println!("krusty {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Command::Build(args) => match in_pool(|| run_build(&args)) {
+        Command::Build(args) => match pool::in_pool(|| run_build(&args)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(msg) => {
                 eprintln!("Error: {msg}");
                 ExitCode::FAILURE
             }
         },
-    }
-}
-
-/// Runs `work` on a thread of a pool of one thread per core (or
-/// RAYON_NUM_THREADS), so its serial parts and the parallel parts it starts
-/// share the cores without an extra thread competing for them.
-fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    match rayon::ThreadPoolBuilder::new()
-        .stack_size(WORKER_STACK)
-        .build()
-    {
-        Ok(pool) => {
-            let done = pool.install(work);
-            // The process ends next: the idle threads are left parked
-            // instead of being woken only to exit.
-            std::mem::forget(pool);
-            done
-        }
-        // No threads to be had: rayon's default pool runs the parallel parts.
-        Err(_) => work(),
     }
 }
 

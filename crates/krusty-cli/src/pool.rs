@@ -1,0 +1,106 @@
+//! The build's thread pool: one worker per core, each kept on a core of
+//! its own.
+
+/// Stack size of the worker threads that build bases and render output in
+/// parallel: the main thread's usual size, so deep trees and deeply nested
+/// documents fit there as they do on the main thread.
+const WORKER_STACK: usize = 8 << 20;
+
+/// Runs `work` on a thread of a pool of one thread per core (or
+/// `RAYON_NUM_THREADS`), so its serial parts and the parallel parts it
+/// starts share the cores without an extra thread competing for them.
+///
+/// When the pool has one worker for each CPU the process may run on (the
+/// default), worker `i` is kept on the `i`-th of those CPUs. A build's
+/// parallel stretches last a few milliseconds; a scheduler that places a
+/// new or woken thread beside the one that started it (as virtual machines
+/// that pack work onto few virtual CPUs do, and as Linux's wake-up
+/// affinity does) would run both halves of such a stretch on one CPU
+/// until it moves one of them, which can take longer than the stretch.
+/// `KRUSTY_PIN_THREADS=0` turns this off.
+pub fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    let threads = thread_count();
+    let cpus = if pinning_wanted() {
+        affinity::allowed_cpus().filter(|cpus| cpus.len() == threads)
+    } else {
+        None
+    };
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(WORKER_STACK)
+        .start_handler(move |worker| {
+            if let Some(&cpu) = cpus.as_ref().and_then(|cpus| cpus.get(worker)) {
+                affinity::keep_on(cpu);
+            }
+        })
+        .build();
+    match built {
+        Ok(pool) => {
+            let done = pool.install(work);
+            // The process ends next: the idle threads are left parked
+            // instead of being woken only to exit.
+            std::mem::forget(pool);
+            done
+        }
+        // No threads to be had: rayon's default pool runs the parallel parts.
+        Err(_) => work(),
+    }
+}
+
+/// The number of workers: `RAYON_NUM_THREADS` when it is a positive number
+/// (as rayon reads it), else the parallelism the process is allowed (its
+/// CPU affinity and any cgroup quota).
+fn thread_count() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+}
+
+fn pinning_wanted() -> bool {
+    std::env::var_os("KRUSTY_PIN_THREADS").is_none_or(|v| v != "0")
+}
+
+#[cfg(target_os = "linux")]
+mod affinity {
+    /// The CPUs this process may run on, in order; `None` if the kernel
+    /// does not say.
+    pub fn allowed_cpus() -> Option<Vec<usize>> {
+        // SAFETY: `cpu_set_t` is plain data (all zeroes is the empty set);
+        // `sched_getaffinity` writes at most the size it is given, and
+        // `CPU_ISSET` reads within the set.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return None;
+            }
+            let cpus = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+                .collect();
+            Some(cpus)
+        }
+    }
+
+    /// Keeps the calling thread on `cpu`; nothing changes if the kernel
+    /// refuses.
+    pub fn keep_on(cpu: usize) {
+        // SAFETY: as above; `CPU_SET` writes within the set, and
+        // `sched_setaffinity` only reads it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod affinity {
+    pub fn allowed_cpus() -> Option<Vec<usize>> {
+        None
+    }
+
+    pub fn keep_on(_cpu: usize) {}
+}
