@@ -59,11 +59,25 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
         anchors: HashMap::new(),
         alias_nodes: 0,
         comments: Vec::new(),
-        items: Vec::new(),
-        entries: Vec::new(),
+        items: SCRATCH_ITEMS.take(),
+        entries: SCRATCH_ENTRIES.take(),
         key_indexes: Vec::new(),
     };
-    parser.stream()
+    let parsed = parser.stream();
+    parser.items.clear();
+    parser.entries.clear();
+    SCRATCH_ITEMS.set(parser.items);
+    SCRATCH_ENTRIES.set(parser.entries);
+    parsed
+}
+
+thread_local! {
+    /// [`Parser::items`] between parses on this thread: a build parses
+    /// thousands of small files, and each would otherwise grow its own
+    /// stack again from nothing.
+    static SCRATCH_ITEMS: std::cell::Cell<Vec<Node>> = const { std::cell::Cell::new(Vec::new()) };
+    /// [`Parser::entries`] between parses on this thread, the same way.
+    static SCRATCH_ENTRIES: std::cell::Cell<Vec<(Node, Node)>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Where a node stands, which decides what may start on its first line.
