@@ -3,7 +3,7 @@
 
 use base64::Engine;
 use krusty_resource::{Behavior, Resource};
-use krusty_yaml::Node;
+use krusty_yaml::{Node, Value};
 
 use super::kv;
 use crate::error::{OpError, OpResult};
@@ -244,19 +244,21 @@ impl GeneratorArgs {
         let b64 = wrapped_base64;
         match self.kind {
             GeneratedKind::ConfigMap => {
-                let mut data = Node::map();
-                let mut binary = Node::map();
+                // The keys are distinct (checked above): entries are
+                // pushed, not looked up first.
+                let mut data = Vec::with_capacity(pairs.len());
+                let mut binary = Vec::new();
                 for (k, v) in &pairs {
                     match std::str::from_utf8(v) {
-                        Ok(text) => data.set(k, Node::string(text)),
-                        Err(_) => binary.set(k, Node::string(b64(v))),
+                        Ok(text) => data.push((Node::plain(k), Node::string(text))),
+                        Err(_) => binary.push((Node::plain(k), Node::string(b64(v)))),
                     }
                 }
-                if !pairs.is_empty() && data.as_map().is_some_and(|m| !m.is_empty()) {
-                    root.set("data", data);
+                if !data.is_empty() {
+                    root.set("data", Node::new(Value::Map(data)));
                 }
-                if binary.as_map().is_some_and(|m| !m.is_empty()) {
-                    root.set("binaryData", binary);
+                if !binary.is_empty() {
+                    root.set("binaryData", Node::new(Value::Map(binary)));
                 }
             }
             GeneratedKind::Secret => {
@@ -267,11 +269,11 @@ impl GeneratorArgs {
                 };
                 root.set("type", Node::string(t));
                 if !pairs.is_empty() {
-                    let mut data = Node::map();
-                    for (k, v) in &pairs {
-                        data.set(k, Node::string(b64(v)));
-                    }
-                    root.set("data", data);
+                    let data = pairs
+                        .iter()
+                        .map(|(k, v)| (Node::plain(k), Node::string(b64(v))))
+                        .collect();
+                    root.set("data", Node::new(Value::Map(data)));
                 }
             }
         }
