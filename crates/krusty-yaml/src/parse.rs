@@ -51,6 +51,7 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
     let mut parser = Parser {
         src,
         b: src.as_bytes(),
+        ascii: src.is_ascii(),
         i: 0,
         line: 1,
         line_start: 0,
@@ -100,6 +101,9 @@ struct Anchor {
 struct Parser<'a> {
     src: &'a str,
     b: &'a [u8],
+    /// The whole source is ASCII (as most is): a column in characters is
+    /// then its offset in bytes.
+    ascii: bool,
     i: usize,
     line: u32,
     line_start: usize,
@@ -135,6 +139,42 @@ fn is_ws(c: u8) -> bool {
     c == b' ' || c == b'\t'
 }
 
+/// Where the first byte from `from` on that may end a plain scalar outside
+/// flow collections (`:`, `#`, a line break) is; eight bytes are looked at
+/// a time while eight are left.
+fn next_plain_end(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of each zero byte of `v`; above the lowest zero byte a
+    // borrow may mark others too, but the lowest mark is always exact.
+    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut j = from;
+    while let Some(word) = b.get(j..j + 8) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let w = u64::from_le_bytes(bytes);
+        let marks = zero_bytes(w ^ (ONES * u64::from(b':')))
+            | zero_bytes(w ^ (ONES * u64::from(b'#')))
+            | zero_bytes(w ^ (ONES * u64::from(b'\n')));
+        if marks != 0 {
+            return Some(j + (marks.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    b[j..]
+        .iter()
+        .position(|&c| matches!(c, b':' | b'#' | b'\n'))
+        .map(|offset| j + offset)
+}
+
+/// Where `b[start..end]` ends without its trailing spaces and tabs.
+fn trim_blanks_end(b: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && is_ws(b[end - 1]) {
+        end -= 1;
+    }
+    end
+}
+
 fn is_flow_indicator(c: u8) -> bool {
     matches!(c, b',' | b'[' | b']' | b'{' | b'}')
 }
@@ -164,10 +204,10 @@ impl<'a> Parser<'a> {
     }
 
     fn pos_at(&self, i: usize) -> Pos {
-        let prefix = &self.src[self.line_start..i.max(self.line_start)];
-        let col = if prefix.is_ascii() {
-            prefix.len()
+        let col = if self.ascii {
+            i.saturating_sub(self.line_start)
         } else {
+            let prefix = &self.src[self.line_start..i.max(self.line_start)];
             prefix.chars().count()
         };
         Pos {
@@ -217,6 +257,7 @@ impl<'a> Parser<'a> {
         loop {
             let line_begin = self.i == self.line_start;
             let mut saw_tab = false;
+            self.skip_spaces_by_words();
             while let Some(c) = self.peek() {
                 if c == b' ' {
                     self.i += 1;
@@ -248,6 +289,23 @@ impl<'a> Parser<'a> {
                     return Ok(true);
                 }
             }
+        }
+    }
+
+    /// Skips a run of spaces eight bytes at a time (indentation is most of
+    /// what [`Parser::skip_to_content`] skips); stops at the first other byte
+    /// or where fewer than eight bytes are left.
+    fn skip_spaces_by_words(&mut self) {
+        const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+        while let Some(word) = self.b.get(self.i..self.i + 8) {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(word);
+            let diff = u64::from_le_bytes(bytes) ^ SPACES;
+            if diff != 0 {
+                self.i += (diff.trailing_zeros() / 8) as usize;
+                return;
+            }
+            self.i += 8;
         }
     }
 
@@ -517,6 +575,9 @@ impl<'a> Parser<'a> {
     /// of its text (trailing blanks trimmed) and whether it is a mapping key
     /// (followed by `: ` or `:` at the end of the line).
     fn scan_plain_line(&self, flow: bool) -> (usize, bool) {
+        if !flow {
+            return self.scan_plain_block_line();
+        }
         let b = self.b;
         let mut j = self.i;
         let mut end = j;
@@ -544,6 +605,32 @@ impl<'a> Parser<'a> {
             }
         }
         (end, false)
+    }
+
+    /// [`Parser::scan_plain_line`] outside flow collections, going from one
+    /// byte that may end the scalar (`:`, `#`, a line break) to the next.
+    fn scan_plain_block_line(&self) -> (usize, bool) {
+        let b = self.b;
+        let start = self.i;
+        let mut j = start;
+        let stop = loop {
+            let Some(k) = next_plain_end(b, j) else {
+                break b.len();
+            };
+            match b[k] {
+                b'\n' => break k,
+                b':' => {
+                    if matches!(b.get(k + 1), None | Some(b' ' | b'\t' | b'\n')) {
+                        return (trim_blanks_end(b, start, k), true);
+                    }
+                }
+                // `#` starts a comment only after a blank.
+                _ if k > start && is_ws(b[k - 1]) => break k,
+                _ => {}
+            }
+            j = k + 1;
+        };
+        (trim_blanks_end(b, start, stop), false)
     }
 
     fn plain_key(&mut self, end: usize, start: Pos) -> Node {
