@@ -1559,3 +1559,39 @@ fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
     entries.extend(merged);
     entries.extend(own);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::next_plain_end;
+
+    /// `next_plain_end` finds what a byte-by-byte search finds, from every
+    /// start, on random texts of the bytes that matter around it.
+    #[test]
+    fn word_scan_agrees_with_byte_scan() {
+        const ALPHABET: &[u8] = b"ab: #\n\t\x80\xff09";
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2_000 {
+            let len = (next() % 40) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                .collect();
+            for from in 0..=len {
+                let expected = text[from..]
+                    .iter()
+                    .position(|&c| matches!(c, b':' | b'#' | b'\n'))
+                    .map(|offset| from + offset);
+                assert_eq!(
+                    next_plain_end(&text, from),
+                    expected,
+                    "{text:?} from {from}"
+                );
+            }
+        }
+    }
+}
