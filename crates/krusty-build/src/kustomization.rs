@@ -229,13 +229,13 @@ impl Kustomization {
             else {
                 return Err(BuildError::new(format!(
                     "json: unknown field \"{written}\" (line {})",
-                    key.pos.line
+                    key.pos().line
                 )));
             };
             anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
             if HELM_FIELDS.contains(&name) {
                 if name != "helmGlobals" && !is_empty(value) && k.helm_charts.is_none() {
-                    k.helm_charts = Some((name.to_string(), key.pos.line));
+                    k.helm_charts = Some((name.to_string(), key.pos().line));
                 }
                 continue;
             }
@@ -537,10 +537,10 @@ fn is_zero(n: &Node) -> bool {
             "null" => true,
             "string" => s.text.is_empty(),
             "bool" => matches!(
-                krusty_yaml::resolve_input(s),
+                krusty_yaml::resolve_input(n),
                 krusty_yaml::Resolved::Bool(false)
             ),
-            _ => matches!(krusty_yaml::resolve_input(s), krusty_yaml::Resolved::Int(0)),
+            _ => matches!(krusty_yaml::resolve_input(n), krusty_yaml::Resolved::Int(0)),
         },
         _ => false,
     }
@@ -561,7 +561,7 @@ fn string_list(field: &str, n: &Node) -> BuildResult<Vec<String>> {
     let Some(items) = n.as_seq() else {
         return Err(BuildError::new(format!(
             "the field '{field}' (line {}) must be a list of strings",
-            n.pos.line
+            n.pos().line
         )));
     };
     items
@@ -570,7 +570,7 @@ fn string_list(field: &str, n: &Node) -> BuildResult<Vec<String>> {
             i.as_scalar().map(|s| s.text.to_string()).ok_or_else(|| {
                 BuildError::new(format!(
                     "the field '{field}' (line {}) must be a list of strings",
-                    i.pos.line
+                    i.pos().line
                 ))
             })
         })

@@ -31,7 +31,7 @@ pub fn resources_from_text(text: &str, path: &Path) -> BuildResult<Vec<Resource>
 }
 
 fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResult<()> {
-    let line = root.pos.line;
+    let line = root.pos().line;
     let at = |msg: String| BuildError::new(format!("{}:{line}: {msg}", path.display()));
     if root.as_map().is_none() {
         return Err(at(

@@ -700,7 +700,7 @@ fn normalized_items(text: &str) -> Vec<String> {
         roots = roots[0]
             .get("items")
             .and_then(|i| i.as_seq())
-            .cloned()
+            .map(|items| items.to_vec())
             .unwrap_or_default();
     }
     let mut out: Vec<String> = roots
@@ -719,7 +719,7 @@ fn normalized_items(text: &str) -> Vec<String> {
                 if meta
                     .get("annotations")
                     .and_then(|a| a.as_map())
-                    .is_some_and(Vec::is_empty)
+                    .is_some_and(|m| m.is_empty())
                 {
                     meta.remove("annotations");
                 }

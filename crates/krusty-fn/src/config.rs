@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 pub fn to_json_value(node: &Node) -> serde_json::Value {
     use serde_json::Value as J;
     match &node.value {
-        Value::Scalar(s) => match krusty_yaml::resolve_input(s) {
+        Value::Scalar(s) => match krusty_yaml::resolve_input(node) {
             Resolved::Null => J::Null,
             Resolved::Bool(b) => J::Bool(b),
             Resolved::Int(i) => i64::try_from(i)

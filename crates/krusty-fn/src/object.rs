@@ -43,7 +43,7 @@ pub fn remove_annotation(item: &mut Node, key: &str) -> Option<Node> {
     let meta = item.get_mut("metadata")?;
     let annotations = meta.get_mut("annotations")?;
     let removed = annotations.remove(key)?;
-    if annotations.as_map().is_some_and(Vec::is_empty) {
+    if annotations.as_map().is_some_and(|m| m.is_empty()) {
         meta.remove("annotations");
     }
     Some(removed)

@@ -95,13 +95,13 @@ impl ResourceList {
                 "kind" => kind = value.as_str().unwrap_or_default().to_string(),
                 "apiVersion" => api_version = value.as_str().unwrap_or_default().to_string(),
                 "items" => match value.value {
-                    Value::Seq(items) => list.items = items,
+                    Value::Seq(items) => list.items = items.into(),
                     Value::Scalar(_) if value.is_null() => {}
                     _ => return Err(WireError("'items' must be a list".into())),
                 },
                 "functionConfig" if !value.is_null() => list.function_config = Some(value),
                 "results" => {
-                    for r in value.as_seq().map(Vec::as_slice).unwrap_or_default() {
+                    for r in value.as_seq().map(|s| s.as_slice()).unwrap_or_default() {
                         list.results.push(
                             FnResult::from_node(r)
                                 .map_err(|e| WireError(format!("results: {e}")))?,
@@ -133,7 +133,7 @@ impl ResourceList {
         let mut root = Node::map();
         root.set("apiVersion", Node::plain(API_VERSION));
         root.set("kind", Node::plain(KIND));
-        root.set("items", Node::new(Value::Seq(self.items)));
+        root.set("items", Node::seq_of(self.items));
         if let Some(config) = self.function_config {
             root.set("functionConfig", config);
         }

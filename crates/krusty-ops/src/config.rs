@@ -121,7 +121,7 @@ impl TransformerConfig {
                 other => {
                     return Err(OpError::new(format!(
                         "json: unknown field \"{other}\" (line {})",
-                        k.pos.line
+                        k.pos().line
                     )))
                 }
             }

@@ -54,7 +54,7 @@ impl FieldSpec {
         if node.as_map().is_none() {
             return Err(OpError::new(format!(
                 "a field spec must be a mapping (line {})",
-                node.pos.line
+                node.pos().line
             )));
         }
         let text = |k: &str| {
@@ -70,7 +70,7 @@ impl FieldSpec {
             Some(other) => {
                 return Err(OpError::new(format!(
                     "field spec 'create' must be true or false, not {other:?} (line {})",
-                    node.pos.line
+                    node.pos().line
                 )))
             }
         };
@@ -137,7 +137,7 @@ pub fn specs_from_node(node: &Node) -> OpResult<Vec<FieldSpec>> {
     let items = node.as_seq().ok_or_else(|| {
         OpError::new(format!(
             "field specs must be a list (line {})",
-            node.pos.line
+            node.pos().line
         ))
     })?;
     items.iter().map(FieldSpec::from_node).collect()

@@ -567,7 +567,7 @@ fn visit_inner(
 
 /// The data type a scalar resolves to, as a YAML tag.
 fn scalar_tag(node: &Node) -> &'static str {
-    match node.as_scalar().map(resolve_input) {
+    match node.as_scalar().map(|_| resolve_input(node)) {
         Some(Resolved::Null) => "!!null",
         Some(Resolved::Bool(_)) => "!!bool",
         Some(Resolved::Int(_)) => "!!int",
@@ -631,7 +631,7 @@ fn set_value(
     }
     if let Value::Scalar(s) = &mut target.value {
         s.text = text.into();
-        s.tag = krusty_yaml::Tag::of_text(tag);
+        target.set_tag_text(tag);
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ pub fn json_type(n: &Node) -> &'static str {
     match &n.value {
         Value::Map(_) => "object",
         Value::Seq(_) => "array",
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(_) => match resolve_input(n) {
             Resolved::Null => "null",
             Resolved::Bool(_) => "bool",
             Resolved::Int(_) | Resolved::Float(_) => "number",
@@ -52,7 +52,7 @@ pub fn string(n: &Node, at: At<'_>) -> OpResult<String> {
 
 fn scalar_text(n: &Node) -> String {
     match &n.value {
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(s) => match resolve_input(n) {
             Resolved::Owned(t) => t,
             _ => s.text.to_string(),
         },
@@ -63,7 +63,7 @@ fn scalar_text(n: &Node) -> String {
 /// A boolean field (null reads as false).
 pub fn boolean(n: &Node, at: At<'_>) -> OpResult<bool> {
     match &n.value {
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(_) => match resolve_input(n) {
             Resolved::Null => Ok(false),
             Resolved::Bool(b) => Ok(b),
             _ => Err(mismatch(n, at, "bool")),
@@ -75,7 +75,7 @@ pub fn boolean(n: &Node, at: At<'_>) -> OpResult<bool> {
 /// An integer field (null reads as 0).
 pub fn integer(n: &Node, at: At<'_>) -> OpResult<i64> {
     match &n.value {
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(_) => match resolve_input(n) {
             Resolved::Null => Ok(0),
             Resolved::Int(i) => i64::try_from(i).map_err(|_| mismatch(n, at, "int64")),
             _ => Err(mismatch(n, at, "int64")),
@@ -110,7 +110,7 @@ pub fn string_map(n: &Node, at: At<'_>) -> OpResult<Vec<(String, String)>> {
 /// (`-01` reads as `-1`, `1.50` as `1.5`).
 pub fn lenient_string(n: &Node) -> String {
     match &n.value {
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(_) => match resolve_input(n) {
             Resolved::Null => String::new(),
             Resolved::Bool(b) => b.to_string(),
             Resolved::Int(i) => i.to_string(),
@@ -192,7 +192,7 @@ pub fn unknown_field(key: &Node) -> OpError {
     OpError::new(format!(
         "json: unknown field \"{}\" (line {})",
         key.key_str().unwrap_or_default(),
-        key.pos.line
+        key.pos().line
     ))
 }
 

@@ -226,7 +226,7 @@ impl VarValue {
 
 fn value_of(node: &Node) -> VarValue {
     match &node.value {
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(_) => match resolve_input(node) {
             Resolved::Int(i) => i64::try_from(i).map_or(VarValue::Other, VarValue::Int),
             Resolved::Float(f) => VarValue::Float(f),
             Resolved::Bool(b) => VarValue::Bool(b),
@@ -333,8 +333,8 @@ fn expand(input: &str, values: &[(String, VarValue)]) -> Expanded {
 }
 
 fn is_string(node: &Node) -> bool {
-    node.as_scalar()
-        .is_some_and(|s| matches!(resolve_input(s), Resolved::Str(_) | Resolved::Owned(_)))
+    node.as_scalar().is_some()
+        && matches!(resolve_input(node), Resolved::Str(_) | Resolved::Owned(_))
 }
 
 /// Replaces a string scalar's references, retyping it when the whole
@@ -351,7 +351,7 @@ fn substitute(node: &mut Node, values: &[(String, VarValue)]) {
         Expanded::Text(t) => (t, Tag::Str),
     };
     s.text = text.into();
-    s.tag = tag;
+    node.set_tag(tag);
 }
 
 /// Go's `strconv.FormatFloat(f, 'f', -1, 64)` (never an exponent).

@@ -68,9 +68,9 @@ impl Resource {
                     for (_, v) in entries.iter_mut() {
                         match &mut v.value {
                             // In place: the text stays, only its type changes.
-                            Value::Scalar(s) => {
-                                s.style = ScalarStyle::DoubleQuoted;
-                                s.tag = krusty_yaml::Tag::None;
+                            Value::Scalar(_) => {
+                                v.set_style(ScalarStyle::DoubleQuoted);
+                                v.clear_tag();
                             }
                             _ => v.replace_keeping_pos(Node::string(String::new())),
                         }

@@ -184,7 +184,7 @@ impl<'n> Emitter<'_, 'n> {
         for (k, v) in entries {
             let key = match &k.value {
                 Value::Scalar(s) => {
-                    if !root && !matches!(resolve_input(s), Resolved::Str(_)) {
+                    if !root && !matches!(resolve_input(k), Resolved::Str(_)) {
                         return Err(EmitError(format!(
                             "json: unsupported type: map[interface {{}}]interface {{}} (key {:?} is not a string)",
                             s.text
@@ -293,7 +293,7 @@ impl<'n> Emitter<'_, 'n> {
         match &node.value {
             Value::Map(_) => self.push("{}"),
             Value::Seq(_) => self.push("[]"),
-            Value::Scalar(s) => match resolve_input(s) {
+            Value::Scalar(_) => match resolve_input(node) {
                 Resolved::Null => self.push("null"),
                 Resolved::Bool(b) => self.push(if b { "true" } else { "false" }),
                 Resolved::Int(i) => self.push(&i.to_string()),
@@ -567,21 +567,21 @@ impl<'n> Emitter<'_, 'n> {
     /// new, or its plain text would not read back the same).
     fn source_scalar(&mut self, node: &Node, s: &crate::node::Scalar, indent: usize) -> bool {
         use crate::node::ScalarStyle;
-        if node.pos.line == 0 && s.style != ScalarStyle::Plain {
+        if node.pos().line == 0 && node.style() != ScalarStyle::Plain {
             return false;
         }
         if let Some(tag) = node.tag_text() {
             self.push(tag);
             self.push_char(' ');
         }
-        match s.style {
+        match node.style() {
             ScalarStyle::Plain => {
                 let safe = !s.text.is_empty()
                     && !s.text.contains(['\n', '#'])
                     && !s.text.starts_with(' ')
                     && !s.text.ends_with(' ');
                 if !safe {
-                    return s.tag.is_some() && {
+                    return node.tag().is_some() && {
                         self.double(&s.text, indent, false);
                         true
                     };
@@ -612,9 +612,9 @@ impl<'n> Emitter<'_, 'n> {
 /// `true` when `key` was read from a source as a plain scalar, so it can be
 /// written back plain.
 fn plain_source_key(key: &Node) -> bool {
-    key.pos.line > 0
+    key.pos().line > 0
         && matches!(&key.value, Value::Scalar(s)
-            if s.style == crate::node::ScalarStyle::Plain && s.tag.is_none() && !s.text.is_empty())
+            if key.style() == crate::node::ScalarStyle::Plain && key.tag().is_none() && !s.text.is_empty())
 }
 
 /// Sorts mapping entries by key as go-yaml v2 does. Its key order is not

@@ -64,7 +64,7 @@ fn write_value(node: &Node, out: &mut String) {
             }
             out.push(']');
         }
-        Value::Scalar(s) => match resolve_input(s) {
+        Value::Scalar(_) => match resolve_input(node) {
             Resolved::Null => out.push_str("null"),
             Resolved::Bool(b) => out.push_str(if b { "true" } else { "false" }),
             Resolved::Int(i) => out.push_str(&i.to_string()),

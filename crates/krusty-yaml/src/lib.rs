@@ -21,6 +21,8 @@ pub use emit::{
 };
 pub use error::YamlError;
 pub use json::{to_go_json, write_go_json_string};
-pub use node::{CompactString, Document, Extras, Node, Pos, Scalar, ScalarStyle, Tag, Value};
+pub use node::{
+    CompactString, Document, Extras, Node, Pos, Scalar, ScalarStyle, Tag, ThinVec, Value,
+};
 pub use parse::{parse_stream, parse_stream_with, Limits};
 pub use resolve::{resolve_input, Resolved};

@@ -3,6 +3,7 @@
 //! write a file back the way a person wrote it.
 
 pub use compact_str::CompactString;
+pub use thin_vec::ThinVec;
 
 /// A position in a source file: 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,6 +22,7 @@ impl std::fmt::Display for Pos {
 
 /// How a scalar was written in the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub enum ScalarStyle {
     /// Unquoted; its type is resolved from its text.
     #[default]
@@ -35,22 +37,22 @@ pub enum ScalarStyle {
     Folded,
 }
 
-/// A scalar: its text after YAML escape and folding rules, and how it was written.
+/// A scalar's text, after YAML escape and folding rules. How it was written
+/// (its [`ScalarStyle`]) and its [`Tag`] are the node's
+/// ([`Node::style`], [`Node::tag`]), packed beside its position so that a
+/// node stays at 40 bytes.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scalar {
     /// The scalar's value text (held inline up to 24 bytes, as most keys,
     /// names and values are, so those need no allocation of their own).
     pub text: CompactString,
-    /// Source style; `Plain` scalars are typed by resolution, others are strings.
-    pub style: ScalarStyle,
-    /// An explicit tag such as `!!str`, if any.
-    pub tag: Tag,
 }
 
 /// A scalar's explicit tag: one of the YAML core schema's, or another tag
 /// (`!custom`) whose text the node keeps in its [`Extras`]. One byte, so
 /// that a scalar, and with it every node, stays small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub enum Tag {
     /// No tag.
     #[default]
@@ -126,55 +128,144 @@ pub struct Extras {
     pub tag: Option<Box<str>>,
 }
 
-/// The content of a node.
+/// The content of a node. Collections hold their items behind one thin
+/// pointer (length and capacity live with the items), so that a value
+/// takes no more room than a scalar's inline text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// A scalar (string, number, boolean or null, decided by resolution).
     Scalar(Scalar),
     /// A sequence.
-    Seq(Vec<Node>),
+    Seq(ThinVec<Node>),
     /// A mapping, in source key order.
-    Map(Vec<(Node, Node)>),
+    Map(ThinVec<(Node, Node)>),
 }
 
 /// One node of a document: a value plus where it came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Node {
     /// The node's content.
     pub value: Value,
-    /// Where the node starts in its source.
-    pub pos: Pos,
     /// Comments and an unusual tag's text, if any (boxed: most nodes have
     /// neither).
     pub extras: Option<Box<Extras>>,
+    /// The line the node starts on.
+    line: u32,
+    /// Its column (the low 24 bits, saturating: columns past 16,777,215
+    /// read as that), a scalar's style (3 bits) and tag (4 bits).
+    packed: u32,
+}
+
+const COLUMN_BITS: u32 = 24;
+const COLUMN_MASK: u32 = (1 << COLUMN_BITS) - 1;
+const STYLE_SHIFT: u32 = COLUMN_BITS;
+const STYLE_MASK: u32 = 0b111 << STYLE_SHIFT;
+const TAG_SHIFT: u32 = COLUMN_BITS + 3;
+const TAG_MASK: u32 = 0b1111 << TAG_SHIFT;
+
+const STYLES: [ScalarStyle; 5] = [
+    ScalarStyle::Plain,
+    ScalarStyle::SingleQuoted,
+    ScalarStyle::DoubleQuoted,
+    ScalarStyle::Literal,
+    ScalarStyle::Folded,
+];
+
+const TAGS: [Tag; 9] = [
+    Tag::None,
+    Tag::Str,
+    Tag::Int,
+    Tag::Float,
+    Tag::Bool,
+    Tag::Null,
+    Tag::Binary,
+    Tag::Timestamp,
+    Tag::Other,
+];
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Node");
+        d.field("value", &self.value).field("pos", &self.pos());
+        if matches!(self.value, Value::Scalar(_)) {
+            d.field("style", &self.style()).field("tag", &self.tag());
+        }
+        d.field("extras", &self.extras).finish()
+    }
 }
 
 impl Node {
-    /// A node with no source position.
+    /// A node with no source position (a scalar in plain style, untagged).
     pub fn new(value: Value) -> Node {
         Node {
             value,
-            pos: Pos::default(),
             extras: None,
+            line: 0,
+            packed: 0,
         }
+    }
+
+    /// A scalar written in `style`, untagged.
+    pub fn scalar(text: impl Into<CompactString>, style: ScalarStyle) -> Node {
+        let mut n = Node::new(Value::Scalar(Scalar { text: text.into() }));
+        n.set_style(style);
+        n
     }
 
     /// A plain-style string scalar (its type still resolves from the text).
     pub fn plain(text: impl Into<CompactString>) -> Node {
-        Node::new(Value::Scalar(Scalar {
-            text: text.into(),
-            style: ScalarStyle::Plain,
-            tag: Tag::None,
-        }))
+        Node::scalar(text, ScalarStyle::Plain)
     }
 
     /// A scalar that is a string whatever its text looks like.
     pub fn string(text: impl Into<CompactString>) -> Node {
-        Node::new(Value::Scalar(Scalar {
-            text: text.into(),
-            style: ScalarStyle::DoubleQuoted,
-            tag: Tag::None,
-        }))
+        Node::scalar(text, ScalarStyle::DoubleQuoted)
+    }
+
+    /// A sequence of `items`.
+    pub fn seq_of(items: impl IntoIterator<Item = Node>) -> Node {
+        Node::new(Value::Seq(items.into_iter().collect()))
+    }
+
+    /// A mapping of `entries`, in their order.
+    pub fn map_of(entries: impl IntoIterator<Item = (Node, Node)>) -> Node {
+        Node::new(Value::Map(entries.into_iter().collect()))
+    }
+
+    /// Where the node starts in its source (line 0 for a node made by the
+    /// program).
+    pub fn pos(&self) -> Pos {
+        Pos {
+            line: self.line,
+            col: self.packed & COLUMN_MASK,
+        }
+    }
+
+    /// Sets where the node starts.
+    pub fn set_pos(&mut self, pos: Pos) {
+        self.line = pos.line;
+        self.packed = (self.packed & !COLUMN_MASK) | pos.col.min(COLUMN_MASK);
+    }
+
+    /// How a scalar was written (`Plain` for collections).
+    pub fn style(&self) -> ScalarStyle {
+        STYLES[((self.packed & STYLE_MASK) >> STYLE_SHIFT) as usize % STYLES.len()]
+    }
+
+    /// Sets how a scalar is written.
+    pub fn set_style(&mut self, style: ScalarStyle) {
+        self.packed = (self.packed & !STYLE_MASK) | ((style as u32) << STYLE_SHIFT);
+    }
+
+    /// A scalar's explicit tag ([`Tag::None`] for collections).
+    pub fn tag(&self) -> Tag {
+        TAGS[((self.packed & TAG_MASK) >> TAG_SHIFT) as usize % TAGS.len()]
+    }
+
+    /// Sets a scalar's tag to one of the core schema's, or to none (a
+    /// [`Tag::Other`] needs its text: [`Node::set_tag_text`]).
+    pub fn set_tag(&mut self, tag: Tag) {
+        self.packed = (self.packed & !TAG_MASK) | ((tag as u32) << TAG_SHIFT);
     }
 
     /// The null scalar.
@@ -184,33 +275,42 @@ impl Node {
 
     /// An empty mapping.
     pub fn map() -> Node {
-        Node::new(Value::Map(Vec::new()))
+        Node::new(Value::Map(ThinVec::new()))
     }
 
     /// An empty sequence.
     pub fn seq() -> Node {
-        Node::new(Value::Seq(Vec::new()))
+        Node::new(Value::Seq(ThinVec::new()))
     }
 
     /// The text of a scalar's tag, as written (`!!str`, `!custom`), if it
     /// has one.
     pub fn tag_text(&self) -> Option<&str> {
         match &self.value {
-            Value::Scalar(s) if s.tag == Tag::Other => self.extras.as_ref()?.tag.as_deref(),
-            Value::Scalar(s) => s.tag.core_text(),
+            Value::Scalar(_) if self.tag() == Tag::Other => self.extras.as_ref()?.tag.as_deref(),
+            Value::Scalar(_) => self.tag().core_text(),
             _ => None,
         }
     }
 
     /// Gives a scalar the tag written as `text` (a collection keeps none).
     pub fn set_tag_text(&mut self, text: &str) {
-        let Value::Scalar(s) = &mut self.value else {
+        if !matches!(self.value, Value::Scalar(_)) {
             return;
-        };
-        s.tag = Tag::of_text(text);
-        if s.tag == Tag::Other {
+        }
+        let tag = Tag::of_text(text);
+        self.set_tag(tag);
+        if tag == Tag::Other {
             self.extras.get_or_insert_with(Default::default).tag = Some(text.into());
         } else if let Some(extras) = &mut self.extras {
+            extras.tag = None;
+        }
+    }
+
+    /// Drops a scalar's tag (and an unusual tag's text).
+    pub fn clear_tag(&mut self) {
+        self.set_tag(Tag::None);
+        if let Some(extras) = &mut self.extras {
             extras.tag = None;
         }
     }
@@ -265,18 +365,18 @@ impl Node {
     /// The scalar's text, if this node is a scalar that is not null.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
-            Value::Scalar(s) if !crate::resolve::is_null(s) => Some(&s.text),
+            Value::Scalar(s) if !crate::resolve::is_null(self) => Some(&s.text),
             _ => None,
         }
     }
 
     /// `true` for a null scalar (`null`, `~`, empty plain).
     pub fn is_null(&self) -> bool {
-        matches!(&self.value, Value::Scalar(s) if crate::resolve::is_null(s))
+        matches!(&self.value, Value::Scalar(_)) && crate::resolve::is_null(self)
     }
 
     /// The mapping entries, if this node is a mapping.
-    pub fn as_map(&self) -> Option<&Vec<(Node, Node)>> {
+    pub fn as_map(&self) -> Option<&ThinVec<(Node, Node)>> {
         match &self.value {
             Value::Map(m) => Some(m),
             _ => None,
@@ -284,7 +384,7 @@ impl Node {
     }
 
     /// The mapping entries, mutably, if this node is a mapping.
-    pub fn as_map_mut(&mut self) -> Option<&mut Vec<(Node, Node)>> {
+    pub fn as_map_mut(&mut self) -> Option<&mut ThinVec<(Node, Node)>> {
         match &mut self.value {
             Value::Map(m) => Some(m),
             _ => None,
@@ -292,7 +392,7 @@ impl Node {
     }
 
     /// The sequence items, if this node is a sequence.
-    pub fn as_seq(&self) -> Option<&Vec<Node>> {
+    pub fn as_seq(&self) -> Option<&ThinVec<Node>> {
         match &self.value {
             Value::Seq(s) => Some(s),
             _ => None,
@@ -300,7 +400,7 @@ impl Node {
     }
 
     /// The sequence items, mutably, if this node is a sequence.
-    pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
+    pub fn as_seq_mut(&mut self) -> Option<&mut ThinVec<Node>> {
         match &mut self.value {
             Value::Seq(s) => Some(s),
             _ => None,
@@ -352,9 +452,9 @@ impl Node {
     /// source position (so errors about the new value still point at the
     /// field it came from).
     pub fn replace_keeping_pos(&mut self, other: Node) {
-        let pos = self.pos;
+        let pos = self.pos();
         *self = other;
-        self.pos = pos;
+        self.set_pos(pos);
     }
 
     /// Removes `key` from a mapping, returning its value.
@@ -399,11 +499,36 @@ mod tests {
 
     #[test]
     fn nodes_stay_small() {
-        // Mapping entries (two nodes) are most of a build's memory: 48
-        // bytes a node means short text inline, a one-byte tag, and
+        // Mapping entries (two nodes) are most of a build's memory: 40
+        // bytes a node means short text inline, collections behind one
+        // thin pointer, style, tag and column packed in one word, and
         // comments and unusual tags' text behind one pointer.
-        assert_eq!(std::mem::size_of::<Node>(), 48);
-        assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::size_of::<Node>(), 40);
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+    }
+
+    #[test]
+    fn packed_fields_keep_their_values() {
+        let mut n = Node::scalar("x", ScalarStyle::Folded);
+        n.set_tag_text("!!timestamp");
+        n.set_pos(Pos { line: 7, col: 42 });
+        assert_eq!(n.style(), ScalarStyle::Folded);
+        assert_eq!(n.tag(), Tag::Timestamp);
+        assert_eq!(n.pos(), Pos { line: 7, col: 42 });
+        n.set_style(ScalarStyle::SingleQuoted);
+        n.set_pos(Pos {
+            line: 1,
+            col: u32::MAX,
+        });
+        assert_eq!(n.style(), ScalarStyle::SingleQuoted);
+        assert_eq!(n.tag(), Tag::Timestamp);
+        assert_eq!(
+            n.pos(),
+            Pos {
+                line: 1,
+                col: (1 << 24) - 1
+            }
+        );
     }
 }
 

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::error::YamlError;
-use crate::node::{CompactString, Document, Node, Pos, Scalar, ScalarStyle, Tag, Value};
+use crate::node::{CompactString, Document, Node, Pos, ScalarStyle, ThinVec, Value};
 
 /// Limits that protect the reader from hostile input.
 #[derive(Debug, Clone, Copy)]
@@ -463,7 +463,7 @@ impl<'a> Parser<'a> {
                     // Kept as written, `!` alone included.
                     n.set_tag_text(&t);
                 }
-                n.pos = self.pos();
+                n.set_pos(self.pos());
                 if let Some(a) = anchor {
                     self.register_anchor(a, &n);
                 }
@@ -538,7 +538,7 @@ impl<'a> Parser<'a> {
                 let node = self.quoted()?;
                 self.skip_inline_ws();
                 if self.peek() == Some(b':') && self.blank_at(1) {
-                    if inline_value || node.pos.line != self.line {
+                    if inline_value || node.pos().line != self.line {
                         return self.err("mapping values are not allowed in this context");
                     }
                     return self.block_map(col, Some(node));
@@ -638,7 +638,7 @@ impl<'a> Parser<'a> {
         self.i = end;
         self.skip_inline_ws();
         let mut n = Node::plain(text);
-        n.pos = start;
+        n.set_pos(start);
         n
     }
 
@@ -700,7 +700,7 @@ impl<'a> Parser<'a> {
             }
         }
         let mut n = Node::plain(text);
-        n.pos = start;
+        n.set_pos(start);
         Self::set_line_comment(&mut n, comment);
         Ok(n)
     }
@@ -714,7 +714,7 @@ impl<'a> Parser<'a> {
             let item = self.node(indent, Ctx::SeqItem)?;
             let mut item = item.unwrap_or_else(|| {
                 let mut n = Node::plain("");
-                n.pos = self.pos();
+                n.set_pos(self.pos());
                 n
             });
             if let Some(h) = head {
@@ -737,12 +737,12 @@ impl<'a> Parser<'a> {
             return self.err("did not find expected '-' indicator");
         }
         let mut n = Node::new(Value::Seq(self.items.drain(first..).collect()));
-        n.pos = start;
+        n.set_pos(start);
         Ok(n)
     }
 
     fn block_map(&mut self, indent: i32, first_key: Option<Node>) -> PResult<Node> {
-        let start = first_key.as_ref().map_or_else(|| self.pos(), |k| k.pos);
+        let start = first_key.as_ref().map_or_else(|| self.pos(), |k| k.pos());
         let first = self.entries.len();
         let mut first_key = first_key;
         loop {
@@ -763,7 +763,7 @@ impl<'a> Parser<'a> {
             let value = self.node(indent, Ctx::MapValue)?;
             let value = value.unwrap_or_else(|| {
                 let mut n = Node::plain("");
-                n.pos = key.pos;
+                n.set_pos(key.pos());
                 n
             });
             let existing = match &key.value {
@@ -774,11 +774,11 @@ impl<'a> Parser<'a> {
                 Some(i) if self.limits.last_duplicate_key_wins => self.entries[i].1 = value,
                 Some(i) => {
                     return Err(YamlError::new(
-                        key.pos,
+                        key.pos(),
                         format!(
                             "mapping key \"{}\" already defined at line {}",
                             key.key_str().unwrap_or_default(),
-                            self.entries[i].0.pos.line
+                            self.entries[i].0.pos().line
                         ),
                     ));
                 }
@@ -800,7 +800,7 @@ impl<'a> Parser<'a> {
             }
         }
         let mut n = Node::new(Value::Map(self.finish_map(first)));
-        n.pos = start;
+        n.set_pos(start);
         Ok(n)
     }
 
@@ -835,11 +835,11 @@ impl<'a> Parser<'a> {
 
     /// Moves the entries of the mapping being read (from `first` on) into
     /// their own exactly sized list, with `<<` merge keys applied.
-    fn finish_map(&mut self, first: usize) -> Vec<(Node, Node)> {
+    fn finish_map(&mut self, first: usize) -> ThinVec<(Node, Node)> {
         if self.key_indexes.last().is_some_and(|x| x.first == first) {
             self.key_indexes.pop();
         }
-        let mut entries: Vec<(Node, Node)> = self.entries.drain(first..).collect();
+        let mut entries: ThinVec<(Node, Node)> = self.entries.drain(first..).collect();
         apply_merge_keys(&mut entries);
         entries
     }
@@ -1036,16 +1036,13 @@ impl<'a> Parser<'a> {
                 text.extend(std::iter::repeat_n('\n', trailing_empty));
             }
         }
-        let mut n = Node::new(Value::Scalar(Scalar {
-            text,
-            style: if literal {
-                ScalarStyle::Literal
-            } else {
-                ScalarStyle::Folded
-            },
-            tag: Tag::None,
-        }));
-        n.pos = start;
+        let style = if literal {
+            ScalarStyle::Literal
+        } else {
+            ScalarStyle::Folded
+        };
+        let mut n = Node::scalar(text, style);
+        n.set_pos(start);
         Self::set_line_comment(&mut n, comment);
         Ok(n)
     }
@@ -1129,16 +1126,13 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let mut n = Node::new(Value::Scalar(Scalar {
-            text,
-            style: if q == b'"' {
-                ScalarStyle::DoubleQuoted
-            } else {
-                ScalarStyle::SingleQuoted
-            },
-            tag: Tag::None,
-        }));
-        n.pos = start;
+        let style = if q == b'"' {
+            ScalarStyle::DoubleQuoted
+        } else {
+            ScalarStyle::SingleQuoted
+        };
+        let mut n = Node::scalar(text, style);
+        n.set_pos(start);
         Ok(n)
     }
 
@@ -1248,7 +1242,7 @@ impl<'a> Parser<'a> {
                             self.flow_node()?
                         };
                         self.skip_flow_ws()?;
-                        Node::new(Value::Map(vec![(item, value)]))
+                        Node::map_of([(item, value)])
                     } else {
                         item
                     };
@@ -1293,10 +1287,11 @@ impl<'a> Parser<'a> {
                     if let Value::Scalar(k) = &key.value {
                         if let Some(i) = self.earlier_key(first, &k.text) {
                             return Err(YamlError::new(
-                                key.pos,
+                                key.pos(),
                                 format!(
                                     "mapping key \"{}\" already defined at line {}",
-                                    k.text, self.entries[i].0.pos.line
+                                    k.text,
+                                    self.entries[i].0.pos().line
                                 ),
                             ));
                         }
@@ -1326,7 +1321,7 @@ impl<'a> Parser<'a> {
             _ => self.flow_plain()?,
         };
         self.depth -= 1;
-        node.pos = start;
+        node.set_pos(start);
         if let Some(t) = tag {
             apply_tag(&mut node, t);
         }
@@ -1379,7 +1374,7 @@ impl<'a> Parser<'a> {
             return self.err("did not find expected node content");
         }
         let mut n = Node::plain(text);
-        n.pos = start;
+        n.set_pos(start);
         Ok(n)
     }
 
@@ -1447,7 +1442,7 @@ impl<'a> Parser<'a> {
             ));
         }
         let mut node = anchor.node.clone();
-        node.pos = pos;
+        node.set_pos(pos);
         node.clear_comments();
         Ok(node)
     }
@@ -1520,8 +1515,10 @@ fn fold_lines(lines: &[&str], out: &mut CompactString) {
 
 /// Applies YAML merge keys (`<<: *anchor` or `<<: [*a, *b]`): keys of the
 /// merged mappings are added where the mapping does not define them itself.
-fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
-    let is_merge = |k: &Node| matches!(&k.value, Value::Scalar(s) if s.text == "<<" && s.style == ScalarStyle::Plain);
+fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) {
+    let is_merge = |k: &Node| {
+        matches!(&k.value, Value::Scalar(s) if s.text == "<<") && k.style() == ScalarStyle::Plain
+    };
     if !entries.iter().any(|(k, _)| is_merge(k)) {
         return;
     }
@@ -1529,6 +1526,7 @@ fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
     let mut sources = Vec::new();
     for (k, v) in entries.drain(..) {
         if is_merge(&k) {
+            let (style, tag) = (v.style(), v.tag());
             match v.value {
                 Value::Map(m) => sources.push(m),
                 Value::Seq(items) => {
@@ -1538,7 +1536,13 @@ fn apply_merge_keys(entries: &mut Vec<(Node, Node)>) {
                         }
                     }
                 }
-                other => own.push((k, Node::new(other))),
+                other => {
+                    // Kept as an entry of its own, as a scalar's content.
+                    let mut kept = Node::new(other);
+                    kept.set_style(style);
+                    kept.set_tag(tag);
+                    own.push((k, kept));
+                }
             }
         } else {
             own.push((k, v));

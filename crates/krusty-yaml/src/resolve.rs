@@ -6,7 +6,7 @@
 //! as `yes`/`on`, timestamps, base-60 numbers). [`resolve_input`] gives the
 //! first, [`needs_quotes`] answers the second for the emitter.
 
-use crate::node::{Scalar, ScalarStyle, Tag};
+use crate::node::{Node, ScalarStyle, Tag, Value};
 
 /// The data type of a scalar after resolution.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,19 +37,26 @@ const NANS: [&str; 3] = [".nan", ".NaN", ".NAN"];
 const INFS: [&str; 6] = [".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"];
 const NEG_INFS: [&str; 3] = ["-.inf", "-.Inf", "-.INF"];
 
-/// `true` if the scalar is null when read.
-pub fn is_null(s: &Scalar) -> bool {
-    match s.tag {
+/// `true` if the node is a scalar that is null when read.
+pub fn is_null(n: &Node) -> bool {
+    let Value::Scalar(s) = &n.value else {
+        return false;
+    };
+    match n.tag() {
         Tag::Null => true,
-        Tag::None => s.style == ScalarStyle::Plain && NULLS.contains(&s.text.as_str()),
+        Tag::None => n.style() == ScalarStyle::Plain && NULLS.contains(&s.text.as_str()),
         _ => false,
     }
 }
 
-/// Resolves a scalar as Kustomize's reader (go-yaml v3) types it.
-pub fn resolve_input(s: &Scalar) -> Resolved<'_> {
-    match s.tag {
-        Tag::None if s.style == ScalarStyle::Plain => resolve_plain_v3(&s.text),
+/// Resolves a scalar node as Kustomize's reader (go-yaml v3) types it (a
+/// collection, which has no such type, as null).
+pub fn resolve_input(n: &Node) -> Resolved<'_> {
+    let Value::Scalar(s) = &n.value else {
+        return Resolved::Null;
+    };
+    match n.tag() {
+        Tag::None if n.style() == ScalarStyle::Plain => resolve_plain_v3(&s.text),
         Tag::Binary => match decode_base64(&s.text) {
             Some(text) => Resolved::Owned(text),
             None => Resolved::Str(&s.text),

@@ -3,7 +3,7 @@
 
 use base64::Engine;
 use krusty_resource::{Behavior, Resource};
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, ThinVec, Value};
 
 use super::kv;
 use crate::error::{OpError, OpResult};
@@ -153,7 +153,7 @@ impl GeneratorArgs {
                     a.behavior = Behavior::parse(&text).ok_or_else(|| {
                         OpError::new(format!(
                             "invalid generator behavior {text:?} (line {}): use create, merge or replace",
-                            v.pos.line
+                            v.pos().line
                         ))
                     })?
                 }
@@ -246,8 +246,8 @@ impl GeneratorArgs {
             GeneratedKind::ConfigMap => {
                 // The keys are distinct (checked above): entries are
                 // pushed, not looked up first.
-                let mut data = Vec::with_capacity(pairs.len());
-                let mut binary = Vec::new();
+                let mut data = ThinVec::with_capacity(pairs.len());
+                let mut binary = ThinVec::new();
                 for (k, v) in &pairs {
                     match std::str::from_utf8(v) {
                         Ok(text) => data.push((Node::plain(k), Node::string(text))),

@@ -229,8 +229,9 @@ fn op_value(op: &Operation) -> Node {
 /// Op lists written in YAML are converted to JSON with YAML 1.1 rules, so
 /// `yes`, `on`, `off`... become booleans.
 fn yaml11_booleans(mut node: Node) -> Node {
+    let plain = node.style() == krusty_yaml::ScalarStyle::Plain && node.tag().is_none();
     match &mut node.value {
-        Value::Scalar(s) if s.style == krusty_yaml::ScalarStyle::Plain && s.tag.is_none() => {
+        Value::Scalar(s) if plain => {
             let truth = match s.text.as_str() {
                 "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some("true"),
                 "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some("false"),

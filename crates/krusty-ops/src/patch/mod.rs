@@ -341,8 +341,9 @@ fn meta_field<'r>(r: &'r Resource, name: &str) -> Option<&'r Node> {
 fn holds_string(node: Option<&Node>, text: &str) -> bool {
     node.is_some_and(|n| {
         n.extras.is_none()
-            && matches!(&n.value, Value::Scalar(s)
-                if s.text == text && s.style == ScalarStyle::DoubleQuoted && s.tag.is_none())
+            && matches!(&n.value, Value::Scalar(s) if s.text == text)
+            && n.style() == ScalarStyle::DoubleQuoted
+            && n.tag().is_none()
     })
 }
 

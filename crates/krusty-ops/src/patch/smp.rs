@@ -23,7 +23,7 @@
 
 use std::cmp::Ordering;
 
-use krusty_yaml::{CompactString, Node, ScalarStyle, Tag, Value};
+use krusty_yaml::{CompactString, Node, ScalarStyle, Tag, ThinVec, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::path::raw;
@@ -155,17 +155,20 @@ fn key_value(element: &Node, key: &str) -> String {
 /// same style, and Kustomize's output (YAML, reparsed) then reads it back
 /// as a string: a quoted `"1.5"` replaced by a plain `2` prints `"2"`.
 fn forces_string(node: &Node) -> bool {
-    matches!(&node.value, Value::Scalar(s) if s.tag.is_none() && s.style != ScalarStyle::Plain)
+    matches!(&node.value, Value::Scalar(_))
+        && node.tag().is_none()
+        && node.style() != ScalarStyle::Plain
 }
 
 /// Turns a plain scalar (of any resolved type) into a string with the same
 /// text; core-schema tags such as `!!int` are dropped with the style.
 fn make_string(node: &mut Node) {
-    if let Value::Scalar(s) = &mut node.value {
-        if s.style == ScalarStyle::Plain && s.tag != Tag::Other {
-            s.style = ScalarStyle::DoubleQuoted;
-            s.tag = Tag::None;
-        }
+    if matches!(node.value, Value::Scalar(_))
+        && node.style() == ScalarStyle::Plain
+        && node.tag() != Tag::Other
+    {
+        node.set_style(ScalarStyle::DoubleQuoted);
+        node.set_tag(Tag::None);
     }
 }
 
@@ -451,15 +454,15 @@ impl<'s> Merger<'s> {
         &self,
         mut values_list: Vec<Vec<String>>,
         keys: &[String],
-        mut dest: Vec<Node>,
-        patch: Option<Vec<Node>>,
+        mut dest: ThinVec<Node>,
+        patch: Option<ThinVec<Node>>,
         item: &'s Shape,
         aliased: bool,
-    ) -> OpResult<Vec<Node>> {
+    ) -> OpResult<ThinVec<Node>> {
         if keys.len() > 1 {
             unify_values(&mut values_list);
         }
-        let mut added: Vec<Node> = Vec::new();
+        let mut added: ThinVec<Node> = ThinVec::new();
         let mut last_keys = keys.to_vec();
         for values in &values_list {
             let (keys_now, values_now) = valid_keys(&values_list, values, keys);
@@ -530,11 +533,11 @@ impl<'s> Merger<'s> {
     /// with several keys, the new elements, then the target's in its order.
     fn merge_regular(
         &self,
-        dest: Vec<Node>,
-        patch: Vec<Node>,
+        dest: ThinVec<Node>,
+        patch: ThinVec<Node>,
         item: &'s Shape,
         keys: &[&str],
-    ) -> OpResult<Vec<Node>> {
+    ) -> OpResult<ThinVec<Node>> {
         let keep = |merged: Merged| match merged {
             Merged::Node { node, .. } if !node.is_null() && !is_empty_map(&node) => Some(node),
             _ => None,
@@ -570,7 +573,7 @@ impl<'s> Merger<'s> {
                 };
             }
         }
-        let mut out = Vec::with_capacity(results.len() + added.len());
+        let mut out = ThinVec::with_capacity(results.len() + added.len());
         if keys.len() == 1 {
             for slot in patch_order {
                 out.extend(match slot {
@@ -892,7 +895,7 @@ fn field_matches(element: &Node, key: &str, value: &str) -> OpResult<bool> {
 /// none matches), or removes them when `element` is `None`. Null and empty
 /// elements are dropped on the way, as Kustomize's list setter does.
 fn set_element(
-    items: &mut Vec<Node>,
+    items: &mut ThinVec<Node>,
     keys: &[String],
     values: &[String],
     element: Option<Node>,
@@ -904,7 +907,7 @@ fn set_element(
         keys
     };
     let mapping_setter = !keys[0].is_empty() && values.first().is_some_and(|v| !v.is_empty());
-    let mut kept = Vec::with_capacity(items.len() + 1);
+    let mut kept = ThinVec::with_capacity(items.len() + 1);
     let mut slots: Vec<usize> = Vec::new();
     let mut found = false;
     for existing in std::mem::take(items) {
@@ -954,7 +957,11 @@ fn set_element(
 
 /// Adds the target's elements after the patch's, each replacing the merged
 /// element with its keys.
-fn append_elements(added: &mut Vec<Node>, dest: Vec<Node>, keys: &[String]) -> OpResult<()> {
+fn append_elements(
+    added: &mut ThinVec<Node>,
+    dest: ThinVec<Node>,
+    keys: &[String],
+) -> OpResult<()> {
     for element in dest {
         if keys.first().is_none_or(|k| k.is_empty()) {
             let value = raw(&element).to_string();
