@@ -1,5 +1,5 @@
-//! The build's thread pool: one worker per core, each kept on a core of
-//! its own.
+//! The build's thread pool: one worker per core, optionally each kept on
+//! a core of its own.
 
 /// Stack size of the worker threads that build bases and render output in
 /// parallel: the main thread's usual size, so deep trees and deeply nested
@@ -10,14 +10,15 @@ const WORKER_STACK: usize = 8 << 20;
 /// `RAYON_NUM_THREADS`), so its serial parts and the parallel parts it
 /// starts share the cores without an extra thread competing for them.
 ///
-/// When the pool has one worker for each CPU the process may run on (the
-/// default), worker `i` is kept on the `i`-th of those CPUs. A build's
-/// parallel stretches last a few milliseconds; a scheduler that places a
-/// new or woken thread beside the one that started it (as virtual machines
-/// that pack work onto few virtual CPUs do, and as Linux's wake-up
-/// affinity does) would run both halves of such a stretch on one CPU
-/// until it moves one of them, which can take longer than the stretch.
-/// `KRUSTY_PIN_THREADS=0` turns this off.
+/// With `KRUSTY_PIN_THREADS=1`, and when the pool has one worker for each
+/// CPU the process may run on, worker `i` is kept on the `i`-th of those
+/// CPUs. A build's parallel stretches last a few milliseconds; a scheduler
+/// that places a new or woken thread beside the one that started it (as
+/// virtual machines that pack work onto few virtual CPUs do) runs both
+/// halves of such a stretch on one CPU until it moves one of them. On an
+/// otherwise idle machine of that kind pinning helps; on one where another
+/// program keeps a CPU busy it hurts (a pinned worker cannot leave that
+/// CPU), so it is not the default (docs/performance.md).
 pub fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     let threads = thread_count();
     let cpus = if pinning_wanted() {
@@ -60,7 +61,7 @@ fn thread_count() -> usize {
 }
 
 fn pinning_wanted() -> bool {
-    std::env::var_os("KRUSTY_PIN_THREADS").is_none_or(|v| v != "0")
+    std::env::var_os("KRUSTY_PIN_THREADS").is_some_and(|v| v == "1")
 }
 
 #[cfg(target_os = "linux")]
