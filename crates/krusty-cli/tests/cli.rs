@@ -348,3 +348,56 @@ fn helm_flags_are_accepted_and_charts_fail_clearly() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), CM);
 }
+
+#[test]
+fn thread_placement_never_changes_the_output() {
+    // Several bases, so entries are built in parallel and resources
+    // transformed in parallel passes.
+    let dir = scratch("placement");
+    let mut resources = String::new();
+    for i in 0..6 {
+        write(
+            &dir,
+            &format!("base{i}/kustomization.yaml"),
+            &format!(
+                "namePrefix: b{i}-\nresources:\n- cm.yaml\nconfigMapGenerator:\n- name: gen\n  literals:\n  - K={i}\n"
+            ),
+        );
+        write(
+            &dir,
+            &format!("base{i}/cm.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  n: \"{i}\"\n"
+            ),
+        );
+        resources.push_str(&format!("- base{i}\n"));
+    }
+    write(
+        &dir,
+        "kustomization.yaml",
+        &format!("namespace: ns\ncommonLabels:\n  app: x\nresources:\n{resources}"),
+    );
+    let run = |env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+            .args(["build", "."])
+            .envs(env.iter().copied())
+            .current_dir(&dir)
+            .output()
+            .expect("krusty runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    let default = run(&[]);
+    assert_eq!(
+        String::from_utf8_lossy(&default)
+            .matches("kind: ConfigMap")
+            .count(),
+        12
+    );
+    assert_eq!(run(&[("KRUSTY_PIN_THREADS", "1")]), default);
+    assert_eq!(run(&[("RAYON_NUM_THREADS", "1")]), default);
+    assert_eq!(
+        run(&[("RAYON_NUM_THREADS", "3"), ("KRUSTY_PIN_THREADS", "1")]),
+        default
+    );
+}
