@@ -188,7 +188,7 @@ impl Loader {
     }
 
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
-        if self.restrictor == LoadRestrictor::RootOnly && !path.starts_with(&self.root) {
+        if self.restrictor == LoadRestrictor::RootOnly && !is_within(path, &self.root) {
             return Err(BuildError::new(format!(
                 "security; file '{}' is not in or below '{}' (use --load-restrictor LoadRestrictionsNone to allow it)",
                 path.display(),
@@ -217,6 +217,18 @@ impl Loader {
         self.check_restriction(&resolved.file.path)?;
         Ok(resolved.file.path)
     }
+}
+
+/// `path` is `dir` or lies below it, component by component (as
+/// [`Path::starts_with`]). Paths built by joining names to a directory
+/// (most) are answered by comparing bytes; others by components.
+pub(crate) fn is_within(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, d) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let lexically_below = p.starts_with(d)
+        && !d.is_empty()
+        && (p.len() == d.len() || p[d.len()] == b'/' || d.ends_with(b"/"));
+    lexically_below || path.starts_with(dir)
 }
 
 /// Opens a file for reading without following a symlink as its last name
@@ -372,6 +384,20 @@ fn text_of(path: &Path, read: std::io::Result<Vec<u8>>) -> BuildResult<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn is_within_agrees_with_components() {
+        let paths = [
+            "/", "/a", "/a/", "/a/b", "/a/b/", "/a/bc", "/a//b/c", "/a/./b", "/a/b/../c",
+            "a", "a/b", "./a/b", "a/.", "a/.b", "", "/ab", "/a/b/c/d",
+        ];
+        for p in paths {
+            for d in paths {
+                let (p, d) = (Path::new(p), Path::new(d));
+                assert_eq!(is_within(p, d), p.starts_with(d), "{p:?} within {d:?}");
+            }
+        }
+    }
+
     use super::*;
 
     /// A scratch file holding `content`, removed when dropped.

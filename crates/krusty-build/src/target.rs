@@ -394,7 +394,7 @@ impl Context {
 
     /// Fails when `dir` contains a kustomization being built.
     fn check_cycle(&self, dir: &Path) -> BuildResult<()> {
-        if let Some(visited) = self.chain.iter().find(|v| v.starts_with(dir)) {
+        if let Some(visited) = self.chain.iter().find(|v| crate::loader::is_within(v, dir)) {
             let cycle: Vec<String> = self
                 .chain
                 .iter()
