@@ -232,7 +232,8 @@ fn update_images(
 }
 
 /// Calls `update` on the `image` of every `containers` and
-/// `initContainers` item at any depth.
+/// `initContainers` item at any depth (deepest first, as found). Scalars,
+/// most of any tree, are passed over without a call.
 fn visit_containers(
     node: &mut Node,
     update: &mut dyn FnMut(&mut Node) -> OpResult<()>,
@@ -240,24 +241,37 @@ fn visit_containers(
     match &mut node.value {
         Value::Map(entries) => {
             for (k, v) in entries.iter_mut() {
-                visit_containers(v, update)?;
-                if matches!(k.key_str(), Some("containers" | "initContainers")) {
-                    if let Some(items) = v.as_seq_mut() {
-                        for c in items {
-                            if let Some(image) = c.get_mut("image") {
-                                update(image)?;
+                match &mut v.value {
+                    Value::Scalar(_) => {}
+                    Value::Map(_) => visit_containers(v, update)?,
+                    Value::Seq(items) => {
+                        visit_items(items, update)?;
+                        if matches!(k.key_str(), Some("containers" | "initContainers")) {
+                            for c in items.iter_mut() {
+                                if let Some(image) = c.get_mut("image") {
+                                    update(image)?;
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        Value::Seq(items) => {
-            for i in items {
-                visit_containers(i, update)?;
-            }
-        }
+        Value::Seq(items) => visit_items(items, update)?,
         Value::Scalar(_) => {}
+    }
+    Ok(())
+}
+
+/// [`visit_containers`] over a sequence's collections.
+fn visit_items(
+    items: &mut [Node],
+    update: &mut dyn FnMut(&mut Node) -> OpResult<()>,
+) -> OpResult<()> {
+    for item in items {
+        if !matches!(item.value, Value::Scalar(_)) {
+            visit_containers(item, update)?;
+        }
     }
     Ok(())
 }
