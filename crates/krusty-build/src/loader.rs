@@ -387,8 +387,23 @@ mod tests {
     #[test]
     fn is_within_agrees_with_components() {
         let paths = [
-            "/", "/a", "/a/", "/a/b", "/a/b/", "/a/bc", "/a//b/c", "/a/./b", "/a/b/../c",
-            "a", "a/b", "./a/b", "a/.", "a/.b", "", "/ab", "/a/b/c/d",
+            "/",
+            "/a",
+            "/a/",
+            "/a/b",
+            "/a/b/",
+            "/a/bc",
+            "/a//b/c",
+            "/a/./b",
+            "/a/b/../c",
+            "a",
+            "a/b",
+            "./a/b",
+            "a/.",
+            "a/.b",
+            "",
+            "/ab",
+            "/a/b/c/d",
         ];
         for p in paths {
             for d in paths {

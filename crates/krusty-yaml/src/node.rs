@@ -163,26 +163,6 @@ const STYLE_MASK: u32 = 0b111 << STYLE_SHIFT;
 const TAG_SHIFT: u32 = COLUMN_BITS + 3;
 const TAG_MASK: u32 = 0b1111 << TAG_SHIFT;
 
-const STYLES: [ScalarStyle; 5] = [
-    ScalarStyle::Plain,
-    ScalarStyle::SingleQuoted,
-    ScalarStyle::DoubleQuoted,
-    ScalarStyle::Literal,
-    ScalarStyle::Folded,
-];
-
-const TAGS: [Tag; 9] = [
-    Tag::None,
-    Tag::Str,
-    Tag::Int,
-    Tag::Float,
-    Tag::Bool,
-    Tag::Null,
-    Tag::Binary,
-    Tag::Timestamp,
-    Tag::Other,
-];
-
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("Node");
@@ -249,7 +229,13 @@ impl Node {
 
     /// How a scalar was written (`Plain` for collections).
     pub fn style(&self) -> ScalarStyle {
-        STYLES[((self.packed & STYLE_MASK) >> STYLE_SHIFT) as usize % STYLES.len()]
+        match (self.packed & STYLE_MASK) >> STYLE_SHIFT {
+            0 => ScalarStyle::Plain,
+            1 => ScalarStyle::SingleQuoted,
+            2 => ScalarStyle::DoubleQuoted,
+            3 => ScalarStyle::Literal,
+            _ => ScalarStyle::Folded,
+        }
     }
 
     /// Sets how a scalar is written.
@@ -259,7 +245,17 @@ impl Node {
 
     /// A scalar's explicit tag ([`Tag::None`] for collections).
     pub fn tag(&self) -> Tag {
-        TAGS[((self.packed & TAG_MASK) >> TAG_SHIFT) as usize % TAGS.len()]
+        match (self.packed & TAG_MASK) >> TAG_SHIFT {
+            0 => Tag::None,
+            1 => Tag::Str,
+            2 => Tag::Int,
+            3 => Tag::Float,
+            4 => Tag::Bool,
+            5 => Tag::Null,
+            6 => Tag::Binary,
+            7 => Tag::Timestamp,
+            _ => Tag::Other,
+        }
     }
 
     /// Sets a scalar's tag to one of the core schema's, or to none (a

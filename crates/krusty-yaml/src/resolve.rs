@@ -27,6 +27,11 @@ pub enum Resolved<'a> {
 }
 
 const NULLS: [&str; 5] = ["", "~", "null", "Null", "NULL"];
+
+/// `text` is one of [`NULLS`] (compared by length first: most text is not).
+fn is_null_word(text: &str) -> bool {
+    matches!(text, "" | "~" | "null" | "Null" | "NULL")
+}
 const TRUES_V3: [&str; 3] = ["true", "True", "TRUE"];
 const FALSES_V3: [&str; 3] = ["false", "False", "FALSE"];
 const TRUES_V2_EXTRA: [&str; 8] = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"];
@@ -44,7 +49,7 @@ pub fn is_null(n: &Node) -> bool {
     };
     match n.tag() {
         Tag::Null => true,
-        Tag::None => n.style() == ScalarStyle::Plain && NULLS.contains(&s.text.as_str()),
+        Tag::None => n.style() == ScalarStyle::Plain && is_null_word(&s.text),
         _ => false,
     }
 }

@@ -597,13 +597,17 @@ impl<'s> Merger<'s> {
     /// key. A node that may be changed answers `false` and is walked.
     fn settled(&self, node: &Node, shape: Option<&'s Shape>) -> bool {
         match &node.value {
-            Value::Scalar(_) => !(node.is_null() && raw(node).is_empty()),
+            Value::Scalar(_) => settled_scalar(node),
             Value::Map(entries) => {
                 let shape = shape.or_else(|| self.root_shape(Some(node), None));
-                entries.iter().all(|(k, v)| match k.key_str() {
-                    Some(name) => self.settled(v, shape.and_then(|s| self.schema.field(s, name))),
+                entries.iter().all(|(k, v)| match (&v.value, k.key_str()) {
+                    // A scalar's answer needs no shape: none is looked up.
+                    (Value::Scalar(_), _) => settled_scalar(v),
+                    (_, Some(name)) => {
+                        self.settled(v, shape.and_then(|s| self.schema.field(s, name)))
+                    }
                     // Fields with collection keys are never walked.
-                    None => true,
+                    (_, None) => true,
                 })
             }
             Value::Seq(items) => match shape {
@@ -627,6 +631,12 @@ impl<'s> Merger<'s> {
         };
         regular && items.iter().all(|e| self.settled(e, Some(item)))
     }
+}
+
+/// [`Merger::settled`] for a scalar: only an empty null changes (its field
+/// goes away).
+fn settled_scalar(node: &Node) -> bool {
+    !(raw(node).is_empty() && node.is_null())
 }
 
 /// A mapping's `apiVersion` and `kind`, when both are there, found in one
