@@ -20,21 +20,17 @@ const WORKER_STACK: usize = 8 << 20;
 /// program keeps a CPU busy it hurts (a pinned worker cannot leave that
 /// CPU), so it is not the default (docs/performance.md).
 pub fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    let threads = thread_count();
-    let cpus = if pinning_wanted() {
-        affinity::allowed_cpus().filter(|cpus| cpus.len() == threads)
-    } else {
-        None
-    };
-    let built = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .stack_size(WORKER_STACK)
-        .start_handler(move |worker| {
-            if let Some(&cpu) = cpus.as_ref().and_then(|cpus| cpus.get(worker)) {
-                affinity::keep_on(cpu);
-            }
-        })
-        .build();
+    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
+    if let Some(cpus) = cpus_to_pin() {
+        builder = builder
+            .num_threads(cpus.len())
+            .start_handler(move |worker| {
+                if let Some(&cpu) = cpus.get(worker) {
+                    affinity::keep_on(cpu);
+                }
+            });
+    }
+    let built = builder.build();
     match built {
         Ok(pool) => {
             let done = pool.install(work);
@@ -48,9 +44,19 @@ pub fn in_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     }
 }
 
-/// The number of workers: `RAYON_NUM_THREADS` when it is a positive number
-/// (as rayon reads it), else the parallelism the process is allowed (its
-/// CPU affinity and any cgroup quota).
+/// The CPUs to keep the workers on, one each: only when
+/// `KRUSTY_PIN_THREADS=1` and the pool would have one worker per CPU the
+/// process may run on.
+fn cpus_to_pin() -> Option<Vec<usize>> {
+    if std::env::var_os("KRUSTY_PIN_THREADS").is_none_or(|v| v != "1") {
+        return None;
+    }
+    affinity::allowed_cpus().filter(|cpus| cpus.len() == thread_count())
+}
+
+/// The number of workers rayon starts: `RAYON_NUM_THREADS` when it is a
+/// positive number, else the parallelism the process is allowed (its CPU
+/// affinity and any cgroup quota).
 fn thread_count() -> usize {
     std::env::var("RAYON_NUM_THREADS")
         .ok()
@@ -58,10 +64,6 @@ fn thread_count() -> usize {
         .filter(|&n| n > 0)
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
         .unwrap_or(1)
-}
-
-fn pinning_wanted() -> bool {
-    std::env::var_os("KRUSTY_PIN_THREADS").is_some_and(|v| v == "1")
 }
 
 #[cfg(target_os = "linux")]
