@@ -98,7 +98,8 @@ impl FunctionStep {
                     .permit(&Runtime::Starlark(StarlarkSource::Url(url.clone())))
                     .map_err(|e| in_config(BuildError::new(e)))?;
                 Runtime::Starlark(StarlarkSource::Inline(
-                    fetch_program(&url, policy).map_err(|e| in_config(BuildError::new(e)))?,
+                    krusty_runtime::starlark::fetch(&url, policy)
+                        .map_err(|e| in_config(BuildError::new(e)))?,
                 ))
             }
             other => other,
@@ -279,17 +280,6 @@ impl FunctionStep {
             ))
         })
     }
-}
-
-/// A Starlark program named by URL.
-#[cfg(feature = "starlark")]
-fn fetch_program(url: &str, policy: &Policy) -> Result<String, String> {
-    krusty_runtime::fetch::fetch_text(url, policy.timeout)
-}
-
-#[cfg(not(feature = "starlark"))]
-fn fetch_program(_url: &str, _policy: &Policy) -> Result<String, String> {
-    Err(krusty_runtime::NO_STARLARK.into())
 }
 
 /// Adds the internal annotations: a path (the file the resource came

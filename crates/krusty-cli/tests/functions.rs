@@ -559,6 +559,60 @@ fn starlark_functions_edit_the_list_in_place() {
     expect_stderr(&out, "[error]: fail: replicas must be set");
 }
 
+/// Starlark programs run in the `krusty-starlark` program beside krusty:
+/// what they print reaches krusty's stderr, a runaway program is stopped
+/// at the time limit, and without the runtime program the error says
+/// what to do.
+#[test]
+fn starlark_runs_out_of_process_within_limits() {
+    let dir = scratch("starlark-limits");
+    write(&dir, "resources.yaml", RESOURCES);
+    let config = |source: &str| {
+        format!("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: s\nruntime:\n  starlark: {{}}\nsource: |\n  {source}\n")
+    };
+    write(
+        &dir,
+        "star.yaml",
+        &config("print(\"seen\", len(ctx.resource_list[\"items\"]))"),
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
+    );
+    let out = build_with(&dir, &["--enable-star"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_stderr(&out, "seen 2");
+    // Unchanged by a program that only prints.
+    assert_eq!(
+        text(&out.stdout),
+        text(&build_with(&dir, &["--enable-star"]).stdout)
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(["build", "--enable-alpha-plugins", "--enable-star", "."])
+        .current_dir(&dir)
+        .env("KRUSTY_STARLARK", dir.join("no-such-runtime"))
+        .output()
+        .expect("krusty runs");
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    expect_stderr(&out, "cannot start the Starlark runtime");
+    expect_stderr(&out, "no-such-runtime");
+
+    write(
+        &dir,
+        "star.yaml",
+        &config("def f(n):\n      for i in range(n):\n          for j in range(n):\n              pass\n  f(1000000)"),
+    );
+    let started = Instant::now();
+    let out = build_with(&dir, &["--enable-star", "--function-timeout", "0.5"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    expect_stderr(&out, "ran longer than 0.5 s and was stopped");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
 /// A process killed when the test ends, however it ends.
 struct Server(std::process::Child);
 

@@ -7,12 +7,9 @@
 
 pub mod container;
 pub mod exec;
-#[cfg(feature = "starlark")]
-pub mod fetch;
 pub mod policy;
 pub mod process;
 pub mod spec;
-#[cfg(feature = "starlark")]
 pub mod starlark;
 
 use std::path::Path;
@@ -21,11 +18,6 @@ use krusty_fn::{FnResult, ResourceList};
 
 pub use policy::Policy;
 pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
-
-/// Why a Starlark function cannot run in a build without the `starlark`
-/// feature.
-pub const NO_STARLARK: &str =
-    "this krusty was built without Starlark support (cargo feature 'starlark')";
 
 /// A function run that failed: why, and any results it reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +29,8 @@ pub struct Failed {
 }
 
 impl Failed {
-    fn new(message: impl Into<String>) -> Failed {
+    /// A failure without results.
+    pub fn new(message: impl Into<String>) -> Failed {
         Failed {
             message: message.into(),
             results: Vec::new(),
@@ -78,16 +71,10 @@ pub fn invoke(
             container::untrack(&prepared.name);
             result
         }
-        #[cfg(feature = "starlark")]
-        Runtime::Starlark(StarlarkSource::Inline(program)) => {
-            starlark::run(program, input, policy.timeout)
-        }
-        #[cfg(feature = "starlark")]
+        Runtime::Starlark(StarlarkSource::Inline(program)) => starlark::run(program, input, policy),
         Runtime::Starlark(_) => Err(Failed::new(
             "internal error: the Starlark program was not loaded before the run",
         )),
-        #[cfg(not(feature = "starlark"))]
-        Runtime::Starlark(_) => Err(Failed::new(NO_STARLARK)),
     }
 }
 

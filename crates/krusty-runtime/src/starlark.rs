@@ -1,159 +1,173 @@
-//! The Starlark runtime: a program that edits the list in place, with
-//! the contract of Kustomize's former Starlark runtime and kpt's
-//! `StarlarkRun`: the program sees `ctx.resource_list`, a dict with
-//! `items` and `functionConfig`, and changes it; `fail()` becomes an
-//! error. The interpreter has no file, network or `load()` access, and
-//! `print` writes to stderr.
+//! Starlark functions, run by the `krusty-starlark` program beside
+//! `krusty`. The interpreter (with the HTTPS client that fetches programs
+//! by URL) is most of a build's code, and most builds never need it; kept
+//! out of the build engine's binary, that binary is a third of the size,
+//! which is what a run pays for when the system has dropped it from its
+//! page cache (`docs/performance.md`).
+//!
+//! The exchange between the two programs (both are built from this
+//! workspace, so it changes with them):
+//! - `krusty-starlark run`: stdin holds the program's length in bytes and
+//!   a line break, the program, then the input ResourceList as JSON. The
+//!   program's `ctx.resource_list` comes back on stdout as JSON (exit
+//!   status 0); when the program fails, `{"message": …, "results": […]}`
+//!   does (exit status 1). What the program `print`s goes to stderr.
+//! - `krusty-starlark fetch MILLISECONDS URL`: the program at URL on stdout
+//!   (exit status 0), or on stderr why it cannot be fetched (1).
 
-use std::sync::mpsc;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::process::Command;
 
 use krusty_fn::{FnResult, ResourceList};
-use starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
-use starlark::eval::Evaluator;
-use starlark::syntax::{AstModule, Dialect};
 
+use crate::policy::Policy;
+use crate::process::{self, stderr_excerpt, Failure};
 use crate::Failed;
 
-/// Names the program's file in Starlark's error messages.
-const PROGRAM_NAME: &str = "function.star";
+/// The Starlark runtime's program name.
+pub const PROGRAM: &str = "krusty-starlark";
 
-/// Runs `program` over `input`, stopping it after `timeout`.
-pub fn run(program: &str, input: ResourceList, timeout: Duration) -> Result<ResourceList, Failed> {
+/// Names the Starlark runtime's program when it is not beside `krusty`.
+pub const PROGRAM_ENV: &str = "KRUSTY_STARLARK";
+
+/// The subcommand that runs a program over a list.
+pub const RUN: &str = "run";
+
+/// The subcommand that fetches a program by URL.
+pub const FETCH: &str = "fetch";
+
+/// Exit status of a run whose program failed (its answer says why).
+pub const PROGRAM_FAILED: i32 = 1;
+
+/// Runs `program` over `input` in the Starlark runtime, within the
+/// policy's time and output limits.
+pub fn run(program: &str, input: ResourceList, policy: &Policy) -> Result<ResourceList, Failed> {
     let json = krusty_yaml::to_go_json(&input.into_node());
-    let program = program.to_string();
-    let (tx, rx) = mpsc::channel();
-    // The interpreter runs on its own thread so a runaway program can be
-    // abandoned at the time limit.
-    std::thread::Builder::new()
-        .name("starlark".into())
-        .stack_size(64 << 20)
-        .spawn(move || {
-            let _ = tx.send(evaluate(&program, json));
+    let mut stdin = Vec::with_capacity(program.len() + json.len() + 16);
+    stdin.extend_from_slice(format!("{}\n", program.len()).as_bytes());
+    stdin.extend_from_slice(program.as_bytes());
+    stdin.extend_from_slice(json.as_bytes());
+    let done = invoke(&[RUN.to_string()], stdin, policy).map_err(Failed::new)?;
+    forward_prints(&done.stderr);
+    if done.status.code() == Some(PROGRAM_FAILED) {
+        return Err(program_failure(&done.stdout).unwrap_or_else(|| {
+            Failed::new(format!(
+                "the Starlark runtime failed without saying why; its stderr: {}",
+                stderr_excerpt(&done.stderr)
+            ))
+        }));
+    }
+    if !done.status.success() {
+        return Err(Failed::new(ended_badly(&done)));
+    }
+    std::str::from_utf8(&done.stdout)
+        .map_err(|_| krusty_fn::WireError("the output is not UTF-8".into()))
+        .and_then(ResourceList::parse)
+        .map_err(|e| {
+            Failed::new(format!(
+                "the Starlark program left ctx.resource_list in a state that is not a ResourceList: {e}"
+            ))
         })
-        .map_err(|e| Failed::new(format!("cannot start the Starlark interpreter: {e}")))?;
-    let output = match rx.recv_timeout(timeout) {
-        Ok(result) => result?,
-        Err(_) => {
-            return Err(Failed::new(format!(
-                "the Starlark program ran longer than {} s and was abandoned",
-                timeout.as_secs_f64()
-            )))
-        }
-    };
-    ResourceList::parse(&output).map_err(|e| {
-        Failed::new(format!(
-            "the Starlark program left ctx.resource_list in a state that is not a ResourceList: {e}"
-        ))
+}
+
+/// The text of the program at `url`, fetched by the Starlark runtime
+/// within the policy's time limit.
+pub fn fetch(url: &str, policy: &Policy) -> Result<String, String> {
+    let millis = policy.timeout.as_millis().max(1).to_string();
+    let done = invoke(
+        &[FETCH.to_string(), millis, url.to_string()],
+        Vec::new(),
+        policy,
+    )?;
+    if !done.status.success() {
+        let why = String::from_utf8_lossy(&done.stderr).trim().to_string();
+        return Err(if why.is_empty() {
+            ended_badly(&done)
+        } else {
+            why
+        });
+    }
+    String::from_utf8(done.stdout)
+        .map_err(|_| format!("fetching '{url}': the body is not UTF-8 text"))
+}
+
+/// Runs the Starlark runtime with `args`, `stdin` as its input.
+fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::Finished, String> {
+    let path = program_path()?;
+    let mut cmd = Command::new(&path);
+    cmd.args(args);
+    process::run(cmd, stdin, policy.timeout, policy.max_output, &|| {}).map_err(|f| match f {
+        Failure::Spawn(e) => format!(
+            "cannot start the Starlark runtime '{}': {e}",
+            path.display()
+        ),
+        Failure::Timeout { .. } => format!(
+            "the Starlark program ran longer than {} s and was stopped",
+            policy.timeout.as_secs_f64()
+        ),
+        Failure::TooMuchOutput => format!(
+            "the Starlark program's list grew past {} bytes and it was stopped",
+            policy.max_output
+        ),
     })
 }
 
-/// Evaluates the program; returns `ctx.resource_list` as JSON.
-fn evaluate(program: &str, input_json: String) -> Result<String, Failed> {
-    let globals = GlobalsBuilder::extended_by(&[
-        LibraryExtension::StructType,
-        LibraryExtension::Json,
-        LibraryExtension::Print,
-        LibraryExtension::Map,
-        LibraryExtension::Filter,
-        LibraryExtension::Partial,
-        LibraryExtension::SetType,
-    ])
-    .build();
-    let dialect = Dialect::Extended;
-    let parse = |name: &str, code: String| {
-        AstModule::parse(name, code, &dialect).map_err(|e| Failed::new(e.to_string()))
+/// Where the Starlark runtime's program is: `$KRUSTY_STARLARK`, else
+/// beside the running `krusty`.
+fn program_path() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(PROGRAM_ENV) {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the Starlark runtime: where is krusty? {e}"))?;
+    let beside = exe.with_file_name(PROGRAM);
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    Err(format!(
+        "Starlark functions run in the {PROGRAM} program, which is not beside krusty ({}): build the workspace (cargo build --release) or install both programs together, or set {PROGRAM_ENV} to its path",
+        beside.display()
+    ))
+}
+
+/// Passes on what the program printed, as an interpreter in this process
+/// would have (a failure's own message comes back on stdout).
+fn forward_prints(stderr: &[u8]) {
+    use std::io::Write;
+    if !stderr.is_empty() {
+        let _ = std::io::stderr().write_all(stderr);
+    }
+}
+
+/// The failure a failed program's answer describes.
+fn program_failure(stdout: &[u8]) -> Option<Failed> {
+    let text = std::str::from_utf8(stdout).ok()?;
+    let root = krusty_yaml::parse_stream(text)
+        .ok()?
+        .into_iter()
+        .find_map(|d| d.root)?;
+    let message = root.get("message")?.as_str()?.to_string();
+    let results = root
+        .get("results")
+        .and_then(|r| r.as_seq())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|r| FnResult::from_node(r).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Failed { message, results })
+}
+
+/// How the Starlark runtime ended when it did not end as agreed.
+fn ended_badly(done: &process::Finished) -> String {
+    let status = match done.status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "was killed by a signal".to_string(),
     };
-    let prelude = parse(
-        "krusty-prelude.star",
-        "_krusty_resource_list = json.decode(_krusty_input)\nctx = struct(resource_list = _krusty_resource_list)\n".into(),
-    )?;
-    let user = parse(PROGRAM_NAME, program.to_string())?;
-    let epilogue = parse(
-        "krusty-epilogue.star",
-        "json.encode(_krusty_resource_list)\n".into(),
-    )?;
-    Module::with_temp_heap(|module| {
-        module.set("_krusty_input", module.heap().alloc(input_json.as_str()));
-        let mut eval = Evaluator::new(&module);
-        eval.eval_module(prelude, &globals)
-            .map_err(|e| Failed::new(format!("cannot pass the list to Starlark: {e}")))?;
-        eval.eval_module(user, &globals).map_err(|e| {
-            let message = e.to_string();
-            Failed {
-                message: format!("the Starlark program failed: {message}"),
-                results: vec![FnResult::error(first_line(&message))],
-            }
-        })?;
-        let out = eval
-            .eval_module(epilogue, &globals)
-            .map_err(|e| Failed::new(format!("cannot read ctx.resource_list back: {e}")))?;
-        out.unpack_str()
-            .map(str::to_string)
-            .ok_or_else(|| Failed::new("cannot read ctx.resource_list back"))
-    })
-}
-
-/// The `error: …` line of a Starlark error (its traceback aside).
-fn first_line(text: &str) -> String {
-    text.lines()
-        .find_map(|l| l.strip_prefix("error: "))
-        .or_else(|| text.lines().next())
-        .unwrap_or_default()
-        .to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn list() -> ResourceList {
-        ResourceList::parse(
-            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n  data:\n    n: 1\nfunctionConfig:\n  kind: StarlarkRun\n  data:\n    team: web\n",
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn edits_in_place_and_sees_the_config() {
-        let program = r#"
-def run(items, team):
-    for r in items:
-        r["metadata"].setdefault("labels", {})["team"] = team
-run(ctx.resource_list["items"], ctx.resource_list["functionConfig"]["data"]["team"])
-ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web"}})
-"#;
-        let out = run(program, list(), Duration::from_secs(30)).unwrap();
-        assert_eq!(out.items.len(), 2);
-        let cm = &out.items[0];
-        let text = |path: &[&str]| {
-            cm.get_path(path)
-                .and_then(|n| n.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        assert_eq!(text(&["metadata", "labels", "team"]), "web");
-        assert_eq!(text(&["data", "n"]), "1");
-        assert_eq!(
-            out.items[1].get("kind").and_then(|n| n.as_str()),
-            Some("Namespace")
-        );
-    }
-
-    #[test]
-    fn fail_is_an_error_result_and_io_is_absent() {
-        let err = run("fail('missing limits')", list(), Duration::from_secs(30)).unwrap_err();
-        assert!(err.results[0].message.contains("missing limits"), "{err:?}");
-        let err = run("load('x.star', 'y')", list(), Duration::from_secs(30)).unwrap_err();
-        assert!(!err.message.is_empty());
-        let err = run("open('/etc/passwd')", list(), Duration::from_secs(30)).unwrap_err();
-        assert!(err.message.contains("open"), "{err:?}");
-        let err = run(
-            "def f(n):\n    for i in range(n):\n        for j in range(n):\n            pass\nf(1000000)\n",
-            list(),
-            Duration::from_millis(300),
-        )
-        .unwrap_err();
-        assert!(err.message.contains("abandoned"), "{err:?}");
-    }
+    format!(
+        "the Starlark runtime {status}; its stderr: {}",
+        stderr_excerpt(&done.stderr)
+    )
 }

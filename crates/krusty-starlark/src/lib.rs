@@ -1,0 +1,154 @@
+//! # krusty-starlark: the Starlark function runtime
+//!
+//! A program of its own (`krusty-starlark`, built with `krusty`), which
+//! `krusty` runs when a build has Starlark functions. The exchange between
+//! the two is described in `krusty_runtime::starlark`; this crate is the
+//! other end: [`main`] reads a request, runs the interpreter or fetches a
+//! program, and answers.
+
+pub mod fetch;
+pub mod interpreter;
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use krusty_runtime::starlark::{FETCH, PROGRAM, PROGRAM_FAILED, RUN};
+use krusty_runtime::Failed;
+use krusty_yaml::Node;
+
+/// Stack for the interpreter's thread: deep recursion in a program must
+/// not overflow the default 8 MiB.
+const INTERPRETER_STACK: usize = 64 << 20;
+
+/// Runs the request that `args` (the program's arguments after its name)
+/// and stdin describe.
+pub fn main(args: &[String]) -> ExitCode {
+    match args {
+        [cmd] if cmd == RUN => run_request(),
+        [cmd, millis, url] if cmd == FETCH => match millis.parse::<u64>() {
+            Ok(ms) => fetch_request(url, Duration::from_millis(ms)),
+            Err(_) => usage(),
+        },
+        _ => usage(),
+    }
+}
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "{PROGRAM} runs Starlark KRM functions for krusty, which starts it; usage: {PROGRAM} {RUN} (a request on stdin) | {PROGRAM} {FETCH} MILLISECONDS URL"
+    );
+    ExitCode::from(2)
+}
+
+/// `run`: the program and the list from stdin; the program's list, or
+/// why it failed, on stdout.
+fn run_request() -> ExitCode {
+    let mut request = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut request) {
+        return fail(&Failed::new(format!("cannot read the request: {e}")));
+    }
+    let (program, input) = match split_request(request) {
+        Ok(parts) => parts,
+        Err(why) => return fail(&Failed::new(why)),
+    };
+    let outcome = std::thread::Builder::new()
+        .name("starlark".into())
+        .stack_size(INTERPRETER_STACK)
+        .spawn(move || interpreter::evaluate(&program, input))
+        .map_err(|e| Failed::new(format!("cannot start the Starlark interpreter: {e}")))
+        .and_then(|thread| {
+            thread
+                .join()
+                .unwrap_or_else(|_| Err(Failed::new("the Starlark interpreter crashed")))
+        });
+    match outcome {
+        Ok(list) => answer(list.as_bytes()),
+        Err(failed) => fail(&failed),
+    }
+}
+
+/// The program and the input list of a `run` request: the program's length
+/// in bytes and a line break, the program, then the list.
+fn split_request(request: Vec<u8>) -> Result<(String, String), String> {
+    let malformed = || {
+        "malformed request: expected the program's length, a line break, the program and the list"
+            .to_string()
+    };
+    let line_end = request
+        .iter()
+        .position(|&b| b == b'\n')
+        .ok_or_else(malformed)?;
+    let len: usize = std::str::from_utf8(&request[..line_end])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(malformed)?;
+    let rest = &request[line_end + 1..];
+    if rest.len() < len {
+        return Err(malformed());
+    }
+    let (program, list) = rest.split_at(len);
+    let text = |b: &[u8], what: &str| {
+        String::from_utf8(b.to_vec())
+            .map_err(|_| format!("malformed request: the {what} is not UTF-8"))
+    };
+    Ok((text(program, "program")?, text(list, "list")?))
+}
+
+/// `fetch`: the program at `url` on stdout.
+fn fetch_request(url: &str, timeout: Duration) -> ExitCode {
+    match fetch::fetch_text(url, timeout) {
+        Ok(text) => answer(text.as_bytes()),
+        Err(why) => {
+            eprintln!("{why}");
+            ExitCode::from(PROGRAM_FAILED as u8)
+        }
+    }
+}
+
+/// Prints `bytes` as the answer: exit status `status` once it is written.
+fn answer_with(bytes: &[u8], status: u8) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::from(status),
+        Err(e) => {
+            eprintln!("{PROGRAM}: cannot write the answer: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints a successful answer.
+fn answer(bytes: &[u8]) -> ExitCode {
+    answer_with(bytes, 0)
+}
+
+/// Prints why the run failed, as `{"message": …, "results": […]}`.
+fn fail(failed: &Failed) -> ExitCode {
+    let mut doc = Node::map();
+    doc.set("message", Node::string(failed.message.as_str()));
+    doc.set(
+        "results",
+        Node::seq_of(failed.results.iter().map(|r| r.to_node())),
+    );
+    answer_with(
+        krusty_yaml::to_go_json(&doc).as_bytes(),
+        PROGRAM_FAILED as u8,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_split_at_the_programs_length() {
+        let request = b"9\nprint(1)\n{\"items\": []}".to_vec();
+        let (program, list) = split_request(request).unwrap();
+        assert_eq!(program, "print(1)\n");
+        assert_eq!(list, "{\"items\": []}");
+        for bad in [&b"no length"[..], b"x\nprint", b"99\nshort"] {
+            assert!(split_request(bad.to_vec()).is_err(), "{bad:?}");
+        }
+    }
+}
