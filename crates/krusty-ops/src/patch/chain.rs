@@ -22,6 +22,8 @@
 //! make ids collide across resources, so a chain never holds one: they run
 //! as chains of their own.
 
+use std::collections::HashMap;
+
 use krusty_resource::{ResId, ResMap, Resource};
 use krusty_yaml::{CompactString, Node};
 
@@ -213,17 +215,20 @@ fn run(
         return Ok(());
     }
     let schema = env.schema();
+    let index = StepIndex::new(steps);
     let outcomes = parallel::map_each(resources.resources_mut(), |r| {
         let mut outcome = Outcome::default();
-        // The resource's name, kept up to date, for a cheap first test of
-        // the patches by id (most have other names).
-        let mut name = CompactString::from(r.name());
-        for (i, (step, selector)) in steps.iter().zip(selectors).enumerate() {
+        // The steps that may apply, in order; a step that renames the
+        // resource (or records an earlier id) brings others into view.
+        let mut candidates = index.candidates(r, 0);
+        let mut names = (CompactString::from(r.name()), r.meta.previous.len());
+        let mut next = 0;
+        while let Some(&i) = candidates.get(next) {
+            next += 1;
+            let (step, selector) = (&steps[i], &selectors[i]);
             let applied = match &step.kind {
                 StepKind::ById { patch, id } => {
-                    let had_name =
-                        name == id.name || r.meta.previous.iter().any(|p| p.name == id.name);
-                    if !(had_name && r.any_id(|rid| rid.equals(id))) {
+                    if !r.any_id(|rid| rid.equals(id)) {
                         continue;
                     }
                     outcome.matched.push(i);
@@ -244,7 +249,13 @@ fn run(
                 }
             };
             match applied {
-                Ok(true) => name = CompactString::from(r.name()),
+                Ok(true) => {
+                    if names.0 != r.name() || names.1 != r.meta.previous.len() {
+                        names = (CompactString::from(r.name()), r.meta.previous.len());
+                        candidates = index.candidates(r, i + 1);
+                        next = 0;
+                    }
+                }
                 Ok(false) => {
                     outcome.deleted = true;
                     break;
@@ -280,6 +291,57 @@ fn run(
         })?;
     }
     Ok(())
+}
+
+/// The steps of a chain by what they can select: a patch by id applies
+/// only to a resource that has, or had, the name it looks for, so each
+/// resource looks at the patches by id for its names (found by name) and
+/// at the targeted steps, not at every patch of the chain (trees with a
+/// patch per application have as many patches as applications).
+struct StepIndex<'s> {
+    /// Patches by id (step positions, in order) by the name they look for.
+    by_name: HashMap<&'s str, Vec<usize>>,
+    /// The other steps (targeted ones), in order.
+    targeted: Vec<usize>,
+}
+
+impl<'s> StepIndex<'s> {
+    fn new(steps: &'s [Step<'_>]) -> StepIndex<'s> {
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut targeted = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            match &step.kind {
+                StepKind::ById { id, .. } => by_name.entry(id.name.as_str()).or_default().push(i),
+                _ => targeted.push(i),
+            }
+        }
+        StepIndex { by_name, targeted }
+    }
+
+    /// The positions from `from` on of the steps that may apply to `r`, in
+    /// order: every targeted step, and the patches by id for its current
+    /// and earlier names.
+    fn candidates(&self, r: &Resource, from: usize) -> Vec<usize> {
+        let names =
+            std::iter::once(r.name()).chain(r.meta.previous.iter().map(|p| p.name.as_str()));
+        let mut out: Vec<usize> = self
+            .targeted
+            .iter()
+            .copied()
+            .filter(|&i| i >= from)
+            .collect();
+        let sorted_len = out.len();
+        for name in names {
+            if let Some(steps) = self.by_name.get(name) {
+                out.extend(steps.iter().copied().filter(|&i| i >= from));
+            }
+        }
+        if out.len() > sorted_len {
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
 }
 
 /// A copy of a strategic merge patch for `r`: the patch takes the target's
@@ -400,8 +462,8 @@ data: {a: '1'}
         }
     }
 
-    /// Patches that select, relabel (so later selections change), delete,
-    /// fail, match nothing or match twice.
+    /// Patches that select, relabel (so later selections change), rename,
+    /// delete, fail, match nothing or match twice.
     fn pool() -> Vec<PatchEntry> {
         vec![
             targeted(
@@ -437,6 +499,10 @@ data: {a: '1'}
                 ..targeted("- op: replace\n  path: /data/a\n  value: '3'", "", "")
             },
             targeted("- op: add\n  path: /metadata/annotations\n  value: {seen: 'yes'}", "", "tier in (web,worker)"),
+            // A rename, and a patch by the new name (the one by the old
+            // name above still finds the renamed resource).
+            targeted("- op: replace\n  path: /metadata/name\n  value: renamed", "ConfigMap", ""),
+            by_id("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: renamed}\ndata: {c: '3'}"),
         ]
     }
 
