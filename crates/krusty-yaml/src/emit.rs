@@ -708,7 +708,105 @@ fn analyze(text: &str) -> Analysis {
             block_allowed: true,
         };
     }
+    if text.is_ascii() {
+        return analyze_ascii(text.as_bytes());
+    }
     analyze_chars(text)
+}
+
+/// A byte that, past the first, changes nothing in libyaml's analysis but
+/// the "previous character" state: printable ASCII other than space and
+/// the two indicators that count inside a scalar (`:` before a space, `#`
+/// after one).
+fn is_ordinary(b: u8) -> bool {
+    (0x21..=0x7E).contains(&b) && b != b':' && b != b'#'
+}
+
+/// [`analyze_chars`] for non-empty ASCII text, a byte at a time, passing
+/// over runs of ordinary bytes (most of a configuration file's text) in
+/// one step.
+fn analyze_ascii(text: &[u8]) -> Analysis {
+    let mut block_indicators = text.starts_with(b"---") || text.starts_with(b"...");
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break, mut previous_space, mut previous_break) =
+        (false, false, false, false);
+    let mut line_breaks = false;
+    let mut special = false;
+    let mut preceded_by_ws = true;
+    let mut i = 0usize;
+    while i < text.len() {
+        let c = text[i];
+        if i > 0 && is_ordinary(c) {
+            i += 1;
+            while i < text.len() && is_ordinary(text[i]) {
+                i += 1;
+            }
+            (previous_space, previous_break, preceded_by_ws) = (false, false, false);
+            continue;
+        }
+        let next = text.get(i + 1).copied();
+        let is_last = next.is_none();
+        let followed_by_ws = matches!(next, None | Some(b' ') | Some(b'\t'));
+        if i == 0 {
+            match c {
+                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>'
+                | b'\'' | b'"' | b'%' | b'@' | b'`' => block_indicators = true,
+                b'?' | b':' | b'-' if followed_by_ws => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                b':' if followed_by_ws => block_indicators = true,
+                b'#' if preceded_by_ws => block_indicators = true,
+                _ => {}
+            }
+        }
+        if !(c == b'\n' || (0x20..=0x7E).contains(&c)) {
+            special = true;
+        }
+        let is_break = matches!(c, b'\n' | b'\r');
+        if c == b' ' {
+            leading_space |= i == 0;
+            trailing_space |= is_last;
+            break_space |= previous_break;
+            (previous_space, previous_break) = (true, false);
+        } else if is_break {
+            line_breaks = true;
+            leading_break |= i == 0;
+            trailing_break |= is_last;
+            space_break |= previous_space;
+            (previous_space, previous_break) = (false, true);
+        } else {
+            (previous_space, previous_break) = (false, false);
+        }
+        preceded_by_ws = matches!(c, b' ' | b'\t' | b'\0') || is_break;
+        i += 1;
+    }
+    let mut a = Analysis {
+        block_plain_allowed: true,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        a.block_plain_allowed = false;
+    }
+    if trailing_space {
+        a.block_allowed = false;
+    }
+    if break_space {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+    }
+    if space_break || special {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+        a.block_allowed = false;
+    }
+    if line_breaks || block_indicators {
+        a.block_plain_allowed = false;
+    }
+    a
 }
 
 /// An alphanumeric start, then only printable ASCII without spaces, and no
@@ -1029,6 +1127,25 @@ mod tests {
                 let general_result = (b.string_any(text, 2, simple_key).is_ok(), b.col);
                 assert_eq!((fast_result, &fast), (general_result, &general), "{text:?}");
             }
+        }
+    }
+
+    /// The byte-at-a-time analysis of ASCII text gives what the character
+    /// analysis gives, on long texts of every ASCII byte (control
+    /// characters, breaks, indicators and long ordinary runs).
+    #[test]
+    fn ascii_analysis_agrees_with_the_character_one() {
+        let mut alphabet: Vec<char> = (0u8..0x80).map(char::from).collect();
+        alphabet.extend("aaaaaaaaaaaaaaaaaaaa    \n\n::##--".chars());
+        for text in random_strings(0x2545_f491_4f6c_dd1d, &alphabet, 80, 50_000) {
+            if text.is_empty() {
+                continue;
+            }
+            assert_eq!(
+                analyze_ascii(text.as_bytes()),
+                analyze_chars(&text),
+                "{text:?}"
+            );
         }
     }
 
