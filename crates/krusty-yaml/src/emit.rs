@@ -690,6 +690,52 @@ struct Analysis {
     block_allowed: bool,
 }
 
+/// What libyaml's analysis finds in a scalar's characters.
+struct Findings {
+    leading_space: bool,
+    leading_break: bool,
+    trailing_space: bool,
+    trailing_break: bool,
+    /// A space right after a line break.
+    break_space: bool,
+    /// A line break right after a space.
+    space_break: bool,
+    line_breaks: bool,
+    /// A character go-yaml does not print as it is.
+    special: bool,
+    block_indicators: bool,
+}
+
+impl Findings {
+    /// The styles the findings allow.
+    fn verdict(&self) -> Analysis {
+        let mut a = Analysis {
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
+        };
+        if self.leading_space || self.leading_break || self.trailing_space || self.trailing_break {
+            a.block_plain_allowed = false;
+        }
+        if self.trailing_space {
+            a.block_allowed = false;
+        }
+        if self.break_space {
+            a.block_plain_allowed = false;
+            a.single_quoted_allowed = false;
+        }
+        if self.space_break || self.special {
+            a.block_plain_allowed = false;
+            a.single_quoted_allowed = false;
+            a.block_allowed = false;
+        }
+        if self.line_breaks || self.block_indicators {
+            a.block_plain_allowed = false;
+        }
+        a
+    }
+}
+
 /// What a scalar's characters allow, as libyaml's emitter judges it.
 fn analyze(text: &str) -> Analysis {
     if text.is_empty() {
@@ -783,30 +829,18 @@ fn analyze_ascii(text: &[u8]) -> Analysis {
         preceded_by_ws = matches!(c, b' ' | b'\t' | b'\0') || is_break;
         i += 1;
     }
-    let mut a = Analysis {
-        block_plain_allowed: true,
-        single_quoted_allowed: true,
-        block_allowed: true,
-    };
-    if leading_space || leading_break || trailing_space || trailing_break {
-        a.block_plain_allowed = false;
+    Findings {
+        leading_space,
+        leading_break,
+        trailing_space,
+        trailing_break,
+        break_space,
+        space_break,
+        line_breaks,
+        special,
+        block_indicators,
     }
-    if trailing_space {
-        a.block_allowed = false;
-    }
-    if break_space {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-    }
-    if space_break || special {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-        a.block_allowed = false;
-    }
-    if line_breaks || block_indicators {
-        a.block_plain_allowed = false;
-    }
-    a
+    .verdict()
 }
 
 /// An alphanumeric start, then only printable ASCII without spaces, and no
@@ -900,30 +934,18 @@ fn analyze_chars(text: &str) -> Analysis {
         preceded_by_ws = matches!(c, ' ' | '\t' | '\0') || is_break(c);
         i += 1;
     }
-    let mut a = Analysis {
-        block_plain_allowed: true,
-        single_quoted_allowed: true,
-        block_allowed: true,
-    };
-    if leading_space || leading_break || trailing_space || trailing_break {
-        a.block_plain_allowed = false;
+    Findings {
+        leading_space,
+        leading_break,
+        trailing_space,
+        trailing_break,
+        break_space,
+        space_break,
+        line_breaks,
+        special,
+        block_indicators,
     }
-    if trailing_space {
-        a.block_allowed = false;
-    }
-    if break_space {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-    }
-    if space_break || special {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-        a.block_allowed = false;
-    }
-    if line_breaks || block_indicators {
-        a.block_plain_allowed = false;
-    }
-    a
+    .verdict()
 }
 
 /// Characters Kustomize's YAML reader rejects when it reads its own output
