@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 
 use krusty_resource::{ResId, ResMap, Resource};
-use krusty_yaml::{CompactString, Node};
+use krusty_yaml::Node;
 
 use super::json6902::JsonPatch;
 use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry};
@@ -218,10 +218,12 @@ fn run(
     let index = StepIndex::new(steps);
     let outcomes = parallel::map_each(resources.resources_mut(), |r| {
         let mut outcome = Outcome::default();
-        // The steps that may apply, in order; a step that renames the
-        // resource (or records an earlier id) brings others into view.
+        // The steps that may apply, in order. Only a JSON patch can rename
+        // a resource or change its kind within a chain (strategic merges
+        // that may are chains of their own), and it records the earlier id
+        // first: a new earlier id is when others may come into view.
         let mut candidates = index.candidates(r, 0);
-        let mut names = (CompactString::from(r.name()), r.meta.previous.len());
+        let mut earlier_ids = r.meta.previous.len();
         let mut next = 0;
         while let Some(&i) = candidates.get(next) {
             next += 1;
@@ -250,8 +252,8 @@ fn run(
             };
             match applied {
                 Ok(true) => {
-                    if names.0 != r.name() || names.1 != r.meta.previous.len() {
-                        names = (CompactString::from(r.name()), r.meta.previous.len());
+                    if r.meta.previous.len() != earlier_ids {
+                        earlier_ids = r.meta.previous.len();
                         candidates = index.candidates(r, i + 1);
                         next = 0;
                     }
@@ -301,8 +303,9 @@ fn run(
 struct StepIndex<'s> {
     /// Patches by id (step positions, in order) by the name they look for.
     by_name: HashMap<&'s str, Vec<usize>>,
-    /// The other steps (targeted ones), in order.
-    targeted: Vec<usize>,
+    /// The other steps (targeted ones), in order, with the kind their
+    /// target asks for (empty for any).
+    targeted: Vec<(usize, &'s str)>,
 }
 
 impl<'s> StepIndex<'s> {
@@ -312,23 +315,27 @@ impl<'s> StepIndex<'s> {
         for (i, step) in steps.iter().enumerate() {
             match &step.kind {
                 StepKind::ById { id, .. } => by_name.entry(id.name.as_str()).or_default().push(i),
-                _ => targeted.push(i),
+                StepKind::Targeted { entry, .. } | StepKind::Json { entry, .. } => {
+                    let kind = entry.target.as_ref().map_or("", |t| t.gvk.kind.as_str());
+                    targeted.push((i, kind));
+                }
             }
         }
         StepIndex { by_name, targeted }
     }
 
     /// The positions from `from` on of the steps that may apply to `r`, in
-    /// order: every targeted step, and the patches by id for its current
-    /// and earlier names.
+    /// order: the targeted steps for its kind (a target's kind is matched
+    /// exactly), and the patches by id for its current and earlier names.
     fn candidates(&self, r: &Resource, from: usize) -> Vec<usize> {
         let names =
             std::iter::once(r.name()).chain(r.meta.previous.iter().map(|p| p.name.as_str()));
+        let kind = r.kind();
         let mut out: Vec<usize> = self
             .targeted
             .iter()
-            .copied()
-            .filter(|&i| i >= from)
+            .filter(|&&(i, k)| i >= from && (k.is_empty() || k == kind))
+            .map(|&(i, _)| i)
             .collect();
         let sorted_len = out.len();
         for name in names {
@@ -463,7 +470,7 @@ data: {a: '1'}
     }
 
     /// Patches that select, relabel (so later selections change), rename,
-    /// delete, fail, match nothing or match twice.
+    /// change a kind, delete, fail, match nothing or match twice.
     fn pool() -> Vec<PatchEntry> {
         vec![
             targeted(
@@ -503,6 +510,9 @@ data: {a: '1'}
             // name above still finds the renamed resource).
             targeted("- op: replace\n  path: /metadata/name\n  value: renamed", "ConfigMap", ""),
             by_id("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: renamed}\ndata: {c: '3'}"),
+            // A change of kind, and a target for the new kind.
+            targeted("- op: replace\n  path: /kind\n  value: Secret", "ConfigMap", ""),
+            targeted("- op: add\n  path: /metadata/annotations\n  value: {secret: 'yes'}", "Secret", ""),
         ]
     }
 
