@@ -122,12 +122,12 @@ fn run_process(
         .and_then(|answer| krusty_fn::parse_answer(answer, &sent, &mut items));
     free_later(items);
     if !done.status.success() {
-        let status = match done.status.code() {
-            Some(code) => format!("exited with status {code}"),
-            None => "was killed by a signal".to_string(),
-        };
         return Err(Failed {
-            message: format!("{status}; its stderr: {}", stderr_excerpt(&done.stderr)),
+            message: format!(
+                "{}; its stderr: {}",
+                process::describe_exit(done.status),
+                stderr_excerpt(&done.stderr)
+            ),
             results: parsed.map(|l| l.results).unwrap_or_default(),
         });
     }

@@ -144,6 +144,15 @@ fn kill(child: &mut Child, on_kill: &dyn Fn()) {
     on_kill();
 }
 
+/// How a process that failed ended, for error messages: "exited with
+/// status N" or "was killed by a signal".
+pub fn describe_exit(status: ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "was killed by a signal".to_string(),
+    }
+}
+
 /// The start of a process's stderr, for error messages.
 pub fn stderr_excerpt(stderr: &[u8]) -> String {
     const SHOWN: usize = 2000;

@@ -162,12 +162,9 @@ fn program_failure(stdout: &[u8]) -> Option<Failed> {
 
 /// How the Starlark runtime ended when it did not end as agreed.
 fn ended_badly(done: &process::Finished) -> String {
-    let status = match done.status.code() {
-        Some(code) => format!("exited with status {code}"),
-        None => "was killed by a signal".to_string(),
-    };
     format!(
-        "the Starlark runtime {status}; its stderr: {}",
+        "the Starlark runtime {}; its stderr: {}",
+        process::describe_exit(done.status),
         stderr_excerpt(&done.stderr)
     )
 }

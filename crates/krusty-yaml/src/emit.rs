@@ -690,8 +690,10 @@ struct Analysis {
     block_allowed: bool,
 }
 
-/// What libyaml's analysis finds in a scalar's characters.
-struct Findings {
+/// libyaml's analysis of a scalar's characters, fed one character at a
+/// time (with the next one, for the indicators that depend on it).
+struct Scan {
+    block_indicators: bool,
     leading_space: bool,
     leading_break: bool,
     trailing_space: bool,
@@ -703,11 +705,80 @@ struct Findings {
     line_breaks: bool,
     /// A character go-yaml does not print as it is.
     special: bool,
-    block_indicators: bool,
+    previous_space: bool,
+    previous_break: bool,
+    preceded_by_ws: bool,
 }
 
-impl Findings {
-    /// The styles the findings allow.
+impl Scan {
+    /// The scan of a text that starts with `start`.
+    fn new(start: &[u8]) -> Scan {
+        Scan {
+            block_indicators: start.starts_with(b"---") || start.starts_with(b"..."),
+            leading_space: false,
+            leading_break: false,
+            trailing_space: false,
+            trailing_break: false,
+            break_space: false,
+            space_break: false,
+            line_breaks: false,
+            special: false,
+            previous_space: false,
+            previous_break: false,
+            preceded_by_ws: true,
+        }
+    }
+
+    /// Takes in `c`, the text's first character when `first`, followed by
+    /// `next` (`None` at the end).
+    fn step(&mut self, c: char, first: bool, next: Option<char>) {
+        let is_last = next.is_none();
+        let followed_by_ws = matches!(next, None | Some(' ') | Some('\t'));
+        if first {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => self.block_indicators = true,
+                '?' | ':' | '-' if followed_by_ws => self.block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_ws => self.block_indicators = true,
+                '#' if self.preceded_by_ws => self.block_indicators = true,
+                _ => {}
+            }
+        }
+        if !is_printable(c) {
+            self.special = true;
+        }
+        if c == ' ' {
+            self.leading_space |= first;
+            self.trailing_space |= is_last;
+            self.break_space |= self.previous_break;
+            (self.previous_space, self.previous_break) = (true, false);
+        } else if is_break(c) {
+            self.line_breaks = true;
+            self.leading_break |= first;
+            self.trailing_break |= is_last;
+            self.space_break |= self.previous_space;
+            (self.previous_space, self.previous_break) = (false, true);
+        } else {
+            (self.previous_space, self.previous_break) = (false, false);
+        }
+        self.preceded_by_ws = matches!(c, ' ' | '\t' | '\0') || is_break(c);
+    }
+
+    /// Takes in, past the first character, a run of characters none of which
+    /// is a space, a break, an indicator or special ([`is_ordinary`]).
+    fn ordinary_run(&mut self) {
+        (
+            self.previous_space,
+            self.previous_break,
+            self.preceded_by_ws,
+        ) = (false, false, false);
+    }
+
+    /// The styles what was found allows.
     fn verdict(&self) -> Analysis {
         let mut a = Analysis {
             block_plain_allowed: true,
@@ -772,75 +843,21 @@ fn is_ordinary(b: u8) -> bool {
 /// over runs of ordinary bytes (most of a configuration file's text) in
 /// one step.
 fn analyze_ascii(text: &[u8]) -> Analysis {
-    let mut block_indicators = text.starts_with(b"---") || text.starts_with(b"...");
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
-        (false, false, false, false);
-    let (mut break_space, mut space_break, mut previous_space, mut previous_break) =
-        (false, false, false, false);
-    let mut line_breaks = false;
-    let mut special = false;
-    let mut preceded_by_ws = true;
+    let mut scan = Scan::new(text);
     let mut i = 0usize;
     while i < text.len() {
-        let c = text[i];
-        if i > 0 && is_ordinary(c) {
-            i += 1;
+        if i > 0 && is_ordinary(text[i]) {
             while i < text.len() && is_ordinary(text[i]) {
                 i += 1;
             }
-            (previous_space, previous_break, preceded_by_ws) = (false, false, false);
+            scan.ordinary_run();
             continue;
         }
-        let next = text.get(i + 1).copied();
-        let is_last = next.is_none();
-        let followed_by_ws = matches!(next, None | Some(b' ') | Some(b'\t'));
-        if i == 0 {
-            match c {
-                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>'
-                | b'\'' | b'"' | b'%' | b'@' | b'`' => block_indicators = true,
-                b'?' | b':' | b'-' if followed_by_ws => block_indicators = true,
-                _ => {}
-            }
-        } else {
-            match c {
-                b':' if followed_by_ws => block_indicators = true,
-                b'#' if preceded_by_ws => block_indicators = true,
-                _ => {}
-            }
-        }
-        if !(c == b'\n' || (0x20..=0x7E).contains(&c)) {
-            special = true;
-        }
-        let is_break = matches!(c, b'\n' | b'\r');
-        if c == b' ' {
-            leading_space |= i == 0;
-            trailing_space |= is_last;
-            break_space |= previous_break;
-            (previous_space, previous_break) = (true, false);
-        } else if is_break {
-            line_breaks = true;
-            leading_break |= i == 0;
-            trailing_break |= is_last;
-            space_break |= previous_space;
-            (previous_space, previous_break) = (false, true);
-        } else {
-            (previous_space, previous_break) = (false, false);
-        }
-        preceded_by_ws = matches!(c, b' ' | b'\t' | b'\0') || is_break;
+        let next = text.get(i + 1).map(|&b| char::from(b));
+        scan.step(char::from(text[i]), i == 0, next);
         i += 1;
     }
-    Findings {
-        leading_space,
-        leading_break,
-        trailing_space,
-        trailing_break,
-        break_space,
-        space_break,
-        line_breaks,
-        special,
-        block_indicators,
-    }
-    .verdict()
+    scan.verdict()
 }
 
 /// An alphanumeric start, then only printable ASCII without spaces, and no
@@ -871,81 +888,14 @@ fn all_graphic(bytes: &[u8]) -> bool {
 
 /// [`analyze`] character by character, for any non-empty text.
 fn analyze_chars(text: &str) -> Analysis {
-    let mut block_indicators = text.starts_with("---") || text.starts_with("...");
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
-        (false, false, false, false);
-    let (mut break_space, mut space_break, mut previous_space, mut previous_break) =
-        (false, false, false, false);
-    let mut line_breaks = false;
-    let mut special = false;
-    let mut preceded_by_ws = true;
-    let mut iter = text.chars().peekable();
-    let mut i = 0usize;
-    while let Some(c) = iter.next() {
-        let next = iter.peek().copied();
-        let is_last = next.is_none();
-        let followed_by_ws = matches!(next, None | Some(' ') | Some('\t'));
-        if i == 0 {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => block_indicators = true,
-                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
-                _ => {}
-            }
-        } else {
-            match c {
-                ':' if followed_by_ws => block_indicators = true,
-                '#' if preceded_by_ws => block_indicators = true,
-                _ => {}
-            }
-        }
-        if !is_printable(c) {
-            special = true;
-        }
-        if c == ' ' {
-            if i == 0 {
-                leading_space = true;
-            }
-            if is_last {
-                trailing_space = true;
-            }
-            if previous_break {
-                break_space = true;
-            }
-            previous_space = true;
-            previous_break = false;
-        } else if is_break(c) {
-            line_breaks = true;
-            if i == 0 {
-                leading_break = true;
-            }
-            if is_last {
-                trailing_break = true;
-            }
-            if previous_space {
-                space_break = true;
-            }
-            previous_space = false;
-            previous_break = true;
-        } else {
-            previous_space = false;
-            previous_break = false;
-        }
-        preceded_by_ws = matches!(c, ' ' | '\t' | '\0') || is_break(c);
-        i += 1;
+    let mut scan = Scan::new(text.as_bytes());
+    let mut chars = text.chars().peekable();
+    let mut first = true;
+    while let Some(c) = chars.next() {
+        scan.step(c, first, chars.peek().copied());
+        first = false;
     }
-    Findings {
-        leading_space,
-        leading_break,
-        trailing_space,
-        trailing_break,
-        break_space,
-        space_break,
-        line_breaks,
-        special,
-        block_indicators,
-    }
-    .verdict()
+    scan.verdict()
 }
 
 /// Characters Kustomize's YAML reader rejects when it reads its own output
