@@ -8,6 +8,7 @@ pub mod kustomization;
 pub mod loader;
 mod plan;
 pub mod read;
+mod readahead;
 pub mod target;
 
 pub use error::BuildError;

@@ -2,6 +2,7 @@
 //! enforcing the load restrictor.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::error::{BuildError, BuildResult};
 
@@ -333,7 +334,15 @@ fn read_open(mut file: std::fs::File, size: Option<u64>) -> std::io::Result<Vec<
     };
     let expected = usize::try_from(size).unwrap_or(usize::MAX);
     let mut buf = vec![0u8; expected.saturating_add(1).min(1 << 30)];
-    let mut filled = 0;
+    let (mut filled, waited) = read_cached_first(&file, &mut buf)?;
+    if let Some(waited) = waited {
+        // A read that found only part of the file cached waited for the rest.
+        note_read(waited || (filled > 0 && filled < expected));
+    }
+    if filled == expected && filled < buf.len() {
+        buf.truncate(filled);
+        return Ok(buf);
+    }
     loop {
         if filled == buf.len() {
             buf.resize(buf.len().saturating_mul(2), 0);
@@ -350,6 +359,97 @@ fn read_open(mut file: std::fs::File, size: Option<u64>) -> std::io::Result<Vec<
     }
     buf.truncate(filled);
     Ok(buf)
+}
+
+/// How many files read so far had to wait for the disk before
+/// [`files_come_from_disk`] says so: a few misses are the page cache's
+/// ordinary churn.
+const MISSES_BEFORE_READING_AHEAD: u32 = 16;
+
+/// Files this process read with the page cache consulted first, and how
+/// many of them were not (all) there.
+static FILES_READ: AtomicU32 = AtomicU32::new(0);
+static FILES_MISSED: AtomicU32 = AtomicU32::new(0);
+
+/// Set once most files read came from disk (see [`files_come_from_disk`]).
+static FROM_DISK: AtomicBool = AtomicBool::new(false);
+
+/// Set when the kernel cannot tell whether a read would wait for the disk.
+static NOWAIT_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process's files mostly come from disk rather than from the
+/// page cache: at least [`MISSES_BEFORE_READING_AHEAD`] files, and half of
+/// those read, were not in it. Then the build reads ahead
+/// (`crate::readahead`): announcing a file costs about what reading a
+/// cached one does, so it pays only when most reads wait. Once set, it
+/// stays set (reading ahead makes the later reads hits).
+pub fn files_come_from_disk() -> bool {
+    FROM_DISK.load(Ordering::Relaxed)
+}
+
+/// Counts one file read, and whether it waited for the disk.
+fn note_read(waited: bool) {
+    let read = FILES_READ.fetch_add(1, Ordering::Relaxed).saturating_add(1);
+    if waited {
+        let missed = FILES_MISSED
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1);
+        if missed >= MISSES_BEFORE_READING_AHEAD && missed.saturating_mul(2) >= read {
+            FROM_DISK.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The first read of a file: one that returns only what the page cache
+/// holds (`RWF_NOWAIT`), and when nothing is there, the ordinary read that
+/// waits for the disk. Also says whether the page cache was consulted
+/// (`Some`) and the read waited (`Some(true)`); `None` on kernels without
+/// `RWF_NOWAIT`, where this is the ordinary read.
+#[cfg(target_os = "linux")]
+fn read_cached_first(
+    file: &std::fs::File,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<bool>)> {
+    use std::os::fd::AsRawFd;
+    if !NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: the one `iovec` describes `buf`, which outlives the call;
+        // offset -1 reads at the file's position, as `read` does.
+        let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+        if let Ok(n) = usize::try_from(n) {
+            return Ok((n, Some(false)));
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EAGAIN) => return Ok((read_retrying(file, buf)?, Some(true))),
+            Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS) => {
+                NOWAIT_UNSUPPORTED.store(true, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+    Ok((read_retrying(file, buf)?, None))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_cached_first(
+    file: &std::fs::File,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<bool>)> {
+    Ok((read_retrying(file, buf)?, None))
+}
+
+/// One `read`, retried when a signal interrupted it.
+fn read_retrying(mut file: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    loop {
+        match file.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
 }
 
 /// Reads a file as UTF-8, reporting the line and column of invalid bytes;
@@ -528,6 +628,32 @@ mod tests {
             Ok((outside, "out: 1\n".to_string()))
         );
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn files_read_from_disk_are_read_whole_and_counted() {
+        use std::os::fd::AsRawFd;
+        let content: Vec<u8> = (0..300_000u32).map(|i| (i % 241) as u8).collect();
+        let file = Scratch::new("evicted", &content);
+        for size in [Some(content.len() as u64), None, Some(10)] {
+            let opened = std::fs::File::open(&file.0).expect("scratch file");
+            opened.sync_all().expect("written back");
+            // SAFETY: `posix_fadvise` reads no memory of ours; the file is
+            // open. Dropping the file's pages makes the first read wait.
+            unsafe {
+                libc::posix_fadvise(opened.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
+            let before = FILES_READ.load(Ordering::Relaxed);
+            let read = read_whole(&file.0, size).expect("readable");
+            assert!(
+                read == content,
+                "size hint {size:?} read {} bytes",
+                read.len()
+            );
+            if !NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
+                assert!(FILES_READ.load(Ordering::Relaxed) > before);
+            }
+        }
     }
 
     #[test]

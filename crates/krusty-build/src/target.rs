@@ -25,6 +25,7 @@ use crate::kustomization::{Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::plan;
 use crate::read::resources_from_text;
+use crate::readahead::ReadAhead;
 
 /// Options for a build.
 #[derive(Debug, Clone, Default)]
@@ -88,6 +89,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         record_transformations: false,
         policy: opts.functions.clone(),
         enable_helm: opts.enable_helm,
+        read_ahead: Arc::default(),
     };
     let loader = Loader::new(dir, opts.load_restrictor)?;
     let level = ctx.target(&loader)?;
@@ -146,6 +148,8 @@ pub(crate) struct Context {
     pub(crate) policy: Policy,
     /// `--enable-helm` was given.
     enable_helm: bool,
+    /// Reads ahead for the whole build when its files come from disk.
+    read_ahead: Arc<ReadAhead>,
 }
 
 impl Context {
@@ -158,6 +162,8 @@ impl Context {
             ))
         })?;
         self.warnings.extend(k.warnings.iter().cloned());
+        self.read_ahead
+            .kustomization(&loader.root, &k, loader.restrictor);
         self.check_helm(&k, &path)?;
         self.choose_schema(loader, &k, &path)?;
         if self.chain.is_empty() {
@@ -469,6 +475,7 @@ impl Context {
             record_transformations: self.record_transformations,
             policy: self.policy.clone(),
             enable_helm: self.enable_helm,
+            read_ahead: Arc::clone(&self.read_ahead),
         }
     }
 
@@ -678,7 +685,7 @@ fn chain_patch<'s>(
 }
 
 /// `true` for URLs and git references, which name remote bases.
-fn is_remote(entry: &str) -> bool {
+pub(crate) fn is_remote(entry: &str) -> bool {
     entry.contains("://")
         || entry.starts_with("git@")
         || entry.starts_with("github.com/")

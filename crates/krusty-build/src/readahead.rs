@@ -1,0 +1,261 @@
+//! Reading ahead when a build's files come from disk.
+//!
+//! A build reads many small files, one after another on each worker. From
+//! the page cache each costs microseconds; when the kernel has dropped them
+//! (after a reboot, or on machines that page out memory left idle for a
+//! while) each read waits for the disk in turn, and the disk serves one
+//! small request at a time. The loader notices when most reads wait for
+//! the disk ([`crate::loader::files_come_from_disk`]). From then on, each
+//! kustomization the build parses hands what it names to a helper thread,
+//! which asks the kernel to start reading those files
+//! (`posix_fadvise(WILLNEED)`), so that the disk serves them together while
+//! the workers go on. A directory named in `resources:` or `components:`
+//! has each regular file in it announced (its kustomization file, and
+//! usually the resources and patches it names).
+//!
+//! Announcing a file only fills the page cache: what the build reads, and
+//! the rules it reads by (the load restrictor), are unchanged. Files are
+//! opened without following a final symlink and without blocking (a FIFO
+//! is passed over), and at most [`MAX_BYTES`] of each is asked for.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+
+use crate::kustomization::Kustomization;
+use crate::loader::{clean, files_come_from_disk, is_within, LoadRestrictor};
+
+/// How much of one file is asked for: resource files are far smaller, and
+/// a large file in a kustomization's directory is likely not one of them.
+const MAX_BYTES: i64 = 1 << 20;
+
+/// How many files of one directory are announced at most.
+const MAX_FILES_PER_DIR: usize = 256;
+
+/// Something a kustomization names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Hint {
+    /// A file it reads.
+    File(PathBuf),
+    /// A directory it builds (a base or a component).
+    Dir(PathBuf),
+}
+
+/// The helper thread of one build, started the first time a kustomization
+/// is parsed after files were found to come from disk; it stops when the build drops
+/// this (after what it is announcing at the moment).
+#[derive(Default)]
+pub(crate) struct ReadAhead {
+    helper: Mutex<Option<Sender<Vec<Hint>>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl ReadAhead {
+    /// Announces the files kustomization `k` in `root` names, if this
+    /// process's files mostly come from disk; otherwise does nothing.
+    pub(crate) fn kustomization(&self, root: &Path, k: &Kustomization, restrictor: LoadRestrictor) {
+        if !files_come_from_disk() {
+            return;
+        }
+        let hints = hints(root, k, restrictor);
+        if hints.is_empty() {
+            return;
+        }
+        let Ok(mut helper) = self.helper.lock() else {
+            return;
+        };
+        if helper.is_none() {
+            *helper = self.start();
+        }
+        if let Some(sender) = helper.as_ref() {
+            // A helper that could not take it has stopped: the build goes on
+            // reading the files itself.
+            let _ = sender.send(hints);
+        }
+    }
+
+    /// Starts the helper thread; `None` if the system refuses a thread.
+    fn start(&self) -> Option<Sender<Vec<Hint>>> {
+        let (sender, receiver) = channel::<Vec<Hint>>();
+        let stop = Arc::clone(&self.stop);
+        std::thread::Builder::new()
+            .name("krusty-readahead".into())
+            .spawn(move || {
+                for batch in receiver {
+                    for hint in batch {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        announce(&hint);
+                    }
+                }
+            })
+            .ok()?;
+        Some(sender)
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What kustomization `k` in `root` will read: its resource files and
+/// directories, components, patch files and generator sources. Remote
+/// resources are left out, and files outside `root` unless the load
+/// restrictor allows them.
+fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor) -> Vec<Hint> {
+    let file = |rel: &str| {
+        let path = clean(&root.join(rel));
+        (restrictor == LoadRestrictor::None || is_within(&path, root)).then_some(Hint::File(path))
+    };
+    let mut out = Vec::new();
+    for entry in &k.resources {
+        if crate::target::is_remote(entry) {
+            continue;
+        }
+        if [".yaml", ".yml", ".json"]
+            .iter()
+            .any(|e| entry.ends_with(e))
+        {
+            out.extend(file(entry));
+        } else {
+            out.push(Hint::Dir(clean(&root.join(entry))));
+        }
+    }
+    for entry in &k.components {
+        if !crate::target::is_remote(entry) {
+            out.push(Hint::Dir(clean(&root.join(entry))));
+        }
+    }
+    for patch in &k.patches {
+        if let krusty_ops::patch::PatchSource::Path(rel) = &patch.source {
+            out.extend(file(rel));
+        }
+    }
+    for rel in &k.patches_strategic_merge {
+        out.extend(file(rel));
+    }
+    for generator in k.config_map_generator.iter().chain(&k.secret_generator) {
+        for source in &generator.files {
+            // `[key=]path`
+            let rel = source.split_once('=').map_or(source.as_str(), |(_, p)| p);
+            out.extend(file(rel));
+        }
+        for rel in &generator.envs {
+            out.extend(file(rel));
+        }
+    }
+    out
+}
+
+/// Asks the kernel to read what `hint` names into the page cache.
+fn announce(hint: &Hint) {
+    match hint {
+        Hint::File(path) => announce_file(path),
+        Hint::Dir(dir) => {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .take(MAX_FILES_PER_DIR)
+                .for_each(|e| announce_file(&e.path()));
+        }
+    }
+}
+
+/// Opens `path` (not following a final symlink, not waiting on a FIFO) and
+/// asks for its first [`MAX_BYTES`]; anything that fails is passed over.
+fn announce_file(path: &Path) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    else {
+        return;
+    };
+    // SAFETY: `posix_fadvise` reads no memory of ours; the descriptor is
+    // open for the duration of the call. An error (a FIFO, a file system
+    // without read-ahead) only means nothing was read ahead.
+    unsafe {
+        libc::posix_fadvise(file.as_raw_fd(), 0, MAX_BYTES, libc::POSIX_FADV_WILLNEED);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kustomization(text: &str) -> Kustomization {
+        Kustomization::parse(text).expect("valid kustomization")
+    }
+
+    #[test]
+    fn hints_name_what_a_kustomization_reads() {
+        let k = kustomization(
+            "resources:\n- deployment.yaml\n- ../base\n- https://example.com/x.yaml\n- sub/svc.yml\n\
+             components:\n- ../comp\n\
+             patches:\n- path: p.yaml\n- patch: '[]'\n  target: {kind: X}\n\
+             patchesStrategicMerge:\n- ../outside.yaml\n\
+             configMapGenerator:\n- name: c\n  files:\n  - key=config/a.properties\n  - b.txt\n  envs:\n  - e.env\n",
+        );
+        let root = Path::new("/r/overlay");
+        let file = |p: &str| Hint::File(PathBuf::from(p));
+        let dir = |p: &str| Hint::Dir(PathBuf::from(p));
+        assert_eq!(
+            hints(root, &k, LoadRestrictor::RootOnly),
+            vec![
+                file("/r/overlay/deployment.yaml"),
+                dir("/r/base"),
+                file("/r/overlay/sub/svc.yml"),
+                dir("/r/comp"),
+                file("/r/overlay/p.yaml"),
+                file("/r/overlay/config/a.properties"),
+                file("/r/overlay/b.txt"),
+                file("/r/overlay/e.env"),
+            ]
+        );
+        // Without the restrictor, a file outside the root is announced too.
+        assert!(hints(root, &k, LoadRestrictor::None).contains(&file("/r/outside.yaml")));
+    }
+
+    #[test]
+    fn announcing_passes_over_what_it_cannot_read_without_waiting() {
+        let base = std::env::temp_dir().join(format!("krusty-readahead-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("sub")).expect("scratch dir");
+        std::fs::write(base.join("a.yaml"), "a: 1\n").expect("scratch file");
+        std::os::unix::fs::symlink("a.yaml", base.join("link.yaml")).expect("symlink");
+        let fifo = std::ffi::CString::new(base.join("fifo").into_os_string().into_encoded_bytes())
+            .expect("no NUL in a temporary path");
+        // SAFETY: `mkfifo` reads the NUL-terminated path it is given.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "mkfifo");
+        // A FIFO without a writer would block a plain open for reading: the
+        // helper must come back from it, from a directory holding one, and
+        // from paths that are missing, directories or symlinks.
+        let (done, finished) = channel();
+        let dir = base.clone();
+        std::thread::spawn(move || {
+            for hint in [
+                Hint::File(dir.join("fifo")),
+                Hint::Dir(dir.clone()),
+                Hint::File(dir.join("missing.yaml")),
+                Hint::File(dir.join("sub")),
+                Hint::File(dir.join("link.yaml")),
+                Hint::Dir(dir.join("missing")),
+            ] {
+                announce(&hint);
+            }
+            let _ = done.send(());
+        });
+        let came_back = finished.recv_timeout(std::time::Duration::from_secs(10));
+        let _ = std::fs::remove_dir_all(&base);
+        assert!(came_back.is_ok(), "announcing blocked");
+    }
+}
