@@ -23,12 +23,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 
-use crate::kustomization::Kustomization;
+use crate::kustomization::{Kustomization, FILE_NAMES};
 use crate::loader::{clean, files_come_from_disk, is_within, LoadRestrictor};
 
 /// How much of one file is asked for: resource files are far smaller, and
 /// a large file in a kustomization's directory is likely not one of them.
 const MAX_BYTES: i64 = 1 << 20;
+
+/// How many directories named before files were found to come from disk
+/// are remembered.
+const MAX_EARLIER: usize = 4096;
 
 /// How many files of one directory are announced at most.
 const MAX_FILES_PER_DIR: usize = 256;
@@ -43,35 +47,52 @@ enum Hint {
 }
 
 /// The helper thread of one build, started the first time a kustomization
-/// is parsed after files were found to come from disk; it stops when the build drops
-/// this (after what it is announcing at the moment).
+/// is parsed after files were found to come from disk (it stops when the
+/// build drops this, after the file it is announcing at the moment), and
+/// the directories named before that.
 #[derive(Default)]
 pub(crate) struct ReadAhead {
-    helper: Mutex<Option<Sender<Vec<Hint>>>>,
+    state: Mutex<State>,
     stop: Arc<AtomicBool>,
 }
 
+#[derive(Default)]
+struct State {
+    /// The helper, once started.
+    helper: Option<Sender<Vec<Hint>>>,
+    /// Directories named before files were found to come from disk (up to
+    /// [`MAX_EARLIER`]): by then the build has often parsed the
+    /// kustomizations that name most of its bases, and not built them yet.
+    earlier: Vec<Hint>,
+}
+
 impl ReadAhead {
-    /// Announces the files kustomization `k` in `root` names, if this
-    /// process's files mostly come from disk; otherwise does nothing.
+    /// Announces the files kustomization `k` in `root` names, and the
+    /// directories named before, if this process's files mostly come from
+    /// disk; otherwise only remembers the directories it names.
     pub(crate) fn kustomization(&self, root: &Path, k: &Kustomization, restrictor: LoadRestrictor) {
-        if !files_come_from_disk() {
-            return;
-        }
-        let hints = hints(root, k, restrictor);
-        if hints.is_empty() {
-            return;
-        }
-        let Ok(mut helper) = self.helper.lock() else {
+        let from_disk = files_come_from_disk();
+        let hints = hints(root, k, restrictor, !from_disk);
+        let Ok(mut state) = self.state.lock() else {
             return;
         };
-        if helper.is_none() {
-            *helper = self.start();
+        if !from_disk {
+            let room = MAX_EARLIER.saturating_sub(state.earlier.len());
+            state.earlier.extend(hints.into_iter().take(room));
+            return;
         }
-        if let Some(sender) = helper.as_ref() {
+        let mut batch = std::mem::take(&mut state.earlier);
+        batch.extend(hints);
+        if batch.is_empty() {
+            return;
+        }
+        if state.helper.is_none() {
+            state.helper = self.start();
+        }
+        if let Some(sender) = state.helper.as_ref() {
             // A helper that could not take it has stopped: the build goes on
             // reading the files itself.
-            let _ = sender.send(hints);
+            let _ = sender.send(batch);
         }
     }
 
@@ -83,11 +104,8 @@ impl ReadAhead {
             .name("krusty-readahead".into())
             .spawn(move || {
                 for batch in receiver {
-                    for hint in batch {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        announce(&hint);
+                    if !announce_batch(&batch, &stop) {
+                        return;
                     }
                 }
             })
@@ -103,10 +121,10 @@ impl Drop for ReadAhead {
 }
 
 /// What kustomization `k` in `root` will read: its resource files and
-/// directories, components, patch files and generator sources. Remote
-/// resources are left out, and files outside `root` unless the load
-/// restrictor allows them.
-fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor) -> Vec<Hint> {
+/// directories, components, patch files and generator sources (only the
+/// directories if `dirs_only`). Remote resources are left out, and files
+/// outside `root` unless the load restrictor allows them.
+fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor, dirs_only: bool) -> Vec<Hint> {
     let file = |rel: &str| {
         let path = clean(&root.join(rel));
         (restrictor == LoadRestrictor::None || is_within(&path, root)).then_some(Hint::File(path))
@@ -120,7 +138,9 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor) -> Vec<Hint
             .iter()
             .any(|e| entry.ends_with(e))
         {
-            out.extend(file(entry));
+            if !dirs_only {
+                out.extend(file(entry));
+            }
         } else {
             out.push(Hint::Dir(clean(&root.join(entry))));
         }
@@ -129,6 +149,9 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor) -> Vec<Hint
         if !crate::target::is_remote(entry) {
             out.push(Hint::Dir(clean(&root.join(entry))));
         }
+    }
+    if dirs_only {
+        return out;
     }
     for patch in &k.patches {
         if let krusty_ops::patch::PatchSource::Path(rel) = &patch.source {
@@ -151,21 +174,44 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor) -> Vec<Hint
     out
 }
 
-/// Asks the kernel to read what `hint` names into the page cache.
-fn announce(hint: &Hint) {
-    match hint {
-        Hint::File(path) => announce_file(path),
-        Hint::Dir(dir) => {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                .take(MAX_FILES_PER_DIR)
-                .for_each(|e| announce_file(&e.path()));
+/// Asks the kernel to read what one kustomization names into the page
+/// cache: first its files and the usual kustomization file of each
+/// directory (found by name, which needs no directory listing: what the
+/// build reads next), then the other files of each directory (listing a
+/// directory may itself wait for the disk). `false` once the build is over.
+fn announce_batch(batch: &[Hint], stop: &AtomicBool) -> bool {
+    for hint in batch {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match hint {
+            Hint::File(path) => announce_file(path),
+            Hint::Dir(dir) => announce_file(&dir.join(FILE_NAMES[0])),
         }
     }
+    for hint in batch {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        if let Hint::Dir(dir) = hint {
+            announce_dir(dir);
+        }
+    }
+    true
+}
+
+/// Announces the regular files of `dir` but its usual kustomization file
+/// (announced already).
+fn announce_dir(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() != FILE_NAMES[0])
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .take(MAX_FILES_PER_DIR)
+        .for_each(|e| announce_file(&e.path()));
 }
 
 /// Opens `path` (not following a final symlink, not waiting on a FIFO) and
@@ -209,7 +255,7 @@ mod tests {
         let file = |p: &str| Hint::File(PathBuf::from(p));
         let dir = |p: &str| Hint::Dir(PathBuf::from(p));
         assert_eq!(
-            hints(root, &k, LoadRestrictor::RootOnly),
+            hints(root, &k, LoadRestrictor::RootOnly, false),
             vec![
                 file("/r/overlay/deployment.yaml"),
                 dir("/r/base"),
@@ -222,7 +268,12 @@ mod tests {
             ]
         );
         // Without the restrictor, a file outside the root is announced too.
-        assert!(hints(root, &k, LoadRestrictor::None).contains(&file("/r/outside.yaml")));
+        assert!(hints(root, &k, LoadRestrictor::None, false).contains(&file("/r/outside.yaml")));
+        // Before files come from disk, only directories are remembered.
+        assert_eq!(
+            hints(root, &k, LoadRestrictor::RootOnly, true),
+            vec![dir("/r/base"), dir("/r/comp")]
+        );
     }
 
     #[test]
@@ -242,20 +293,18 @@ mod tests {
         let (done, finished) = channel();
         let dir = base.clone();
         std::thread::spawn(move || {
-            for hint in [
+            let batch = [
                 Hint::File(dir.join("fifo")),
                 Hint::Dir(dir.clone()),
                 Hint::File(dir.join("missing.yaml")),
                 Hint::File(dir.join("sub")),
                 Hint::File(dir.join("link.yaml")),
                 Hint::Dir(dir.join("missing")),
-            ] {
-                announce(&hint);
-            }
-            let _ = done.send(());
+            ];
+            let _ = done.send(announce_batch(&batch, &AtomicBool::new(false)));
         });
         let came_back = finished.recv_timeout(std::time::Duration::from_secs(10));
         let _ = std::fs::remove_dir_all(&base);
-        assert!(came_back.is_ok(), "announcing blocked");
+        assert_eq!(came_back, Ok(true), "announcing blocked");
     }
 }
