@@ -131,23 +131,22 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor, dirs_only: 
     };
     let mut out = Vec::new();
     for entry in &k.resources {
-        if crate::target::is_remote(entry) {
+        let is_file = [".yaml", ".yml", ".json"]
+            .iter()
+            .any(|e| entry.ends_with(e));
+        if (is_file && dirs_only) || crate::target::is_remote(entry) {
             continue;
         }
-        if [".yaml", ".yml", ".json"]
-            .iter()
-            .any(|e| entry.ends_with(e))
-        {
-            if !dirs_only {
-                out.extend(file(entry));
-            }
+        if is_file {
+            out.extend(file(entry));
         } else {
-            out.push(Hint::Dir(clean(&root.join(entry))));
+            // Opening a path resolves its `..` as well as cleaning it would.
+            out.push(Hint::Dir(root.join(entry)));
         }
     }
     for entry in &k.components {
         if !crate::target::is_remote(entry) {
-            out.push(Hint::Dir(clean(&root.join(entry))));
+            out.push(Hint::Dir(root.join(entry)));
         }
     }
     if dirs_only {
@@ -258,9 +257,9 @@ mod tests {
             hints(root, &k, LoadRestrictor::RootOnly, false),
             vec![
                 file("/r/overlay/deployment.yaml"),
-                dir("/r/base"),
+                dir("/r/overlay/../base"),
                 file("/r/overlay/sub/svc.yml"),
-                dir("/r/comp"),
+                dir("/r/overlay/../comp"),
                 file("/r/overlay/p.yaml"),
                 file("/r/overlay/config/a.properties"),
                 file("/r/overlay/b.txt"),
@@ -272,7 +271,7 @@ mod tests {
         // Before files come from disk, only directories are remembered.
         assert_eq!(
             hints(root, &k, LoadRestrictor::RootOnly, true),
-            vec![dir("/r/base"), dir("/r/comp")]
+            vec![dir("/r/overlay/../base"), dir("/r/overlay/../comp")]
         );
     }
 
