@@ -10,8 +10,11 @@
 //! which asks the kernel to start reading those files
 //! (`posix_fadvise(WILLNEED)`), so that the disk serves them together while
 //! the workers go on. A directory named in `resources:` or `components:`
-//! has each regular file in it announced (its kustomization file, and
-//! usually the resources and patches it names).
+//! has its kustomization file announced first, then each other regular
+//! file in it (usually the resources and patches it names). Directories
+//! named before the loader noticed are remembered and announced then: by
+//! that time the build has often parsed the kustomizations that name most
+//! of its bases, and built few of them.
 //!
 //! Announcing a file only fills the page cache: what the build reads, and
 //! the rules it reads by (the load restrictor), are unchanged. Files are
@@ -58,11 +61,12 @@ pub(crate) struct ReadAhead {
 
 #[derive(Default)]
 struct State {
-    /// The helper, once started.
+    /// Whether starting the helper was tried.
+    started: bool,
+    /// The helper, if it started.
     helper: Option<Sender<Vec<Hint>>>,
     /// Directories named before files were found to come from disk (up to
-    /// [`MAX_EARLIER`]): by then the build has often parsed the
-    /// kustomizations that name most of its bases, and not built them yet.
+    /// [`MAX_EARLIER`]).
     earlier: Vec<Hint>,
 }
 
@@ -86,7 +90,8 @@ impl ReadAhead {
         if batch.is_empty() {
             return;
         }
-        if state.helper.is_none() {
+        if !state.started {
+            state.started = true;
             state.helper = self.start();
         }
         if let Some(sender) = state.helper.as_ref() {
