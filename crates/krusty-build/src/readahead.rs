@@ -21,9 +21,10 @@
 //! opened without following a final symlink and without blocking (a FIFO
 //! is passed over), and at most [`MAX_BYTES`] of each is asked for.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 
 use crate::kustomization::{Kustomization, FILE_NAMES};
@@ -107,13 +108,7 @@ impl ReadAhead {
         let stop = Arc::clone(&self.stop);
         std::thread::Builder::new()
             .name("krusty-readahead".into())
-            .spawn(move || {
-                for batch in receiver {
-                    if !announce_batch(&batch, &stop) {
-                        return;
-                    }
-                }
-            })
+            .spawn(move || run_helper(&receiver, &stop))
             .ok()?;
         Some(sender)
     }
@@ -178,30 +173,42 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor, dirs_only: 
     out
 }
 
-/// Asks the kernel to read what one kustomization names into the page
-/// cache: first its files and the usual kustomization file of each
-/// directory (found by name, which needs no directory listing: what the
-/// build reads next), then the other files of each directory (listing a
-/// directory may itself wait for the disk). `false` once the build is over.
-fn announce_batch(batch: &[Hint], stop: &AtomicBool) -> bool {
-    for hint in batch {
+/// The helper: announces what each kustomization names as it comes (its
+/// files, and the usual kustomization file of each directory, found by
+/// name: what the build reads next), and in between lists the directories
+/// named, one at a time, to announce their other files (listing a
+/// directory may itself wait for the disk, so it never holds up what was
+/// named since). Returns when the build is over.
+fn run_helper(batches: &Receiver<Vec<Hint>>, stop: &AtomicBool) {
+    let mut to_list: VecDeque<PathBuf> = VecDeque::new();
+    loop {
         if stop.load(Ordering::Relaxed) {
-            return false;
+            return;
         }
-        match hint {
-            Hint::File(path) => announce_file(path),
-            Hint::Dir(dir) => announce_file(&dir.join(FILE_NAMES[0])),
+        let batch = match batches.try_recv() {
+            Ok(batch) => batch,
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => match to_list.pop_front() {
+                Some(dir) => {
+                    announce_dir(&dir);
+                    continue;
+                }
+                None => match batches.recv() {
+                    Ok(batch) => batch,
+                    Err(_) => return,
+                },
+            },
+        };
+        for hint in batch {
+            match hint {
+                Hint::File(path) => announce_file(&path),
+                Hint::Dir(dir) => {
+                    announce_file(&dir.join(FILE_NAMES[0]));
+                    to_list.push_back(dir);
+                }
+            }
         }
     }
-    for hint in batch {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        if let Hint::Dir(dir) = hint {
-            announce_dir(dir);
-        }
-    }
-    true
 }
 
 /// Announces the regular files of `dir` but its usual kustomization file
@@ -303,15 +310,18 @@ mod tests {
         let (done, finished) = channel();
         let dir = base.clone();
         std::thread::spawn(move || {
-            let batch = [
-                Hint::File(dir.join("fifo")),
-                Hint::Dir(dir.clone()),
-                Hint::File(dir.join("missing.yaml")),
-                Hint::File(dir.join("sub")),
-                Hint::File(dir.join("link.yaml")),
-                Hint::Dir(dir.join("missing")),
-            ];
-            let _ = done.send(announce_batch(&batch, &AtomicBool::new(false)));
+            for file in ["fifo", "missing.yaml", "sub", "link.yaml"] {
+                announce_file(&dir.join(file));
+            }
+            for listed in [dir.clone(), dir.join("missing")] {
+                announce_dir(&listed);
+            }
+            // The helper itself, given both, ends when the build does.
+            let (batches, helper) = channel();
+            let _ = batches.send(vec![Hint::File(dir.join("fifo")), Hint::Dir(dir.clone())]);
+            drop(batches);
+            run_helper(&helper, &AtomicBool::new(false));
+            let _ = done.send(true);
         });
         let came_back = finished.recv_timeout(std::time::Duration::from_secs(10));
         let _ = std::fs::remove_dir_all(&base);
