@@ -109,7 +109,7 @@ impl Loader {
     pub fn entry(&self, rel: &str) -> BuildResult<Entry> {
         // Names of resource files are opened straight away; others (most
         // often directories) are looked at first.
-        let probe = if [".yaml", ".yml", ".json"].iter().any(|e| rel.ends_with(e)) {
+        let probe = if names_resource_file(rel) {
             Probe::Open
         } else {
             Probe::Stat
@@ -218,6 +218,12 @@ impl Loader {
         self.check_restriction(&resolved.file.path)?;
         Ok(resolved.file.path)
     }
+}
+
+/// Whether a `resources:` path is named like a file of resources
+/// (`*.yaml`, `*.yml`, `*.json`) rather than a directory.
+pub(crate) fn names_resource_file(rel: &str) -> bool {
+    [".yaml", ".yml", ".json"].iter().any(|e| rel.ends_with(e))
 }
 
 /// `path` is `dir` or lies below it, component by component (as

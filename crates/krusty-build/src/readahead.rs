@@ -28,7 +28,7 @@ use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 
 use crate::kustomization::{Kustomization, FILE_NAMES};
-use crate::loader::{clean, files_come_from_disk, is_within, LoadRestrictor};
+use crate::loader::{clean, files_come_from_disk, is_within, names_resource_file, LoadRestrictor};
 
 /// How much of one file is asked for: resource files are far smaller, and
 /// a large file in a kustomization's directory is likely not one of them.
@@ -52,7 +52,7 @@ enum Hint {
 
 /// The helper thread of one build, started the first time a kustomization
 /// is parsed after files were found to come from disk (it stops when the
-/// build drops this, after the file it is announcing at the moment), and
+/// build drops this, after the batch or listing in hand), and
 /// the directories named before that.
 #[derive(Default)]
 pub(crate) struct ReadAhead {
@@ -131,9 +131,7 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor, dirs_only: 
     };
     let mut out = Vec::new();
     for entry in &k.resources {
-        let is_file = [".yaml", ".yml", ".json"]
-            .iter()
-            .any(|e| entry.ends_with(e));
+        let is_file = names_resource_file(entry);
         if (is_file && dirs_only) || crate::target::is_remote(entry) {
             continue;
         }
