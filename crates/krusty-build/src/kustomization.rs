@@ -171,31 +171,36 @@ pub enum OpenApi {
 impl Kustomization {
     /// Finds and parses the kustomization file in `dir`.
     pub fn load(dir: &Path) -> BuildResult<(Kustomization, std::path::PathBuf)> {
-        // The stat that finds each name also gives the size to read by.
-        let found: Vec<(std::path::PathBuf, u64)> = FILE_NAMES
-            .iter()
-            .map(|n| dir.join(n))
-            .filter_map(|p| {
-                let m = std::fs::metadata(&p).ok().filter(|m| m.is_file())?;
-                Some((p, m.len()))
-            })
-            .collect();
-        let (path, size) = match found.as_slice() {
-            [one] => one.clone(),
-            [] => {
-                return Err(BuildError::new(format!(
-                    "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
-                    dir.display()
-                )))
+        // The usual name is opened and read at once; the stat that finds
+        // any other name also gives the size to read by.
+        let mut found: Vec<(std::path::PathBuf, crate::loader::Found)> = Vec::new();
+        for (i, name) in FILE_NAMES.iter().enumerate() {
+            let path = dir.join(name);
+            let file = if i == 0 {
+                crate::loader::find_file(&path)
+            } else {
+                std::fs::metadata(&path)
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| crate::loader::Found::Size(m.len()))
+            };
+            if let Some(file) = file {
+                found.push((path, file));
             }
-            _ => {
-                return Err(BuildError::new(format!(
-                    "Found multiple kustomization files under: {}",
-                    dir.display()
-                )))
-            }
+        }
+        if found.len() > 1 {
+            return Err(BuildError::new(format!(
+                "Found multiple kustomization files under: {}",
+                dir.display()
+            )));
+        }
+        let Some((path, found)) = found.pop() else {
+            return Err(BuildError::new(format!(
+                "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
+                dir.display()
+            )));
         };
-        let text = crate::loader::read_text(&path, Some(size))?;
+        let text = crate::loader::read_found_text(&path, found)?;
         let k = Kustomization::parse(&text)
             .map_err(|e| e.context(format!("invalid kustomization file {}", path.display())))?;
         Ok((k, path))

@@ -53,6 +53,8 @@ pub struct FoundFile {
     pub path: PathBuf,
     size: Option<u64>,
     open: Option<std::fs::File>,
+    /// The whole file, when resolving already read it (see [`read_if_whole`]).
+    content: Option<Vec<u8>>,
 }
 
 /// A path resolved against a kustomization root.
@@ -65,9 +67,10 @@ struct Resolved {
 impl FoundFile {
     /// Reads the whole file: from the file resolving opened, if it did.
     fn read_bytes(self) -> std::io::Result<Vec<u8>> {
-        match self.open {
-            Some(file) => read_open(file, self.size),
-            None => read_whole(&self.path, self.size),
+        match (self.content, self.open) {
+            (Some(content), _) => Ok(content),
+            (None, Some(file)) => read_open(file, self.size),
+            (None, None) => read_whole(&self.path, self.size),
         }
     }
 }
@@ -77,8 +80,9 @@ impl FoundFile {
 enum Probe {
     /// `lstat` it (directories, and paths only resolved, not read).
     Stat,
-    /// Open it without following a symlink, and `fstat` the open file: a
-    /// file about to be read then needs no second path lookup.
+    /// Open it without following a symlink and read it (see
+    /// [`read_if_whole`]), else `fstat` the open file: a file about to be
+    /// read then needs no second path lookup.
     Open,
 }
 
@@ -144,6 +148,7 @@ impl Loader {
                 path,
                 size: None,
                 open: None,
+                content: None,
             },
             is_dir,
         })
@@ -159,6 +164,31 @@ impl Loader {
             path.push(name);
             if names.peek().is_none() && probe == Probe::Open {
                 let file = open_no_follow(&path).ok()?;
+                match read_if_whole(&file) {
+                    Ok(Some(content)) => {
+                        return Some(Resolved {
+                            file: FoundFile {
+                                path,
+                                size: None,
+                                open: None,
+                                content: Some(content),
+                            },
+                            is_dir: false,
+                        })
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+                        return Some(Resolved {
+                            file: FoundFile {
+                                path,
+                                size: None,
+                                open: None,
+                                content: None,
+                            },
+                            is_dir: true,
+                        })
+                    }
+                    _ => {}
+                }
                 let m = file.metadata().ok()?;
                 let is_file = m.is_file();
                 return Some(Resolved {
@@ -166,6 +196,7 @@ impl Loader {
                         path,
                         size: is_file.then_some(m.len()),
                         open: is_file.then_some(file),
+                        content: None,
                     },
                     is_dir: m.is_dir(),
                 });
@@ -180,6 +211,7 @@ impl Loader {
                         path,
                         size: m.is_file().then_some(m.len()),
                         open: None,
+                        content: None,
                     },
                     is_dir: m.is_dir(),
                 });
@@ -367,6 +399,60 @@ fn read_open(mut file: std::fs::File, size: Option<u64>) -> std::io::Result<Vec<
     Ok(buf)
 }
 
+/// The most [`read_if_whole`] reads in its one read.
+const WHOLE_IN_ONE_READ: usize = 64 << 10;
+
+/// The whole of an open file, read in one read from its start that asks
+/// only for what the page cache holds (`RWF_NOWAIT`), when that read alone
+/// shows it has the whole file: without a stat to learn the size first.
+///
+/// Such a read stops early only at the end of the file or before a page
+/// that is not cached, and pages start at multiples of 4,096 bytes; so a
+/// read that comes back short of the buffer, with a length that is not a
+/// multiple of 4,096, has reached the end. Any other outcome (an empty or
+/// larger file, one whose size is a multiple of 4,096, pages missing, or
+/// no such read on this system) is `Ok(None)`, and the file's position is
+/// left at its start for an ordinary read. An error is the read's (e.g.
+/// `EISDIR` for a directory).
+#[cfg(target_os = "linux")]
+pub(crate) fn read_if_whole(file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::fd::AsRawFd;
+    const PAGE: usize = 4096;
+    if NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    let mut buf: Vec<u8> = Vec::with_capacity(WHOLE_IN_ONE_READ);
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: WHOLE_IN_ONE_READ,
+    };
+    // SAFETY: the one `iovec` describes `buf`'s allocated capacity, which
+    // outlives the call; reading at offset 0 leaves the file's position
+    // where it is.
+    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, 0, libc::RWF_NOWAIT) };
+    let Ok(n) = usize::try_from(n) else {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS | libc::ESPIPE) => {
+                Ok(None)
+            }
+            _ => Err(e),
+        };
+    };
+    if n == 0 || n >= WHOLE_IN_ONE_READ || n % PAGE == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the kernel wrote the first `n` bytes of the capacity.
+    unsafe { buf.set_len(n) };
+    note_read(false);
+    Ok(Some(buf.as_slice().to_vec()))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn read_if_whole(_file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
+    Ok(None)
+}
+
 /// How many files read so far had to wait for the disk before
 /// [`files_come_from_disk`] says so: a few misses are the page cache's
 /// ordinary churn.
@@ -456,6 +542,49 @@ fn read_retrying(mut file: &std::fs::File, buf: &mut [u8]) -> std::io::Result<us
             other => return other,
         }
     }
+}
+
+/// A regular file found at a path, and what finding it learnt.
+pub(crate) enum Found {
+    /// Its whole content, read while finding it.
+    Content(Vec<u8>),
+    /// The open file and its size.
+    Open(std::fs::File, u64),
+    /// Its size (it was only looked at).
+    Size(u64),
+}
+
+/// Opens `path` (following symlinks) and reads it whole when one read
+/// can (see [`read_if_whole`]), else keeps it open with its size; `None`
+/// when it is not a regular file. A file that cannot be opened (no
+/// permission, say) is found by a stat, as it would be without this, and
+/// fails when it is read. The file is opened without blocking, so a FIFO
+/// is passed over as a stat would pass it.
+pub(crate) fn find_file(path: &Path) -> Option<Found> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let Ok(file) = opened else {
+        let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+        return Some(Found::Size(m.len()));
+    };
+    if let Ok(Some(content)) = read_if_whole(&file) {
+        return Some(Found::Content(content));
+    }
+    let m = file.metadata().ok().filter(|m| m.is_file())?;
+    Some(Found::Open(file, m.len()))
+}
+
+/// The UTF-8 text of a file [`find_file`] (or a stat) found.
+pub(crate) fn read_found_text(path: &Path, found: Found) -> BuildResult<String> {
+    let read = match found {
+        Found::Content(content) => Ok(content),
+        Found::Open(file, size) => read_open(file, Some(size)),
+        Found::Size(size) => read_whole(path, Some(size)),
+    };
+    text_of(path, read)
 }
 
 /// Reads a file as UTF-8, reporting the line and column of invalid bytes;
@@ -660,6 +789,94 @@ mod tests {
                 assert!(FILES_READ.load(Ordering::Relaxed) > before);
             }
         }
+    }
+
+    /// The bytes [`find_file`] finds at `path`, read through
+    /// [`read_found_text`]'s path (as bytes: the content is binary).
+    fn found_bytes(path: &Path) -> Option<Vec<u8>> {
+        Some(match find_file(path)? {
+            Found::Content(content) => content,
+            Found::Open(file, size) => read_open(file, Some(size)).expect("readable"),
+            Found::Size(size) => read_whole(path, Some(size)).expect("readable"),
+        })
+    }
+
+    #[test]
+    fn files_are_found_whole_at_every_size() {
+        for len in [
+            0usize, 1, 100, 4095, 4096, 4097, 8191, 8192, 8193, 65535, 65536, 65537, 200_000,
+        ] {
+            let content: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            let file = Scratch::new(&format!("whole-{len}"), &content);
+            let read = found_bytes(&file.0).expect("a regular file");
+            assert!(read == content, "{len} bytes: read {}", read.len());
+            // Through the loader too, as a resource file is read.
+            let name = file.0.file_name().and_then(|n| n.to_str()).expect("name");
+            let yaml = Scratch::new(&format!("{name}.yaml"), &content);
+            let dir = yaml.0.parent().expect("temp dir");
+            let loader = Loader::at_resolved(dir.to_path_buf(), LoadRestrictor::None);
+            let rel = yaml.0.file_name().and_then(|n| n.to_str()).expect("name");
+            let Ok(Entry::File(found)) = loader.entry(rel) else {
+                panic!("{len} bytes: not found as a file");
+            };
+            let read = found.read_bytes().expect("readable");
+            assert!(
+                read == content,
+                "{len} bytes through the loader: read {}",
+                read.len()
+            );
+        }
+    }
+
+    #[test]
+    fn one_read_is_taken_as_whole_only_when_it_shows_the_end() {
+        let sizes = [
+            (4097usize, true),
+            (100, true),
+            (4096, false),
+            (8192, false),
+            (0, false),
+        ];
+        for (len, whole) in sizes {
+            let content = vec![b'x'; len];
+            let file = Scratch::new(&format!("one-read-{len}"), &content);
+            let opened = std::fs::File::open(&file.0).expect("scratch file");
+            let read = read_if_whole(&opened).expect("readable");
+            if NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
+                continue;
+            }
+            assert_eq!(read.is_some(), whole, "{len} bytes");
+        }
+    }
+
+    #[test]
+    fn a_file_with_pages_missing_from_the_cache_is_read_whole() {
+        use std::os::fd::AsRawFd;
+        let content: Vec<u8> = (0..40_007).map(|i| (i % 249) as u8).collect();
+        let file = Scratch::new("middle-page", &content);
+        let opened = std::fs::File::open(&file.0).expect("scratch file");
+        opened.sync_all().expect("written back");
+        // SAFETY: `posix_fadvise` reads no memory of ours; the file is
+        // open. The pages from 8 KiB on are dropped (as far as the page
+        // cache splits the file there): a read that asks for cached pages
+        // only stops at a multiple of 4,096 bytes short of the end.
+        unsafe {
+            libc::posix_fadvise(opened.as_raw_fd(), 8192, 0, libc::POSIX_FADV_DONTNEED);
+        }
+        let read = found_bytes(&file.0).expect("a regular file");
+        assert!(read == content, "read {} bytes", read.len());
+    }
+
+    #[test]
+    fn a_fifo_is_not_taken_for_a_file() {
+        let path = std::env::temp_dir().join(format!("krusty-loader-{}-fifo", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("path");
+        // SAFETY: `mkfifo` reads the NUL-terminated path it is given.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        // Opened without blocking, and passed over as a stat passes it.
+        assert!(find_file(&path).is_none());
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
