@@ -72,12 +72,21 @@ pub fn boolean(n: &Node, at: At<'_>) -> OpResult<bool> {
     }
 }
 
-/// An integer field (null reads as 0).
+/// An integer field (null reads as 0). A whole number written as a float
+/// (`3.0`, `1e3`) is one: the YAML to JSON step writes it without a
+/// fraction.
 pub fn integer(n: &Node, at: At<'_>) -> OpResult<i64> {
+    /// 2^63: floats from here on are out of `i64`'s range.
+    const OUT_OF_RANGE: f64 = 9_223_372_036_854_775_808.0;
     match &n.value {
         Value::Scalar(_) => match resolve_input(n) {
             Resolved::Null => Ok(0),
             Resolved::Int(i) => i64::try_from(i).map_err(|_| mismatch(n, at, "int64")),
+            Resolved::Float(f)
+                if f.fract() == 0.0 && (-OUT_OF_RANGE..OUT_OF_RANGE).contains(&f) =>
+            {
+                Ok(f as i64)
+            }
             _ => Err(mismatch(n, at, "int64")),
         },
         _ => Err(mismatch(n, at, "int64")),

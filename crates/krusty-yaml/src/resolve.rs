@@ -75,6 +75,27 @@ pub fn resolve_input(n: &Node) -> Resolved<'_> {
     }
 }
 
+/// go-yaml v2's resolution of an unquoted scalar decoded into a Go
+/// `interface{}`: how Kustomize reads kustomization files (through
+/// `sigs.k8s.io/yaml`). It differs from [`resolve_plain_v3`] in YAML 1.1
+/// booleans (`yes`, `on`, `n`, ...) and in timestamps, which stay the
+/// text they were written as.
+pub fn resolve_plain_v2(text: &str) -> Resolved<'_> {
+    if text.len() <= LONGEST_WORD {
+        if TRUES_V2_EXTRA.contains(&text) {
+            return Resolved::Bool(true);
+        }
+        if FALSES_V2_EXTRA.contains(&text) {
+            return Resolved::Bool(false);
+        }
+    }
+    match resolve_plain_v3(text) {
+        // A timestamp decoded into `interface{}` stays a string.
+        Resolved::Owned(_) => Resolved::Str(text),
+        other => other,
+    }
+}
+
 /// go-yaml v3's resolution of an unquoted scalar.
 pub fn resolve_plain_v3(text: &str) -> Resolved<'_> {
     let Some(&first) = text.as_bytes().first() else {
