@@ -1,7 +1,7 @@
 //! Go `encoding/json` text of a node: what Kustomize hashes and compares.
 //!
-//! Keys are sorted bytewise, output is compact, and `<`, `>`, `&`, U+2028
-//! and U+2029 are escaped as Go escapes them. Scalars keep the types the
+//! Keys are sorted bytewise, output is compact, and `<`, `>`, `&`, U+2028,
+//! U+2029 and control characters are escaped as Go escapes them. Scalars keep the types the
 //! reader gives them (numbers stay numbers).
 
 use crate::node::{Node, Value};
@@ -25,6 +25,9 @@ pub fn write_go_json_string(s: &str, out: &mut String) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            // Go 1.22 and later (kubectl v1.32 is built with Go 1.23).
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
                 out.push_str(&format!("\\u{:04x}", c as u32))
             }
