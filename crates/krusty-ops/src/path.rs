@@ -6,7 +6,10 @@ use krusty_yaml::{Node, Value};
 
 use crate::error::{OpError, OpResult};
 
-/// Splits a path at dots outside square brackets.
+/// Splits a path at dots outside square brackets. A bracketed part without
+/// `=` is a map key that may hold dots (`[app.kubernetes.io/name]`): it
+/// loses its brackets, as Kustomize's path splitter drops them; a list
+/// selector (`[name=a.b]`) keeps them.
 pub fn split(path: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut current = String::new();
@@ -26,6 +29,13 @@ pub fn split(path: &str) -> Vec<String> {
         }
     }
     parts.push(current);
+    for part in &mut parts {
+        if let Some(key) = part.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
+            if !key.contains('=') {
+                *part = key.to_string();
+            }
+        }
+    }
     parts
 }
 
@@ -126,6 +136,10 @@ mod tests {
         assert_eq!(
             split("spec.containers.[name=a.b].image"),
             ["spec", "containers", "[name=a.b]", "image"]
+        );
+        assert_eq!(
+            split("metadata.labels.[app.kubernetes.io/version]"),
+            ["metadata", "labels", "app.kubernetes.io/version"]
         );
         assert_eq!(
             split_with_indices("spec.ports[0].port"),
