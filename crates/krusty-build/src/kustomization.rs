@@ -252,14 +252,32 @@ impl Kustomization {
             return Err(BuildError::new(EMPTY));
         }
         let api_version = root.get("apiVersion").and_then(Node::as_str);
-        if k.kind == "Component"
-            && api_version.is_some_and(|v| v != "kustomize.config.k8s.io/v1alpha1")
-        {
-            return Err(BuildError::new(
-                "apiVersion for Component should be kustomize.config.k8s.io/v1alpha1",
-            ));
-        }
+        k.check_kind_and_api_version(api_version.unwrap_or_default())?;
         Ok(k)
+    }
+
+    /// Kustomize's checks of `kind` and `apiVersion` (each when set): the
+    /// kind is `Kustomization` or `Component`, and the apiVersion is
+    /// `v1alpha1` for a Component and `v1beta1` for anything else. Every
+    /// problem found is reported, one per line.
+    fn check_kind_and_api_version(&self, api_version: &str) -> BuildResult<()> {
+        let mut problems = Vec::new();
+        if !matches!(self.kind.as_str(), "" | "Kustomization" | "Component") {
+            problems.push("kind should be Kustomization or Component".to_string());
+        }
+        let (wanted, of) = match self.kind.as_str() {
+            "Component" => ("kustomize.config.k8s.io/v1alpha1", "Component"),
+            "" => ("kustomize.config.k8s.io/v1beta1", "Kustomization"),
+            other => ("kustomize.config.k8s.io/v1beta1", other),
+        };
+        if !api_version.is_empty() && api_version != wanted {
+            problems.push(format!("apiVersion for {of} should be {wanted}"));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(BuildError::new(problems.join("\n")))
+        }
     }
 
     fn read_field(&mut self, name: &str, value: &Node) -> OpResult<()> {
