@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use krusty_yaml::{resolve_plain_v2, resolve_plain_v3, Node, Resolved, ScalarStyle, Tag, Value};
+use krusty_yaml::{Node, Value};
 
 use krusty_ops::builtins::generator::{GeneratedKind, GeneratorArgs, GeneratorOptions};
 use krusty_ops::builtins::images::ImageChange;
@@ -220,7 +220,7 @@ impl Kustomization {
             None => return Err(BuildError::new(EMPTY)),
             Some(r) => r,
         };
-        retype_as_go_yaml_v2(&mut root);
+        krusty_yaml::retype_as_go_yaml_v2(&mut root);
         let Value::Map(entries) = &root.value else {
             return Err(BuildError::new("a kustomization must be a YAML mapping"));
         };
@@ -630,43 +630,4 @@ fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
             "the field 'sortOptions.order' must be one of [fifo, legacy]",
         )),
     }
-}
-
-/// Gives unquoted scalars the types go-yaml v2 gives them, as Kustomize
-/// decodes kustomization files with it (through JSON) where resources are
-/// read with go-yaml v3: YAML 1.1 booleans (`yes`, `on`, `N`, ...) become
-/// `true` or `false` (so a string field holding one fails, and a free-form
-/// value such as `valuesInline` gets a boolean), and timestamps stay the
-/// text they were written as (`2024-01-01`, not a time in RFC 3339 form).
-fn retype_as_go_yaml_v2(node: &mut Node) {
-    let retyped = match &node.value {
-        Value::Scalar(s) if node.tag() == Tag::None && node.style() == ScalarStyle::Plain => {
-            match (resolve_plain_v2(&s.text), resolve_plain_v3(&s.text)) {
-                (Resolved::Bool(b), Resolved::Str(_)) => Some(Retyped::Bool(b)),
-                (Resolved::Str(_), Resolved::Owned(_)) => Some(Retyped::Text),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    match (&mut node.value, retyped) {
-        (Value::Map(entries), _) => {
-            for (k, v) in entries.iter_mut() {
-                retype_as_go_yaml_v2(k);
-                retype_as_go_yaml_v2(v);
-            }
-        }
-        (Value::Seq(items), _) => items.iter_mut().for_each(retype_as_go_yaml_v2),
-        (Value::Scalar(s), Some(Retyped::Bool(b))) => {
-            s.text = if b { "true" } else { "false" }.into();
-        }
-        (Value::Scalar(_), Some(Retyped::Text)) => node.set_tag(Tag::Str),
-        (Value::Scalar(_), None) => {}
-    }
-}
-
-/// How [`retype_as_go_yaml_v2`] changes a scalar.
-enum Retyped {
-    Bool(bool),
-    Text,
 }

@@ -25,4 +25,4 @@ pub use node::{
     CompactString, Document, Extras, Node, Pos, Scalar, ScalarStyle, Tag, ThinVec, Value,
 };
 pub use parse::{parse_stream, parse_stream_with, Limits};
-pub use resolve::{resolve_input, resolve_plain_v2, resolve_plain_v3, Resolved};
+pub use resolve::{resolve_input, retype_as_go_yaml_v2, Resolved};

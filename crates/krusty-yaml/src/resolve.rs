@@ -96,6 +96,56 @@ pub fn resolve_plain_v2(text: &str) -> Resolved<'_> {
     }
 }
 
+/// Gives a tree's unquoted scalars the types go-yaml v2 gives them, for
+/// YAML that Kustomize decodes with it (through JSON, `sigs.k8s.io/yaml`:
+/// kustomization files, JSON 6902 patches) where resources are read with
+/// go-yaml v3: YAML 1.1 booleans (`yes`, `on`, `N`, ...) become `true` or
+/// `false` (so a string field holding one fails, and a free-form value
+/// gets a boolean), and timestamps stay the text they were written as
+/// (`2024-01-01`, not a time in RFC 3339 form). A boolean map key becomes
+/// the string `"true"` or `"false"`, as JSON keys are strings.
+pub fn retype_as_go_yaml_v2(node: &mut Node) {
+    retype(node, false);
+}
+
+fn retype(node: &mut Node, key: bool) {
+    let retyped = match &node.value {
+        Value::Scalar(s) if node.tag() == Tag::None && node.style() == ScalarStyle::Plain => {
+            match (resolve_plain_v2(&s.text), resolve_plain_v3(&s.text)) {
+                (Resolved::Bool(b), v3) if key || !matches!(v3, Resolved::Bool(_)) => {
+                    Some(Retyped::Bool(b))
+                }
+                (Resolved::Str(_), Resolved::Owned(_)) => Some(Retyped::Text),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match (&mut node.value, retyped) {
+        (Value::Map(entries), _) => {
+            for (k, v) in entries.iter_mut() {
+                retype(k, true);
+                retype(v, false);
+            }
+        }
+        (Value::Seq(items), _) => items.iter_mut().for_each(|item| retype(item, false)),
+        (Value::Scalar(s), Some(Retyped::Bool(b))) => {
+            s.text = if b { "true" } else { "false" }.into();
+            if key {
+                node.set_tag(Tag::Str);
+            }
+        }
+        (Value::Scalar(_), Some(Retyped::Text)) => node.set_tag(Tag::Str),
+        (Value::Scalar(_), None) => {}
+    }
+}
+
+/// How [`retype_as_go_yaml_v2`] changes a scalar.
+enum Retyped {
+    Bool(bool),
+    Text,
+}
+
 /// go-yaml v3's resolution of an unquoted scalar.
 pub fn resolve_plain_v3(text: &str) -> Resolved<'_> {
     let Some(&first) = text.as_bytes().first() else {

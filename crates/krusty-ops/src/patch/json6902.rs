@@ -219,41 +219,17 @@ fn container_set(container: &mut Node, key: &str, value: Node) -> OpResult<()> {
     }
 }
 
+/// An operation's value. Op lists written in YAML are converted to JSON
+/// with go-yaml v2's typing: `yes`, `on`, `off`... become booleans, and
+/// timestamps stay as written.
 fn op_value(op: &Operation) -> Node {
-    op.value
-        .clone()
-        .map(yaml11_booleans)
-        .unwrap_or_else(Node::null)
-}
-
-/// Op lists written in YAML are converted to JSON with YAML 1.1 rules, so
-/// `yes`, `on`, `off`... become booleans.
-fn yaml11_booleans(mut node: Node) -> Node {
-    let plain = node.style() == krusty_yaml::ScalarStyle::Plain && node.tag().is_none();
-    match &mut node.value {
-        Value::Scalar(s) if plain => {
-            let truth = match s.text.as_str() {
-                "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some("true"),
-                "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some("false"),
-                _ => None,
-            };
-            if let Some(t) = truth {
-                s.text = t.into();
-            }
+    match op.value.clone() {
+        Some(mut value) => {
+            krusty_yaml::retype_as_go_yaml_v2(&mut value);
+            value
         }
-        Value::Seq(items) => {
-            for item in items.iter_mut() {
-                *item = yaml11_booleans(std::mem::replace(item, Node::null()));
-            }
-        }
-        Value::Map(entries) => {
-            for (_, v) in entries.iter_mut() {
-                *v = yaml11_booleans(std::mem::replace(v, Node::null()));
-            }
-        }
-        _ => {}
+        None => Node::null(),
     }
-    node
 }
 
 fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {

@@ -92,7 +92,14 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     if text.is_empty() {
         return Err(OpError::new("empty json patch operations"));
     }
-    let docs = krusty_yaml::parse_stream(text).map_err(|e| OpError::new(e.to_string()))?;
+    // Kustomize converts them to JSON with go-yaml v2, where a repeated key
+    // replaces the earlier one.
+    let limits = krusty_yaml::Limits {
+        last_duplicate_key_wins: true,
+        ..Default::default()
+    };
+    let docs =
+        krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
     match docs.into_iter().next().and_then(|d| d.root) {
         Some(root) => JsonPatch::from_node(&root),
         None => Ok(JsonPatch::default()),
@@ -348,8 +355,30 @@ fn holds_string(node: Option<&Node>, text: &str) -> bool {
 }
 
 /// Applies a JSON patch to one resource.
+/// Applies JSON 6902 operations to a resource. While Kustomize applies
+/// them, every resource's `metadata.annotations` holds its build
+/// bookkeeping (removed afterwards), so operations on an annotation work
+/// on a resource that has none, and an annotations map left empty is
+/// dropped; the same is done here with an empty map put in place and
+/// taken away again.
 fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     let id = r.id();
-    ops.apply(&mut r.node)
-        .map_err(|e| e.context(format!("applying to {id}")))
+    if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
+        if metadata.get("annotations").is_none_or(Node::is_null) {
+            metadata.set("annotations", Node::map());
+        }
+    }
+    let applied = ops
+        .apply(&mut r.node)
+        .map_err(|e| e.context(format!("applying to {id}")));
+    if let Some(metadata) = r.node.get_mut("metadata") {
+        if metadata
+            .get("annotations")
+            .and_then(Node::as_map)
+            .is_some_and(|a| a.is_empty())
+        {
+            metadata.remove("annotations");
+        }
+    }
+    applied
 }
