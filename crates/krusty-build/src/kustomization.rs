@@ -434,7 +434,10 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
             owner: "Label",
             path: &p,
         };
-        match key {
+        match typed::canonical_field(
+            key,
+            &["pairs", "includeSelectors", "includeTemplates", "fields"],
+        ) {
             "pairs" => e.pairs = typed::string_map(v, at)?,
             "includeSelectors" => e.include_selectors = typed::boolean(v, at)?,
             "includeTemplates" => e.include_templates = typed::boolean(v, at)?,
@@ -461,7 +464,8 @@ fn read_patch(item: &Node) -> OpResult<Option<PatchEntry>> {
         allow_kind_change: false,
     };
     for (k, v) in typed::object(item, at("patches"), "Patch")? {
-        match k.key_str().unwrap_or_default() {
+        let key = k.key_str().unwrap_or_default();
+        match typed::canonical_field(key, &["patch", "path", "target", "options"]) {
             "patch" => patch = typed::string(v, at("patches.patch"))?,
             "path" => path = typed::string(v, at("patches.path"))?,
             "target" if !v.is_null() => {
@@ -513,7 +517,7 @@ fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
             path: &p,
         };
         let text = typed::string(v, at)?;
-        match key {
+        match typed::canonical_field(key, &["name", "newName", "newTag", "digest"]) {
             "name" => image.name = text,
             "newName" => image.new_name = text,
             "newTag" => image.new_tag = text,
@@ -541,7 +545,7 @@ fn read_replica(item: &Node) -> OpResult<(String, i64)> {
             owner: "Replica",
             path: &p,
         };
-        match key {
+        match typed::canonical_field(key, &["name", "count"]) {
             "name" => name = typed::string(v, at)?,
             "count" => count = typed::integer(v, at)?,
             _ => return Err(typed::unknown_field(k)),

@@ -196,6 +196,20 @@ pub fn fields<'n>(
     Ok(out)
 }
 
+/// The name a struct field is known by, for a name written in YAML: Go's
+/// JSON decoding matches field names without regard to case (an exact
+/// match first). A name matching none comes back as written.
+pub fn canonical_field<'a>(written: &'a str, known: &[&'static str]) -> &'a str {
+    if known.contains(&written) {
+        return written;
+    }
+    known
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(written))
+        .copied()
+        .unwrap_or(written)
+}
+
 /// The error for a field the struct does not have.
 pub fn unknown_field(key: &Node) -> OpError {
     OpError::new(format!(

@@ -50,7 +50,13 @@ impl GeneratorOptions {
                 owner: "GeneratorOptions",
                 path: &p,
             };
-            match k.key_str().unwrap_or_default() {
+            let known = [
+                "labels",
+                "annotations",
+                "disableNameSuffixHash",
+                "immutable",
+            ];
+            match typed::canonical_field(k.key_str().unwrap_or_default(), &known) {
                 "labels" => o.labels = typed::string_map(v, at)?,
                 "annotations" => o.annotations = typed::string_map(v, at)?,
                 "disableNameSuffixHash" => o.disable_name_suffix_hash = typed::boolean(v, at)?,
@@ -104,6 +110,23 @@ pub struct GeneratorArgs {
     pub secret_type: String,
 }
 
+/// The fields of a generator's arguments (and of a builtin generator's
+/// config, which adds `apiVersion`, `kind` and `metadata`).
+const ARGS_FIELDS: [&str; 12] = [
+    "name",
+    "namespace",
+    "behavior",
+    "literals",
+    "files",
+    "envs",
+    "env",
+    "options",
+    "type",
+    "metadata",
+    "apiVersion",
+    "kind",
+];
+
 impl GeneratorArgs {
     /// Reads a generator entry; `path` is its JSON path for errors
     /// (`configMapGenerator`). `metadata` (of a builtin config) supplies the
@@ -145,7 +168,7 @@ impl GeneratorArgs {
             let key = k.key_str().unwrap_or_default();
             let p = format!("{path}.{key}");
             let at = At { owner, path: &p };
-            match key {
+            match typed::canonical_field(key, &ARGS_FIELDS) {
                 "name" => a.name = typed::string(v, at)?,
                 "namespace" => a.namespace = typed::string(v, at)?,
                 "behavior" => {
