@@ -29,22 +29,19 @@ pub struct Records {
 }
 
 impl Records {
-    /// Reads the `buildMetadata` list.
-    pub fn from_options(options: &[String]) -> BuildResult<Records> {
+    /// Reads the `buildMetadata` list. Options it does not know are
+    /// ignored, as Kustomize ignores them.
+    pub fn from_options(options: &[String]) -> Records {
         let mut r = Records::default();
         for o in options {
             match o.as_str() {
                 "originAnnotations" => r.origins = true,
                 "transformerAnnotations" => r.transformations = true,
                 "managedByLabel" => r.managed_by = true,
-                other => {
-                    return Err(BuildError::new(format!(
-                        "invalid buildMetadata option: {other} (use originAnnotations, transformerAnnotations or managedByLabel)"
-                    )))
-                }
+                _ => {}
             }
         }
-        Ok(r)
+        r
     }
 
     /// Writes the records onto `resources`; paths are shown relative to `root`.

@@ -224,12 +224,7 @@ impl FunctionStep {
             let mut r = self.resource(node, i)?;
             r.meta.needs_hash = needs_hash.as_ref().and_then(Node::as_str) == Some("true");
             if let Some(b) = behavior.as_ref().and_then(Node::as_str) {
-                r.meta.behavior = Behavior::parse(b).ok_or_else(|| {
-                    BuildError::new(format!(
-                        "function {}: item {i}: unknown {BEHAVIOR} '{b}' (use create, merge or replace)",
-                        self.label
-                    ))
-                })?;
+                r.meta.behavior = Behavior::parse(b);
             }
             r.meta.origin = Some(Box::new(origin.clone()));
             absorb(resources, r)

@@ -104,7 +104,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     .map_err(|e| BuildError::new(e.0))?;
     vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
         .map_err(|e| BuildError::new(e.0))?;
-    let mut records = Records::from_options(&level.kustomization.build_metadata)?;
+    let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
     let printed = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {

@@ -29,14 +29,15 @@ pub enum Behavior {
 }
 
 impl Behavior {
-    /// Parses a generator's `behavior` field.
-    pub fn parse(s: &str) -> Option<Behavior> {
+    /// Reads a generator's `behavior` field as Kustomize does: a value
+    /// other than `create`, `replace` and `merge` is no behavior (and the
+    /// generator creates).
+    pub fn parse(s: &str) -> Behavior {
         match s {
-            "" => Some(Behavior::Unspecified),
-            "create" => Some(Behavior::Create),
-            "replace" => Some(Behavior::Replace),
-            "merge" => Some(Behavior::Merge),
-            _ => None,
+            "create" => Behavior::Create,
+            "replace" => Behavior::Replace,
+            "merge" => Behavior::Merge,
+            _ => Behavior::Unspecified,
         }
     }
 }

@@ -173,12 +173,7 @@ impl GeneratorArgs {
                 "namespace" => a.namespace = typed::string(v, at)?,
                 "behavior" => {
                     let text = typed::string(v, at)?;
-                    a.behavior = Behavior::parse(&text).ok_or_else(|| {
-                        OpError::new(format!(
-                            "invalid generator behavior {text:?} (line {}): use create, merge or replace",
-                            v.pos().line
-                        ))
-                    })?
+                    a.behavior = Behavior::parse(&text)
                 }
                 "literals" => a.literals = typed::string_list(v, at)?,
                 "files" => a.files = typed::string_list(v, at)?,
