@@ -6,7 +6,6 @@ use std::path::{Component, Path, PathBuf};
 use krusty_resource::{Origin, Resource};
 use krusty_yaml::Node;
 
-
 /// The annotation recording where a resource came from.
 pub const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
 /// The annotation listing the operations that changed a resource.

@@ -211,7 +211,7 @@ impl Kustomization {
         // Kustomize reads kustomization files with go-yaml v2, where a
         // repeated key silently replaces the earlier one.
         let limits = krusty_yaml::Limits {
-            last_duplicate_key_wins: true,
+            duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
             ..Default::default()
         };
         let docs = krusty_yaml::parse_stream_with(text, limits)

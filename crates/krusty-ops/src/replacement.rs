@@ -213,7 +213,14 @@ pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEn
 /// Reads a replacements file: one replacement or a list of them (unknown
 /// fields ignored).
 pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
-    let docs = krusty_yaml::parse_stream(text).map_err(|e| OpError::new(format!("{path}: {e}")))?;
+    // Kustomize decodes them with go-yaml v2: a repeated key replaces the
+    // earlier one.
+    let limits = krusty_yaml::Limits {
+        duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
+        ..Default::default()
+    };
+    let docs = krusty_yaml::parse_stream_with(text, limits)
+        .map_err(|e| OpError::new(format!("{path}: {e}")))?;
     let mut out = Vec::new();
     for root in docs.into_iter().filter_map(|d| d.root) {
         match &root.value {

@@ -18,9 +18,22 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most nodes that alias expansion may copy in one stream.
     pub max_alias_nodes: usize,
-    /// A repeated mapping key replaces the earlier value instead of being
-    /// an error (how Kustomize reads kustomization files).
-    pub last_duplicate_key_wins: bool,
+    /// What a repeated mapping key does.
+    pub duplicate_keys: DuplicateKeys,
+}
+
+/// What a mapping key written twice does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DuplicateKeys {
+    /// It is an error (go-yaml v3, how Kustomize reads resources).
+    #[default]
+    Error,
+    /// The later value replaces the earlier one (go-yaml v2 decoding, how
+    /// Kustomize reads kustomization files and JSON patches).
+    LastWins,
+    /// The later one is ignored (kyaml's node lookups, which find the
+    /// first: how Kustomize reads strategic merge patches).
+    FirstWins,
 }
 
 impl Default for Limits {
@@ -28,7 +41,7 @@ impl Default for Limits {
         Limits {
             max_depth: 256,
             max_alias_nodes: 1_000_000,
-            last_duplicate_key_wins: false,
+            duplicate_keys: DuplicateKeys::Error,
         }
     }
 }
@@ -771,7 +784,10 @@ impl<'a> Parser<'a> {
                 _ => None,
             };
             match existing {
-                Some(i) if self.limits.last_duplicate_key_wins => self.entries[i].1 = value,
+                Some(i) if self.limits.duplicate_keys == DuplicateKeys::LastWins => {
+                    self.entries[i].1 = value
+                }
+                Some(_) if self.limits.duplicate_keys == DuplicateKeys::FirstWins => {}
                 Some(i) => {
                     return Err(YamlError::new(
                         key.pos(),

@@ -144,7 +144,7 @@ fn last_duplicate_wins_in_long_mappings_when_asked() {
     let mut src = block_keys(40, 0);
     src.push_str("k7: again\n");
     let limits = krusty_yaml::Limits {
-        last_duplicate_key_wins: true,
+        duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
         ..Default::default()
     };
     let docs = krusty_yaml::parse_stream_with(&src, limits).expect("duplicates allowed");

@@ -74,7 +74,13 @@ enum Parsed {
 
 /// The strategic merge patches in a text, or why it is not one.
 fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
-    let docs = krusty_yaml::parse_stream(text).ok()?;
+    // Kustomize reads them as kyaml nodes, whose lookups find the first of
+    // a repeated key.
+    let limits = krusty_yaml::Limits {
+        duplicate_keys: krusty_yaml::DuplicateKeys::FirstWins,
+        ..Default::default()
+    };
+    let docs = krusty_yaml::parse_stream_with(text, limits).ok()?;
     let mut out = Vec::new();
     for root in docs.into_iter().filter_map(|d| d.root) {
         let r = Resource::from_node_as_is(root).ok()?;
@@ -95,7 +101,7 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     // Kustomize converts them to JSON with go-yaml v2, where a repeated key
     // replaces the earlier one.
     let limits = krusty_yaml::Limits {
-        last_duplicate_key_wins: true,
+        duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
         ..Default::default()
     };
     let docs =
@@ -175,9 +181,15 @@ impl StrategicMergePatches {
     }
 }
 
-/// Reads every document of a patch file as a patch resource.
+/// Reads every document of a patch file as a patch resource (a repeated
+/// key is ignored, as kyaml's lookups find the first).
 fn read_patch_resources(text: &str) -> OpResult<Vec<Resource>> {
-    let docs = krusty_yaml::parse_stream(text).map_err(|e| OpError::new(e.to_string()))?;
+    let limits = krusty_yaml::Limits {
+        duplicate_keys: krusty_yaml::DuplicateKeys::FirstWins,
+        ..Default::default()
+    };
+    let docs =
+        krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
     docs.into_iter()
         .filter_map(|d| d.root)
         .map(|root| Resource::from_node_as_is(root).map_err(|e| OpError::new(e.0)))
