@@ -113,10 +113,15 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
 }
 
 fn detect(text: &str, source: &PatchSource) -> OpResult<Parsed> {
+    // Nothing at all reads as a JSON patch of no operations (which then
+    // needs a target); comments or `---` alone read as both kinds.
+    if text.trim().is_empty() {
+        return Ok(Parsed::Json(JsonPatch::default()));
+    }
     let strategic = strategic_patches(text);
     let json = json_patch(text);
     match (strategic, json) {
-        (Some(sm), Ok(js)) if !sm.is_empty() && !js.is_empty() => Err(OpError::new(format!(
+        (Some(sm), Ok(js)) if sm.is_empty() == js.is_empty() => Err(OpError::new(format!(
             "illegally qualifies as both an SM and JSON patch: {}",
             source.describe()
         ))),
