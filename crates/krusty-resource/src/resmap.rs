@@ -114,7 +114,7 @@ impl ResMap {
     /// The resource with this identity.
     pub fn get(&self, id: &ResId) -> Option<&Resource> {
         if self.stale {
-            return self.resources.iter().find(|r| &r.id() == id);
+            return self.resources.iter().find(|r| r.id().equals(id));
         }
         index_find(&self.index, &self.resources, id).map(|i| &self.resources[i])
     }
@@ -263,9 +263,11 @@ impl Hashed {
     }
 }
 
-/// The hash identities are indexed by (fixed, so builds are repeatable).
+/// The hash identities are indexed by (fixed, so builds are repeatable):
+/// of what Kustomize compares them by ([`ResId::equals`]: an unset
+/// namespace is `default`).
 fn id_hash(id: &ResId) -> u64 {
-    foldhash::fast::FixedState::default().hash_one(id)
+    foldhash::fast::FixedState::default().hash_one((&id.gvk, &id.name, id.effective_namespace()))
 }
 
 /// The identity hashes of `resources`, in order: computed in parallel for
@@ -288,7 +290,7 @@ fn index_find(
 ) -> Option<usize> {
     let hash = id_hash(id);
     index
-        .find(hash, |&(h, i)| h == hash && resources[i].id() == *id)
+        .find(hash, |&(h, i)| h == hash && resources[i].id().equals(id))
         .map(|&(_, i)| i)
 }
 
@@ -305,7 +307,7 @@ fn index_insert(
 ) -> bool {
     match index.entry(
         hash,
-        |&(h, i)| h == hash && resources[i].id() == r.id(),
+        |&(h, i)| h == hash && resources[i].id().equals(&r.id()),
         |&(h, _)| h,
     ) {
         Entry::Occupied(_) => false,
@@ -347,6 +349,20 @@ mod tests {
             assert_eq!(m.get(&id).map(Resource::id), Some(id));
         }
         assert!(m.get(&config_map("cm-500", "a").id()).is_none());
+    }
+
+    #[test]
+    fn an_unset_namespace_is_the_default_one() {
+        let mut m = ResMap::new();
+        m.append(config_map("c", "")).unwrap();
+        let again = m.append(config_map("c", "default"));
+        assert!(matches!(again, Err(ResMapError::Duplicate(id)) if id.namespace == "default"));
+        m.append(config_map("c", "other")).unwrap();
+        let id = config_map("c", "default").id();
+        assert_eq!(
+            m.get(&id).map(|r| r.namespace().to_string()),
+            Some(String::new())
+        );
     }
 
     #[test]
