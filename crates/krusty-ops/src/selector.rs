@@ -76,8 +76,9 @@ impl Selector {
         .to_string()
     }
 
-    /// Compiles the selector with name and namespace as anchored regular
-    /// expressions (as patch targets use them).
+    /// Compiles the selector with group, version, kind, name and namespace
+    /// as anchored regular expressions (as patch targets use them, e.g.
+    /// `kind: Deployment|StatefulSet`).
     pub fn compile_regex(&self) -> OpResult<CompiledSelector<'_>> {
         let anchored = |s: &str| -> OpResult<Option<Regex>> {
             if s.is_empty() {
@@ -89,6 +90,9 @@ impl Selector {
         };
         Ok(CompiledSelector {
             selector: self,
+            group: Pattern::new(&self.gvk.group)?,
+            version: Pattern::new(&self.gvk.version)?,
+            kind: Pattern::new(&self.gvk.kind)?,
             name: anchored(&self.name)?,
             namespace: anchored(&self.namespace)?,
             labels: LabelSelector::parse(&self.label_selector)?,
@@ -101,6 +105,9 @@ impl Selector {
 #[derive(Debug)]
 pub struct CompiledSelector<'a> {
     selector: &'a Selector,
+    group: Pattern,
+    version: Pattern,
+    kind: Pattern,
     name: Option<Regex>,
     namespace: Option<Regex>,
     labels: LabelSelector,
@@ -114,16 +121,13 @@ impl CompiledSelector<'_> {
     pub fn matches(&self, r: &Resource) -> bool {
         // Compared field by field on the resource's own text: no ids are
         // built (this runs for every resource a targeted patch considers).
-        let wanted = &self.selector.gvk;
         let kind = r.kind();
-        if !wanted.kind.is_empty() && kind != wanted.kind {
+        if !self.kind.matches(kind) {
             return false;
         }
         let api_version = r.api_version();
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        if !(wanted.group.is_empty() || wanted.group == group)
-            || !(wanted.version.is_empty() || wanted.version == version)
-        {
+        if !self.group.matches(group) || !self.version.matches(version) {
             return false;
         }
         let (original_kind, original_name, original_namespace) = match r.meta.previous.first() {
@@ -149,6 +153,44 @@ impl CompiledSelector<'_> {
                 .annotations
                 .matches(r.node.get_path(&["metadata", "annotations"]))
     }
+}
+
+/// A selector's group, version or kind: anything when empty, else an
+/// anchored regular expression, compared as text when it has no
+/// metacharacters (most: `Deployment`, `apps`, `v1`).
+#[derive(Debug)]
+enum Pattern {
+    Any,
+    Text(String),
+    Regex(Regex),
+}
+
+impl Pattern {
+    fn new(text: &str) -> OpResult<Pattern> {
+        if text.is_empty() {
+            return Ok(Pattern::Any);
+        }
+        if is_literal(text) {
+            return Ok(Pattern::Text(text.to_string()));
+        }
+        Regex::new(&format!("^(?:{text})$"))
+            .map(Pattern::Regex)
+            .map_err(|e| OpError::new(format!("error parsing regexp: {e}")))
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        match self {
+            Pattern::Any => true,
+            Pattern::Text(t) => t == text,
+            Pattern::Regex(re) => re.is_match(text),
+        }
+    }
+}
+
+/// Whether a selector's group, version or kind has no regular-expression
+/// metacharacters, so it matches itself alone.
+pub fn is_literal(text: &str) -> bool {
+    regex::escape(text) == text
 }
 
 /// The namespace a selector sees, as `ResId::effective_namespace` gives it.

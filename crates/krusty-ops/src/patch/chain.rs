@@ -316,7 +316,13 @@ impl<'s> StepIndex<'s> {
             match &step.kind {
                 StepKind::ById { id, .. } => by_name.entry(id.name.as_str()).or_default().push(i),
                 StepKind::Targeted { entry, .. } | StepKind::Json { entry, .. } => {
-                    let kind = entry.target.as_ref().map_or("", |t| t.gvk.kind.as_str());
+                    // A kind given as a regular expression may select any.
+                    let kind = entry
+                        .target
+                        .as_ref()
+                        .map(|t| t.gvk.kind.as_str())
+                        .filter(|k| crate::selector::is_literal(k))
+                        .unwrap_or("");
                     targeted.push((i, kind));
                 }
             }
@@ -325,8 +331,8 @@ impl<'s> StepIndex<'s> {
     }
 
     /// The positions from `from` on of the steps that may apply to `r`, in
-    /// order: the targeted steps for its kind (a target's kind is matched
-    /// exactly), and the patches by id for its current and earlier names.
+    /// order: the targeted steps for its kind (or for any kind), and the
+    /// patches by id for its current and earlier names.
     fn candidates(&self, r: &Resource, from: usize) -> Vec<usize> {
         let names =
             std::iter::once(r.name()).chain(r.meta.previous.iter().map(|p| p.name.as_str()));
