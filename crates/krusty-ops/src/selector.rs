@@ -79,7 +79,7 @@ impl Selector {
     /// Compiles the selector with group, version, kind, name and namespace
     /// as anchored regular expressions (as patch targets use them, e.g.
     /// `kind: Deployment|StatefulSet`).
-    pub fn compile_regex(&self) -> OpResult<CompiledSelector<'_>> {
+    pub fn compile_regex(&self) -> OpResult<CompiledSelector> {
         let anchored = |s: &str| -> OpResult<Option<Regex>> {
             if s.is_empty() {
                 return Ok(None);
@@ -89,7 +89,6 @@ impl Selector {
                 .map_err(|e| OpError::new(format!("error parsing regexp: {e}")))
         };
         Ok(CompiledSelector {
-            selector: self,
             group: Pattern::new(&self.gvk.group)?,
             version: Pattern::new(&self.gvk.version)?,
             kind: Pattern::new(&self.gvk.kind)?,
@@ -103,8 +102,7 @@ impl Selector {
 
 /// A selector ready to match resources.
 #[derive(Debug)]
-pub struct CompiledSelector<'a> {
-    selector: &'a Selector,
+pub struct CompiledSelector {
     group: Pattern,
     version: Pattern,
     kind: Pattern,
@@ -114,7 +112,7 @@ pub struct CompiledSelector<'a> {
     annotations: LabelSelector,
 }
 
-impl CompiledSelector<'_> {
+impl CompiledSelector {
     /// Whether `r` is selected: its original or current namespace and name
     /// match, its kind matches, and its labels and annotations satisfy the
     /// selectors.

@@ -174,7 +174,7 @@ impl<'e> Step<'e> {
 
 /// The compiled target of each step (`None` for patches by id), up to
 /// the first target that does not compile, and why that one does not.
-fn compile<'e>(steps: &[Step<'e>]) -> (Vec<Option<CompiledSelector<'e>>>, Option<OpError>) {
+fn compile<'e>(steps: &[Step<'e>]) -> (Vec<Option<CompiledSelector>>, Option<OpError>) {
     let mut selectors = Vec::with_capacity(steps.len());
     for step in steps {
         let target = match &step.kind {
@@ -206,7 +206,7 @@ struct Outcome {
 /// order would have checked between them.
 fn run(
     steps: &[Step<'_>],
-    selectors: &[Option<CompiledSelector<'_>>],
+    selectors: &[Option<CompiledSelector>],
     resources: &mut ResMap,
     entries: &[&PatchEntry],
     env: &Env<'_>,
