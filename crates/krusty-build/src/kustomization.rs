@@ -292,6 +292,8 @@ impl Kustomization {
                 self.warnings.push(deprecated("bases", "resources"));
                 self.resources.extend(typed::string_list(value, at)?)
             }
+            // A null (e.g. its fields commented out) leaves Go's pointer nil.
+            "sortOptions" if value.is_null() => {}
             "sortOptions" => {
                 self.sort_options = Some(parse_sort_options(value).map_err(|e| OpError::new(e.0))?)
             }

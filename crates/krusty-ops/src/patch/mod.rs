@@ -83,6 +83,11 @@ fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
     let docs = krusty_yaml::parse_stream_with(text, limits).ok()?;
     let mut out = Vec::new();
     for root in docs.into_iter().filter_map(|d| d.root) {
+        // An empty list holds no patches (and `[]` then qualifies as both
+        // kinds, as in Kustomize).
+        if root.as_seq().is_some_and(|items| items.is_empty()) {
+            continue;
+        }
         let r = Resource::from_node_as_is(root).ok()?;
         if r.name().is_empty() {
             return None;
