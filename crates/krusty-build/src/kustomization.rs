@@ -240,6 +240,15 @@ impl Kustomization {
             };
             anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
             if HELM_FIELDS.contains(&name) {
+                if name == "helmGlobals" && !value.is_null() {
+                    typed::fields(
+                        value,
+                        &["chartHome", "configHome"],
+                        "HelmGlobals",
+                        Strictness::Strict,
+                    )
+                    .map_err(|e| BuildError::new(e.0))?;
+                }
                 if name != "helmGlobals" && !is_empty(value) && k.helm_charts.is_none() {
                     k.helm_charts = Some((name.to_string(), key.pos().line));
                 }
@@ -388,6 +397,11 @@ impl Kustomization {
                     self.replacements
                         .push(replacement::read_entry(item, Strictness::Strict)?);
                 }
+            }
+            // Only checked: the name it gives is not used.
+            "metadata" if !value.is_null() => {
+                let known = ["name", "namespace", "labels", "annotations"];
+                typed::fields(value, &known, "ObjectMeta", Strictness::Strict)?;
             }
             "openapi" => {
                 let map = typed::string_map(value, at)?;
@@ -608,8 +622,17 @@ fn string_list(field: &str, n: &Node) -> BuildResult<Vec<String>> {
 }
 
 fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
-    let order = n.get("order").and_then(Node::as_str).unwrap_or("");
-    let legacy = n.get("legacySortOptions").filter(|l| !l.is_null());
+    let strict = |e: OpError| BuildError::new(e.0);
+    let fields = typed::fields(
+        n,
+        &["order", "legacySortOptions"],
+        "SortOptions",
+        Strictness::Strict,
+    )
+    .map_err(strict)?;
+    let field = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let order = field("order").and_then(Node::as_str).unwrap_or("");
+    let legacy = field("legacySortOptions").filter(|l| !l.is_null());
     match order {
         "fifo" => {
             if legacy.is_some() {
@@ -621,16 +644,23 @@ fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
         }
         "legacy" => match legacy {
             None => Ok(SortOptions::Legacy),
-            Some(l) => Ok(SortOptions::LegacyWith {
-                order_first: match l.get("orderFirst") {
-                    Some(v) => string_list("sortOptions.legacySortOptions.orderFirst", v)?,
-                    None => Vec::new(),
-                },
-                order_last: match l.get("orderLast") {
-                    Some(v) => string_list("sortOptions.legacySortOptions.orderLast", v)?,
-                    None => Vec::new(),
-                },
-            }),
+            Some(l) => {
+                let known = ["orderFirst", "orderLast"];
+                let lists = typed::fields(l, &known, "LegacySortOptions", Strictness::Strict)
+                    .map_err(strict)?;
+                let list = |name: &str| -> BuildResult<Vec<String>> {
+                    match lists.iter().find(|(k, _)| *k == name) {
+                        Some((_, v)) => {
+                            string_list(&format!("sortOptions.legacySortOptions.{name}"), v)
+                        }
+                        None => Ok(Vec::new()),
+                    }
+                };
+                Ok(SortOptions::LegacyWith {
+                    order_first: list("orderFirst")?,
+                    order_last: list("orderLast")?,
+                })
+            }
         },
         _ => Err(BuildError::new(
             "the field 'sortOptions.order' must be one of [fifo, legacy]",
