@@ -66,7 +66,9 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Conf
     let mut config = TransformerConfig::defaults().clone();
     for path in &k.configurations {
         let (file, roots) = yaml_documents(loader, path)?;
-        for root in roots {
+        for mut root in roots {
+            // Kustomize decodes them with go-yaml v2 (`create: yes` is true).
+            krusty_yaml::retype_as_go_yaml_v2(&mut root);
             let c = TransformerConfig::from_node(&root).map_err(|e| {
                 op_err(e).context(format!("configurations file {}", file.display()))
             })?;

@@ -6,7 +6,8 @@ use krusty_yaml::{Node, Value};
 
 use crate::error::{OpError, OpResult};
 
-/// Splits a path at dots outside square brackets. A bracketed part without
+/// Splits a path at dots outside square brackets and not escaped by a
+/// backslash. A bracketed part without
 /// `=` is a map key that may hold dots (`[app.kubernetes.io/name]`): it
 /// loses its brackets, as Kustomize's path splitter drops them; a list
 /// selector (`[name=a.b]`) keeps them.
@@ -14,8 +15,14 @@ pub fn split(path: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut current = String::new();
     let mut depth = 0usize;
-    for c in path.chars() {
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            // `\.` is a dot inside a name (`app\.kubernetes\.io/name`).
+            '\\' if chars.peek() == Some(&'.') => {
+                current.push('.');
+                chars.next();
+            }
             '[' => {
                 depth += 1;
                 current.push(c);
@@ -39,16 +46,18 @@ pub fn split(path: &str) -> Vec<String> {
     parts
 }
 
-/// Splits a vars-style path, where list indices are written `ports[0]`.
+/// Splits a vars-style path, where list indices are written `ports[0]`
+/// (map keys holding dots as in [`split`]: `[app.kubernetes.io/name]`,
+/// `app\.kubernetes\.io/name`).
 pub fn split_with_indices(path: &str) -> Vec<String> {
     let mut parts = Vec::new();
-    for part in path.split('.') {
+    for part in split(path) {
         match part.find('[') {
             Some(open) if part.ends_with(']') && open > 0 => {
                 parts.push(part[..open].to_string());
                 parts.push(part[open + 1..part.len() - 1].to_string());
             }
-            _ => parts.push(part.to_string()),
+            _ => parts.push(part),
         }
     }
     parts
@@ -140,6 +149,14 @@ mod tests {
         assert_eq!(
             split("metadata.labels.[app.kubernetes.io/version]"),
             ["metadata", "labels", "app.kubernetes.io/version"]
+        );
+        assert_eq!(
+            split("metadata.labels.app\\.kubernetes\\.io/name"),
+            ["metadata", "labels", "app.kubernetes.io/name"]
+        );
+        assert_eq!(
+            split_with_indices("metadata.labels.[app.kubernetes.io/name]"),
+            ["metadata", "labels", "app.kubernetes.io/name"]
         );
         assert_eq!(
             split_with_indices("spec.ports[0].port"),

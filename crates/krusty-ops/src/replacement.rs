@@ -214,7 +214,7 @@ pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEn
 /// fields ignored).
 pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
     // Kustomize decodes them with go-yaml v2: a repeated key replaces the
-    // earlier one.
+    // earlier one, and `yes`/`on` are booleans.
     let limits = krusty_yaml::Limits {
         duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
         ..Default::default()
@@ -222,7 +222,8 @@ pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
     let docs = krusty_yaml::parse_stream_with(text, limits)
         .map_err(|e| OpError::new(format!("{path}: {e}")))?;
     let mut out = Vec::new();
-    for root in docs.into_iter().filter_map(|d| d.root) {
+    for mut root in docs.into_iter().filter_map(|d| d.root) {
+        krusty_yaml::retype_as_go_yaml_v2(&mut root);
         match &root.value {
             Value::Seq(items) => {
                 for item in items {

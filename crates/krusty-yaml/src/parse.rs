@@ -1300,19 +1300,28 @@ impl<'a> Parser<'a> {
                     } else {
                         empty_flow_value()
                     };
-                    if let Value::Scalar(k) = &key.value {
-                        if let Some(i) = self.earlier_key(first, &k.text) {
+                    let earlier = match &key.value {
+                        Value::Scalar(k) => self.earlier_key(first, &k.text),
+                        _ => None,
+                    };
+                    match (earlier, self.limits.duplicate_keys) {
+                        (Some(i), DuplicateKeys::LastWins) => {
+                            self.entries[i].1 = value;
+                        }
+                        (Some(_), DuplicateKeys::FirstWins) => {}
+                        (Some(i), DuplicateKeys::Error) => {
+                            let k = key.key_str().unwrap_or_default();
                             return Err(YamlError::new(
                                 key.pos(),
                                 format!(
                                     "mapping key \"{}\" already defined at line {}",
-                                    k.text,
+                                    k,
                                     self.entries[i].0.pos().line
                                 ),
                             ));
                         }
+                        (None, _) => self.entries.push((key, value)),
                     }
-                    self.entries.push((key, value));
                     self.skip_flow_ws()?;
                     match self.peek() {
                         Some(b',') => self.i += 1,

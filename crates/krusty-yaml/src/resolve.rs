@@ -108,7 +108,8 @@ pub fn retype_as_go_yaml_v2(node: &mut Node) {
     retype(node, false);
 }
 
-fn retype(node: &mut Node, key: bool) {
+/// Retypes `node` and what it holds; `true` when `node` itself changed.
+fn retype(node: &mut Node, key: bool) -> bool {
     let retyped = match &node.value {
         Value::Scalar(s) if node.tag() == Tag::None && node.style() == ScalarStyle::Plain => {
             match (resolve_plain_v2(&s.text), resolve_plain_v3(&s.text)) {
@@ -123,21 +124,42 @@ fn retype(node: &mut Node, key: bool) {
     };
     match (&mut node.value, retyped) {
         (Value::Map(entries), _) => {
+            let mut keys_changed = false;
             for (k, v) in entries.iter_mut() {
-                retype(k, true);
+                keys_changed |= retype(k, true);
                 retype(v, false);
             }
+            // Keys that became the same (`on` and `yes`, both "true"): the
+            // last one stays, as when JSON fills a map.
+            let mut i = 0;
+            while keys_changed && i < entries.len() {
+                let key = entries[i].0.key_str();
+                if entries[i + 1..].iter().any(|(k, _)| k.key_str() == key) {
+                    entries.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
         }
-        (Value::Seq(items), _) => items.iter_mut().for_each(|item| retype(item, false)),
+        (Value::Seq(items), _) => {
+            for item in items.iter_mut() {
+                retype(item, false);
+            }
+        }
         (Value::Scalar(s), Some(Retyped::Bool(b))) => {
             s.text = if b { "true" } else { "false" }.into();
             if key {
                 node.set_tag(Tag::Str);
             }
+            return true;
         }
-        (Value::Scalar(_), Some(Retyped::Text)) => node.set_tag(Tag::Str),
+        (Value::Scalar(_), Some(Retyped::Text)) => {
+            node.set_tag(Tag::Str);
+            return true;
+        }
         (Value::Scalar(_), None) => {}
     }
+    false
 }
 
 /// How [`retype_as_go_yaml_v2`] changes a scalar.
