@@ -72,6 +72,25 @@ enum Parsed {
     Json(JsonPatch),
 }
 
+/// The patch documents of a stream: a `kind: ...List` with `items` stands
+/// for its items, as Kustomize reads patches with its resource reader.
+fn patch_documents(docs: Vec<krusty_yaml::Document>) -> Vec<Node> {
+    let mut out = Vec::new();
+    for mut root in docs.into_iter().filter_map(|d| d.root) {
+        let is_list = root
+            .get("kind")
+            .and_then(Node::as_str)
+            .is_some_and(|k| k.ends_with("List"))
+            && root.get("items").is_some_and(|i| i.as_seq().is_some());
+        if !is_list {
+            out.push(root);
+        } else if let Some(Value::Seq(items)) = root.remove("items").map(|items| items.value) {
+            out.extend(items);
+        }
+    }
+    out
+}
+
 /// The strategic merge patches in a text, or why it is not one.
 fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
     // Kustomize reads them as kyaml nodes, whose lookups find the first of
@@ -82,7 +101,7 @@ fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
     };
     let docs = krusty_yaml::parse_stream_with(text, limits).ok()?;
     let mut out = Vec::new();
-    for root in docs.into_iter().filter_map(|d| d.root) {
+    for root in patch_documents(docs) {
         // An empty list holds no patches (and `[]` then qualifies as both
         // kinds, as in Kustomize).
         if root.as_seq().is_some_and(|items| items.is_empty()) {
@@ -200,8 +219,8 @@ fn read_patch_resources(text: &str) -> OpResult<Vec<Resource>> {
     };
     let docs =
         krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
-    docs.into_iter()
-        .filter_map(|d| d.root)
+    patch_documents(docs)
+        .into_iter()
         .map(|root| Resource::from_node_as_is(root).map_err(|e| OpError::new(e.0)))
         .collect()
 }
