@@ -197,7 +197,10 @@ pub(crate) fn transformers(
             }),
         );
     }
-    if !k.common_labels.is_empty() {
+    // Kustomize runs the commonLabels transformer whenever `labels:` or
+    // `commonLabels:` has entries (with no pairs it changes nothing, but
+    // it is recorded among a resource's transformations).
+    if !k.common_labels.is_empty() || !k.labels.is_empty() {
         push(
             "LabelTransformer",
             Builtin::MapEntries(SetMapEntries {
