@@ -46,6 +46,61 @@ impl Default for Limits {
     }
 }
 
+/// Fails, as go-yaml does, on a character YAML does not allow in a stream:
+/// C0 controls other than tab, line feed and carriage return, DEL, C1
+/// controls other than NEL, U+FFFE and U+FFFF.
+fn check_printable(src: &str) -> Result<(), YamlError> {
+    // A first pass over 64-byte blocks without early exits (so it runs as
+    // vector code) flags blocks with a byte that may start such a
+    // character: a C0 control, DEL, or the lead byte of U+0080..U+00BF or
+    // U+F000..U+FFFF. Only then are characters looked at.
+    const BLOCK: usize = 64;
+    let bytes = src.as_bytes();
+    let suspect = |b: u8| {
+        (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')
+            | (b == 0x7f)
+            | (b == 0xc2)
+            | (b == 0xef)
+    };
+    let flagged = bytes
+        .chunks(BLOCK)
+        .position(|block| block.iter().fold(false, |any, &b| any | suspect(b)));
+    let Some(block) = flagged else {
+        return Ok(());
+    };
+    // The block's first character may have started in the block before.
+    let mut from = (block * BLOCK).saturating_sub(3);
+    while !src.is_char_boundary(from) {
+        from -= 1;
+    }
+    let bad = src[from..].char_indices().find(|&(_, c)| {
+        let c = c as u32;
+        !(c == 0x09
+            || c == 0x0a
+            || c == 0x0d
+            || (0x20..=0x7e).contains(&c)
+            || c == 0x85
+            || (0xa0..=0xd7ff).contains(&c)
+            || (0xe000..=0xfffd).contains(&c)
+            || c >= 0x10000)
+    });
+    let Some((offset, _)) = bad else {
+        return Ok(());
+    };
+    let at = from + offset;
+    let before = &src[..at];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = src[line_start..at].chars().count() + 1;
+    Err(YamlError::new(
+        Pos {
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            col: u32::try_from(col).unwrap_or(u32::MAX),
+        },
+        "control characters are not allowed",
+    ))
+}
+
 /// Parses a stream of YAML documents.
 pub fn parse_stream(src: &str) -> Result<Vec<Document>, YamlError> {
     parse_stream_with(src, Limits::default())
@@ -53,6 +108,7 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document>, YamlError> {
 
 /// Parses a stream of YAML documents with explicit limits.
 pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, YamlError> {
+    check_printable(src)?;
     let normalized;
     let src = if src.contains('\r') {
         normalized = src.replace("\r\n", "\n");
@@ -1166,7 +1222,6 @@ impl<'a> Parser<'a> {
             b'e' => Some('\x1b'),
             b' ' => Some(' '),
             b'"' => Some('"'),
-            b'/' => Some('/'),
             b'\\' => Some('\\'),
             b'N' => Some('\u{85}'),
             b'_' => Some('\u{a0}'),
@@ -1591,7 +1646,42 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) {
 
 #[cfg(test)]
 mod tests {
-    use super::next_plain_end;
+
+    #[test]
+    fn characters_yaml_does_not_allow_fail_where_they_are() {
+        // Each sits past the first 64-byte block, and one straddles its end.
+        let pad = "k: ".to_string() + &"x".repeat(70) + "\n";
+        for bad in [
+            "\u{1b}", "\u{c}", "\u{b}", "\u{0}", "\u{7f}", "\u{90}", "\u{fffe}", "\u{ffff}",
+        ] {
+            let text = format!("{pad}v: \"a{bad}b\"\n");
+            let e = parse_stream(&text).expect_err(&format!("{bad:?} accepted"));
+            assert_eq!((e.pos.line, e.pos.col), (2, 6), "{bad:?}");
+            assert!(e.message.contains("control characters"), "{}", e.message);
+        }
+        let straddling = format!("{}\u{9f}\n", "#".repeat(63));
+        assert!(parse_stream(&straddling).is_err());
+        for good in [
+            "\t",
+            "\u{85}",
+            "\u{a0}",
+            "\u{feff}",
+            "\u{e000}",
+            "\u{1f600}",
+            "é",
+            "\u{2028}",
+        ] {
+            let text = format!("{pad}v: \"a{good}b\"\n");
+            assert!(parse_stream(&text).is_ok(), "{good:?} rejected");
+        }
+    }
+
+    #[test]
+    fn an_escaped_slash_is_not_an_escape_go_yaml_knows() {
+        assert!(parse_stream("v: \"a\\/b\"\n").is_err());
+    }
+
+    use super::{next_plain_end, parse_stream};
 
     /// `next_plain_end` finds what a byte-by-byte search finds, from every
     /// start, on random texts of the bytes that matter around it.
