@@ -587,6 +587,33 @@ pub(crate) fn read_found_text(path: &Path, found: Found) -> BuildResult<String> 
     text_of(path, read)
 }
 
+/// The text of a file that starts with a UTF-16 byte order mark (as
+/// Windows tools write them), which YAML readers decode as go-yaml does;
+/// `None` for any other file.
+fn utf16_text(path: &Path, bytes: &[u8]) -> Option<BuildResult<String>> {
+    let decode: fn([u8; 2]) -> u16 = match bytes {
+        [0xff, 0xfe, ..] => u16::from_le_bytes,
+        [0xfe, 0xff, ..] => u16::from_be_bytes,
+        _ => return None,
+    };
+    let body = &bytes[2..];
+    let units = body.chunks(2).map(|pair| match pair {
+        [a, b] => decode([*a, *b]),
+        // An odd byte at the end: no valid character.
+        _ => 0xdc00,
+    });
+    Some(
+        char::decode_utf16(units)
+            .collect::<Result<String, _>>()
+            .map_err(|_| {
+                BuildError::new(format!(
+                    "{}: invalid UTF-16: the file starts with a UTF-16 byte order mark but is not UTF-16 text",
+                    path.display()
+                ))
+            }),
+    )
+}
+
 /// Reads a file as UTF-8, reporting the line and column of invalid bytes;
 /// `size` is what a stat of it reported, if known.
 pub fn read_text(path: &Path, size: Option<u64>) -> BuildResult<String> {
@@ -602,6 +629,9 @@ fn text_of(path: &Path, read: std::io::Result<Vec<u8>>) -> BuildResult<String> {
             describe_io(&e)
         ))
     })?;
+    if let Some(text) = utf16_text(path, &bytes) {
+        return text;
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -877,6 +907,33 @@ mod tests {
         // Opened without blocking, and passed over as a stat passes it.
         assert!(find_file(&path).is_none());
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn utf16_files_are_decoded_by_their_byte_order_mark() {
+        let path = Path::new("x.yaml");
+        let le: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain("a: é\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xfe, 0xff]
+            .into_iter()
+            .chain("a: é\n".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(
+            text_of(path, Ok(le.clone())).map_err(|e| e.0),
+            Ok("a: é\n".to_string())
+        );
+        assert_eq!(
+            text_of(path, Ok(be)).map_err(|e| e.0),
+            Ok("a: é\n".to_string())
+        );
+        let odd = [&le[..], &[0x41]].concat();
+        assert!(text_of(path, Ok(odd)).is_err());
+        assert_eq!(
+            text_of(path, Ok(b"a: 1\n".to_vec())).map_err(|e| e.0),
+            Ok("a: 1\n".to_string())
+        );
     }
 
     #[test]

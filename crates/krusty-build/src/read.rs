@@ -22,7 +22,10 @@ pub fn resources_from_text(text: &str, path: &Path) -> BuildResult<Vec<Resource>
     let mut out = Vec::with_capacity(docs.len());
     for doc in docs {
         let Some(root) = doc.root else { continue };
-        if root.is_null() {
+        // Kustomize's reader skips empty documents: null, `{}` and `[]`.
+        let empty_collection = root.as_map().is_some_and(|m| m.is_empty())
+            || root.as_seq().is_some_and(|s| s.is_empty());
+        if root.is_null() || empty_collection {
             continue;
         }
         push_resource(root, path, &mut out)?;

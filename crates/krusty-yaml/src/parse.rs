@@ -111,7 +111,8 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
     check_printable(src)?;
     let normalized;
     let src = if src.contains('\r') {
-        normalized = src.replace("\r\n", "\n");
+        // CR LF and a lone CR are both line breaks.
+        normalized = src.replace("\r\n", "\n").replace('\r', "\n");
         normalized.as_str()
     } else {
         src
