@@ -333,7 +333,9 @@ fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
                 Err(e) => return Err(e),
             };
             match (actual, op.value.as_ref()) {
+                // A missing value tests equal to null.
                 (None, None) => Ok(()),
+                (None, Some(v)) if v.is_null() => Ok(()),
                 (Some(a), Some(_)) if same_json(&a, &op_value(op)) => Ok(()),
                 _ => Err(failed()),
             }
