@@ -419,8 +419,16 @@ impl<'n> Emitter<'_, 'n> {
         let chars: Vec<char> = text.chars().collect();
         let last = chars.len().saturating_sub(1);
         let mut spaces = false;
+        // After a line break character (U+2028, U+2029, NEL), go-yaml
+        // starts a new line: the next character other than a space stands
+        // at the scalar's indentation.
+        let mut breaks = false;
         for (i, &c) in chars.iter().enumerate() {
-            if c == ' ' {
+            if matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') {
+                self.out.push(c);
+                self.col = 0;
+                breaks = true;
+            } else if c == ' ' {
                 let next_space = chars.get(i + 1) == Some(&' ');
                 if allow_breaks
                     && !spaces
@@ -435,6 +443,13 @@ impl<'n> Emitter<'_, 'n> {
                 }
                 spaces = true;
             } else {
+                if breaks {
+                    if self.col > indent {
+                        self.newline();
+                    }
+                    self.pad_to(indent);
+                    breaks = false;
+                }
                 if c == '\'' {
                     self.push_char('\'');
                 }
