@@ -301,6 +301,14 @@ impl<'n> Emitter<'_, 'n> {
                     let text = float_text(f)?;
                     self.push(&text);
                 }
+                // A scalar folded in its source has been through
+                // Kustomize's go-yaml v3 round trip (`folded.rs`).
+                Resolved::Str(text) if node.style() == crate::node::ScalarStyle::Folded => {
+                    match crate::folded::round_trip(text) {
+                        Some(changed) => self.string(&changed, indent, false)?,
+                        None => self.string(text, indent, false)?,
+                    }
+                }
                 Resolved::Str(text) => self.string(text, indent, false)?,
                 Resolved::Owned(text) => self.string(&text, indent, false)?,
             },

@@ -1,0 +1,156 @@
+//! What Kustomize's go-yaml v3 round trip does to a folded (`>`) scalar.
+//!
+//! Kustomize writes each resource with go-yaml v3 and reads it back before
+//! printing it. A scalar that was folded in its source is written folded
+//! again, and go-yaml v3's folded writer puts a blank line after every
+//! line that ends in a single line break, except when the value itself
+//! starts with a blank (it looks at the value's start instead of the next
+//! line's). Read back, such a blank line folds away before an ordinary
+//! line but stays before a more-indented one, and after the last line it
+//! adds to kept trailing breaks. [`round_trip`] reproduces the write and
+//! the read.
+
+use crate::node::Value;
+use crate::parse::parse_stream;
+
+/// go-yaml's preferred line width and indentation.
+const BEST_WIDTH: usize = 80;
+const INDENT: usize = 2;
+
+/// The value a folded scalar holding `text` has after Kustomize's round
+/// trip, or `None` when the round trip leaves it as it is (go-yaml writes
+/// it in another style, or it is written and read back unchanged).
+pub fn round_trip(text: &str) -> Option<String> {
+    if !stays_folded(text) || starts_blank_or_break(text) {
+        return None;
+    }
+    let written = write_folded(text);
+    let document = format!("k: {written}");
+    let docs = parse_stream(&document).ok()?;
+    let root = docs.into_iter().next()?.root?;
+    let Value::Scalar(s) = &root.get("k")?.value else {
+        return None;
+    };
+    (s.text != text).then(|| s.text.to_string())
+}
+
+/// Whether go-yaml v3 keeps the folded style for `text`: no trailing
+/// space, no space before a line break, nothing outside the printable set.
+fn stays_folded(text: &str) -> bool {
+    if text.is_empty() || text.ends_with(' ') || text.contains(" \n") {
+        return false;
+    }
+    text.chars().all(|c| {
+        let c = c as u32;
+        c == 0x09
+            || c == 0x0a
+            || (0x20..=0x7e).contains(&c)
+            || c == 0x85
+            || ((0xa0..=0xd7ff).contains(&c) && c != 0x2028 && c != 0x2029)
+            || ((0xe000..=0xfffd).contains(&c) && c != 0xfeff)
+            || c >= 0x10000
+    })
+}
+
+/// A value that starts with a blank or a line break gets an indentation
+/// indicator and trips go-yaml's check of the value's start: not
+/// reproduced (such values are left as they are).
+fn starts_blank_or_break(text: &str) -> bool {
+    text.starts_with([' ', '\t', '\n'])
+}
+
+/// The folded scalar go-yaml v3 writes for `text` as a mapping value at
+/// the top level: the `>` header with its chomping hint, then the lines.
+fn write_folded(text: &str) -> String {
+    let chomp = if !text.ends_with('\n') {
+        "-"
+    } else if text.len() == 1 || text[..text.len() - 1].ends_with('\n') {
+        "+"
+    } else {
+        ""
+    };
+    let mut out = format!(">{chomp}");
+    let mut col = out.len() + 3;
+    let mut indention = false;
+    let put_break = |out: &mut String, col: &mut usize, indention: &mut bool| {
+        out.push('\n');
+        *col = 0;
+        *indention = true;
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let mut breaks = true;
+    let mut leading_spaces = true;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            // The value starts with neither a blank nor a break (checked
+            // above), so every line ending in one break gets a blank line.
+            if !breaks && !leading_spaces {
+                put_break(&mut out, &mut col, &mut indention);
+            }
+            put_break(&mut out, &mut col, &mut indention);
+            breaks = true;
+            i += 1;
+            continue;
+        }
+        if breaks {
+            if !indention || col > INDENT {
+                put_break(&mut out, &mut col, &mut indention);
+            }
+            while col < INDENT {
+                out.push(' ');
+                col += 1;
+            }
+            indention = true;
+            leading_spaces = c == ' ' || c == '\t';
+        }
+        let next_space = chars.get(i + 1) == Some(&' ');
+        if !breaks && c == ' ' && !next_space && col > BEST_WIDTH {
+            if !indention || col > INDENT {
+                put_break(&mut out, &mut col, &mut indention);
+            }
+            while col < INDENT {
+                out.push(' ');
+                col += 1;
+            }
+        } else {
+            out.push(c);
+            col += 1;
+        }
+        indention = false;
+        breaks = false;
+        i += 1;
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_trip;
+
+    #[test]
+    fn more_indented_lines_and_kept_breaks_change() {
+        assert_eq!(
+            round_trip("normal\n  more indented\nback\n").as_deref(),
+            Some("normal\n\n  more indented\nback\n")
+        );
+        assert_eq!(round_trip("keep\n\n").as_deref(), Some("keep\n\n\n"));
+    }
+
+    #[test]
+    fn ordinary_folded_text_is_unchanged() {
+        let long = "word ".repeat(40);
+        for text in [
+            "folded line continues here\nnew para\n",
+            "one two",
+            long.trim_end(),
+            "a\n\nb\n",
+        ] {
+            assert_eq!(round_trip(text), None, "{text:?}");
+        }
+    }
+}
