@@ -173,20 +173,15 @@ impl Kustomization {
     pub fn load(dir: &Path) -> BuildResult<(Kustomization, std::path::PathBuf)> {
         // The usual name is opened and read at once; the stat that finds
         // any other name also gives the size to read by.
-        let mut found: Vec<(std::path::PathBuf, crate::loader::Found)> = Vec::new();
+        let mut found: Vec<crate::loader::FoundFile> = Vec::new();
         for (i, name) in FILE_NAMES.iter().enumerate() {
             let path = dir.join(name);
             let file = if i == 0 {
                 crate::loader::find_file(&path)
             } else {
-                std::fs::metadata(&path)
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| crate::loader::Found::Size(m.len()))
+                crate::loader::stat_file(&path)
             };
-            if let Some(file) = file {
-                found.push((path, file));
-            }
+            found.extend(file);
         }
         if found.len() > 1 {
             return Err(BuildError::new(format!(
@@ -194,13 +189,14 @@ impl Kustomization {
                 dir.display()
             )));
         }
-        let Some((path, found)) = found.pop() else {
+        let Some(found) = found.pop() else {
             return Err(BuildError::new(format!(
                 "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
                 dir.display()
             )));
         };
-        let text = crate::loader::read_found_text(&path, found)?;
+        let path = found.path.clone();
+        let text = crate::loader::read_found_text(found)?;
         let k = Kustomization::parse(&text)
             .map_err(|e| e.context(format!("invalid kustomization file {}", path.display())))?;
         Ok((k, path))
@@ -210,10 +206,7 @@ impl Kustomization {
     pub fn parse(text: &str) -> BuildResult<Kustomization> {
         // Kustomize reads kustomization files with go-yaml v2, where a
         // repeated key silently replaces the earlier one.
-        let limits = krusty_yaml::Limits {
-            duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
-            ..Default::default()
-        };
+        let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
         let docs = krusty_yaml::parse_stream_with(text, limits)
             .map_err(|e| BuildError::new(e.to_string()))?;
         let mut root = match docs.into_iter().find_map(|d| d.root) {

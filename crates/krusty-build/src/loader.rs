@@ -65,6 +65,26 @@ struct Resolved {
 }
 
 impl FoundFile {
+    /// A file read while it was found.
+    fn read(path: PathBuf, content: Vec<u8>) -> FoundFile {
+        FoundFile {
+            path,
+            size: None,
+            open: None,
+            content: Some(content),
+        }
+    }
+
+    /// A file looked at, and kept open, while it was found.
+    fn looked_at(path: PathBuf, size: Option<u64>, open: Option<std::fs::File>) -> FoundFile {
+        FoundFile {
+            path,
+            size,
+            open,
+            content: None,
+        }
+    }
+
     /// Reads the whole file: from the file resolving opened, if it did.
     fn read_bytes(self) -> std::io::Result<Vec<u8>> {
         match (self.content, self.open) {
@@ -144,12 +164,7 @@ impl Loader {
         let path = canonical(&self.root.join(rel))?;
         let is_dir = path.is_dir();
         Ok(Resolved {
-            file: FoundFile {
-                path,
-                size: None,
-                open: None,
-                content: None,
-            },
+            file: FoundFile::looked_at(path, None, None),
             is_dir,
         })
     }
@@ -167,23 +182,13 @@ impl Loader {
                 match read_if_whole(&file) {
                     Ok(Some(content)) => {
                         return Some(Resolved {
-                            file: FoundFile {
-                                path,
-                                size: None,
-                                open: None,
-                                content: Some(content),
-                            },
+                            file: FoundFile::read(path, content),
                             is_dir: false,
                         })
                     }
                     Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
                         return Some(Resolved {
-                            file: FoundFile {
-                                path,
-                                size: None,
-                                open: None,
-                                content: None,
-                            },
+                            file: FoundFile::looked_at(path, None, None),
                             is_dir: true,
                         })
                     }
@@ -192,12 +197,11 @@ impl Loader {
                 let m = file.metadata().ok()?;
                 let is_file = m.is_file();
                 return Some(Resolved {
-                    file: FoundFile {
+                    file: FoundFile::looked_at(
                         path,
-                        size: is_file.then_some(m.len()),
-                        open: is_file.then_some(file),
-                        content: None,
-                    },
+                        is_file.then_some(m.len()),
+                        is_file.then_some(file),
+                    ),
                     is_dir: m.is_dir(),
                 });
             }
@@ -207,12 +211,7 @@ impl Loader {
             }
             if names.peek().is_none() {
                 return Some(Resolved {
-                    file: FoundFile {
-                        path,
-                        size: m.is_file().then_some(m.len()),
-                        open: None,
-                        content: None,
-                    },
+                    file: FoundFile::looked_at(path, m.is_file().then_some(m.len()), None),
                     is_dir: m.is_dir(),
                 });
             }
@@ -239,8 +238,7 @@ impl Loader {
 
     /// Reads a file that [`Loader::entry`] found, as UTF-8 text.
     pub fn read_found(&self, found: FoundFile) -> BuildResult<String> {
-        let path = found.path.clone();
-        text_of(&path, found.read_bytes())
+        read_found_text(found)
     }
 
     /// Resolves a file path named in the kustomization, subject to the
@@ -445,6 +443,8 @@ pub(crate) fn read_if_whole(file: &std::fs::File) -> std::io::Result<Option<Vec<
     // SAFETY: the kernel wrote the first `n` bytes of the capacity.
     unsafe { buf.set_len(n) };
     note_read(false);
+    // An allocation of the file's size; the 64 KiB buffer goes back to
+    // the allocator for the next file.
     Ok(Some(buf.as_slice().to_vec()))
 }
 
@@ -544,47 +544,47 @@ fn read_retrying(mut file: &std::fs::File, buf: &mut [u8]) -> std::io::Result<us
     }
 }
 
-/// A regular file found at a path, and what finding it learnt.
-pub(crate) enum Found {
-    /// Its whole content, read while finding it.
-    Content(Vec<u8>),
-    /// The open file and its size.
-    Open(std::fs::File, u64),
-    /// Its size (it was only looked at).
-    Size(u64),
-}
-
-/// Opens `path` (following symlinks) and reads it whole when one read
-/// can (see [`read_if_whole`]), else keeps it open with its size; `None`
-/// when it is not a regular file. A file that cannot be opened (no
-/// permission, say) is found by a stat, as it would be without this, and
-/// fails when it is read. The file is opened without blocking, so a FIFO
-/// is passed over as a stat would pass it.
-pub(crate) fn find_file(path: &Path) -> Option<Found> {
+/// The regular file at `path` (following symlinks), opened and read
+/// whole when one read can (see [`read_if_whole`]), else kept open with
+/// its size; `None` when it is not a regular file. A file that cannot be
+/// opened (no permission, say) is found by a stat, as it would be without
+/// this, and fails when it is read. The file is opened without blocking,
+/// so a FIFO is passed over as a stat would pass it.
+pub(crate) fn find_file(path: &Path) -> Option<FoundFile> {
     use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path);
     let Ok(file) = opened else {
-        let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
-        return Some(Found::Size(m.len()));
+        return stat_file(path);
     };
     if let Ok(Some(content)) = read_if_whole(&file) {
-        return Some(Found::Content(content));
+        return Some(FoundFile::read(path.to_path_buf(), content));
     }
     let m = file.metadata().ok().filter(|m| m.is_file())?;
-    Some(Found::Open(file, m.len()))
+    Some(FoundFile::looked_at(
+        path.to_path_buf(),
+        Some(m.len()),
+        Some(file),
+    ))
 }
 
-/// The UTF-8 text of a file [`find_file`] (or a stat) found.
-pub(crate) fn read_found_text(path: &Path, found: Found) -> BuildResult<String> {
-    let read = match found {
-        Found::Content(content) => Ok(content),
-        Found::Open(file, size) => read_open(file, Some(size)),
-        Found::Size(size) => read_whole(path, Some(size)),
-    };
-    text_of(path, read)
+/// The regular file at `path` (following symlinks), found by a stat.
+pub(crate) fn stat_file(path: &Path) -> Option<FoundFile> {
+    let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+    Some(FoundFile::looked_at(
+        path.to_path_buf(),
+        Some(m.len()),
+        None,
+    ))
+}
+
+/// The UTF-8 text of a file found by [`Loader::entry`], [`find_file`] or
+/// [`stat_file`].
+pub(crate) fn read_found_text(found: FoundFile) -> BuildResult<String> {
+    let path = found.path.clone();
+    text_of(&path, found.read_bytes())
 }
 
 /// The text of a file that starts with a UTF-16 byte order mark (as
@@ -824,11 +824,7 @@ mod tests {
     /// The bytes [`find_file`] finds at `path`, read through
     /// [`read_found_text`]'s path (as bytes: the content is binary).
     fn found_bytes(path: &Path) -> Option<Vec<u8>> {
-        Some(match find_file(path)? {
-            Found::Content(content) => content,
-            Found::Open(file, size) => read_open(file, Some(size)).expect("readable"),
-            Found::Size(size) => read_whole(path, Some(size)).expect("readable"),
-        })
+        Some(find_file(path)?.read_bytes().expect("readable"))
     }
 
     #[test]

@@ -215,10 +215,7 @@ pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEn
 pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
     // Kustomize decodes them with go-yaml v2: a repeated key replaces the
     // earlier one, and `yes`/`on` are booleans.
-    let limits = krusty_yaml::Limits {
-        duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
-        ..Default::default()
-    };
+    let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
     let docs = krusty_yaml::parse_stream_with(text, limits)
         .map_err(|e| OpError::new(format!("{path}: {e}")))?;
     let mut out = Vec::new();

@@ -80,20 +80,12 @@ impl Selector {
     /// as anchored regular expressions (as patch targets use them, e.g.
     /// `kind: Deployment|StatefulSet`).
     pub fn compile_regex(&self) -> OpResult<CompiledSelector> {
-        let anchored = |s: &str| -> OpResult<Option<Regex>> {
-            if s.is_empty() {
-                return Ok(None);
-            }
-            Regex::new(&format!("^(?:{s})$"))
-                .map(Some)
-                .map_err(|e| OpError::new(format!("error parsing regexp: {e}")))
-        };
         Ok(CompiledSelector {
             group: Pattern::new(&self.gvk.group)?,
             version: Pattern::new(&self.gvk.version)?,
             kind: Pattern::new(&self.gvk.kind)?,
-            name: anchored(&self.name)?,
-            namespace: anchored(&self.namespace)?,
+            name: Pattern::new(&self.name)?,
+            namespace: Pattern::new(&self.namespace)?,
             labels: LabelSelector::parse(&self.label_selector)?,
             annotations: LabelSelector::parse(&self.annotation_selector)?,
         })
@@ -106,8 +98,8 @@ pub struct CompiledSelector {
     group: Pattern,
     version: Pattern,
     kind: Pattern,
-    name: Option<Regex>,
-    namespace: Option<Regex>,
+    name: Pattern,
+    namespace: Pattern,
     labels: LabelSelector,
     annotations: LabelSelector,
 }
@@ -132,16 +124,16 @@ impl CompiledSelector {
             Some(p) => (p.kind.as_str(), p.name.as_str(), p.namespace.as_str()),
             None => (kind, r.name(), r.namespace()),
         };
-        let ns_ok = self.namespace.as_ref().is_none_or(|re| {
+        let ns_ok = matches!(self.namespace, Pattern::Any) || {
             let original_cluster = is_cluster_scoped(group, version, original_kind);
             let cluster = is_cluster_scoped(group, version, kind);
-            re.is_match(effective_namespace(original_cluster, original_namespace))
-                || re.is_match(effective_namespace(cluster, r.namespace()))
-        });
-        let name_ok = self
-            .name
-            .as_ref()
-            .is_none_or(|re| re.is_match(original_name) || re.is_match(r.name()));
+            self.namespace
+                .matches(effective_namespace(original_cluster, original_namespace))
+                || self
+                    .namespace
+                    .matches(effective_namespace(cluster, r.namespace()))
+        };
+        let name_ok = self.name.matches(original_name) || self.name.matches(r.name());
         ns_ok
             && name_ok
             && self
@@ -153,9 +145,9 @@ impl CompiledSelector {
     }
 }
 
-/// A selector's group, version or kind: anything when empty, else an
-/// anchored regular expression, compared as text when it has no
-/// metacharacters (most: `Deployment`, `apps`, `v1`).
+/// A selector's group, version, kind, name or namespace: anything when
+/// empty, else an anchored regular expression, compared as text when it
+/// has no metacharacters (most: `Deployment`, `apps`, `v1`).
 #[derive(Debug)]
 enum Pattern {
     Any,

@@ -22,6 +22,17 @@ pub struct Limits {
     pub duplicate_keys: DuplicateKeys,
 }
 
+impl Limits {
+    /// The default limits, with `duplicate_keys` for what a repeated key
+    /// does.
+    pub fn with_duplicate_keys(duplicate_keys: DuplicateKeys) -> Limits {
+        Limits {
+            duplicate_keys,
+            ..Limits::default()
+        }
+    }
+}
+
 /// What a mapping key written twice does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DuplicateKeys {

@@ -95,10 +95,7 @@ fn patch_documents(docs: Vec<krusty_yaml::Document>) -> Vec<Node> {
 fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
     // Kustomize reads them as kyaml nodes, whose lookups find the first of
     // a repeated key.
-    let limits = krusty_yaml::Limits {
-        duplicate_keys: krusty_yaml::DuplicateKeys::FirstWins,
-        ..Default::default()
-    };
+    let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::FirstWins);
     let docs = krusty_yaml::parse_stream_with(text, limits).ok()?;
     let mut out = Vec::new();
     for root in patch_documents(docs) {
@@ -124,10 +121,7 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     }
     // Kustomize converts them to JSON with go-yaml v2, where a repeated key
     // replaces the earlier one.
-    let limits = krusty_yaml::Limits {
-        duplicate_keys: krusty_yaml::DuplicateKeys::LastWins,
-        ..Default::default()
-    };
+    let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
     let docs =
         krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
     match docs.into_iter().next().and_then(|d| d.root) {
@@ -213,10 +207,7 @@ impl StrategicMergePatches {
 /// Reads every document of a patch file as a patch resource (a repeated
 /// key is ignored, as kyaml's lookups find the first).
 fn read_patch_resources(text: &str) -> OpResult<Vec<Resource>> {
-    let limits = krusty_yaml::Limits {
-        duplicate_keys: krusty_yaml::DuplicateKeys::FirstWins,
-        ..Default::default()
-    };
+    let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::FirstWins);
     let docs =
         krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
     patch_documents(docs)
@@ -395,7 +386,6 @@ fn holds_string(node: Option<&Node>, text: &str) -> bool {
     })
 }
 
-/// Applies a JSON patch to one resource.
 /// Applies JSON 6902 operations to a resource. While Kustomize applies
 /// them, every resource's `metadata.annotations` holds its build
 /// bookkeeping (removed afterwards), so operations on an annotation work
