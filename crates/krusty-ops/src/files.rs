@@ -3,8 +3,9 @@
 
 use crate::error::OpResult;
 
-/// A source of files for generators and configuration loading.
-pub trait FileSource {
+/// A source of files for generators and configuration loading; shared by
+/// the threads of a parallel step (a chain reads its patch files at once).
+pub trait FileSource: Sync {
     /// Reads the file at `path` (relative to the kustomization root).
     fn read_bytes(&self, path: &str) -> OpResult<Vec<u8>>;
 }

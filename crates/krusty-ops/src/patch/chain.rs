@@ -26,6 +26,7 @@ use std::collections::HashMap;
 
 use krusty_resource::{ResId, ResMap, Resource};
 use krusty_yaml::Node;
+use rayon::prelude::*;
 
 use super::json6902::JsonPatch;
 use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry};
@@ -60,8 +61,8 @@ pub fn apply(
     env: &Env<'_>,
 ) -> Result<(), ChainError> {
     let mut steps = Vec::new();
-    for (position, entry) in entries.iter().enumerate() {
-        let read = Step::read(entry, env).map_err(|error| ChainError {
+    for (position, read) in read_all(entries, env).into_iter().enumerate() {
+        let read = read.map_err(|error| ChainError {
             entry: position,
             error,
         })?;
@@ -87,6 +88,20 @@ pub fn apply(
         }),
         None => Ok(()),
     }
+}
+
+/// Chains with fewer entries than this read them one after another.
+const READ_IN_PARALLEL_FROM: usize = 4;
+
+/// Every entry read (see [`Step::read`]), in entry order. A long chain's
+/// entries, most of them files, are read in parallel: the chain's reading
+/// is otherwise a serial stretch of file system calls and parses before
+/// its parallel pass (an overlay's per-app patch files, say).
+fn read_all<'e>(entries: &[&'e PatchEntry], env: &Env<'_>) -> Vec<OpResult<Vec<StepKind<'e>>>> {
+    if entries.len() < READ_IN_PARALLEL_FROM {
+        return entries.iter().map(|e| Step::read(e, env)).collect();
+    }
+    entries.par_iter().map(|e| Step::read(e, env)).collect()
 }
 
 /// One patch of a chain (an entry may hold several documents).
@@ -532,8 +547,10 @@ data: {a: '1'}
             .collect()
     }
 
-    /// Every list of up to three entries from the pool (with repeats), as
-    /// one chain and one entry at a time: same resources, same first error.
+    /// Every list of up to three entries from the pool (with repeats), and
+    /// a deterministic sample of longer lists (whose entries are read in
+    /// parallel), as one chain and one entry at a time: same resources,
+    /// same first error.
     #[test]
     fn a_chain_applies_like_its_entries_one_after_another() {
         let pool = pool();
@@ -547,6 +564,17 @@ data: {a: '1'}
                     lists.push(vec![a, b, c]);
                 }
             }
+        }
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |bound: usize| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize % bound
+        };
+        for _ in 0..2_000 {
+            let len = READ_IN_PARALLEL_FROM + next(5);
+            lists.push((0..len).map(|_| next(n)).collect());
         }
         for list in lists {
             let entries: Vec<&PatchEntry> = list.iter().map(|&i| &pool[i]).collect();
