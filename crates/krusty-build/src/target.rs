@@ -508,6 +508,13 @@ impl Context {
                 (fork, gathered)
             })
             .collect();
+        acc.resmap.reserve(
+            built
+                .iter()
+                .filter_map(|(_, gathered)| gathered.as_ref().ok())
+                .map(|(resources, _)| resources.len())
+                .sum(),
+        );
         for (entry, (fork, gathered)) in entries.iter().zip(built) {
             let gathered = if undecided && self.schema.is_some() {
                 self.resources_at(loader, entry)

@@ -82,6 +82,15 @@ impl ResMap {
         self.extend_hashed(Hashed::of(resources))
     }
 
+    /// Makes room for `additional` more resources and their index entries
+    /// at once, so that a level gathering several entries' resources
+    /// grows its list and index once instead of doubling them entry by
+    /// entry.
+    pub fn reserve(&mut self, additional: usize) {
+        self.resources.reserve_exact(additional);
+        self.index.reserve(additional, |&(hash, _)| hash);
+    }
+
     /// [`ResMap::extend`] for resources whose identities are hashed
     /// already (see [`Hashed`]).
     pub fn extend_hashed(&mut self, hashed: Hashed) -> Result<(), ResMapError> {
@@ -260,6 +269,16 @@ impl Hashed {
     /// Takes the resources out, in order.
     pub fn into_vec(self) -> Vec<Resource> {
         self.resources
+    }
+
+    /// How many resources there are.
+    pub fn len(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// `true` when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
     }
 }
 
