@@ -87,7 +87,7 @@ impl ResMap {
     /// grows its list and index once instead of doubling them entry by
     /// entry.
     pub fn reserve(&mut self, additional: usize) {
-        self.resources.reserve_exact(additional);
+        self.resources.reserve(additional);
         self.index.reserve(additional, |&(hash, _)| hash);
     }
 
@@ -95,9 +95,7 @@ impl ResMap {
     /// already (see [`Hashed`]).
     pub fn extend_hashed(&mut self, hashed: Hashed) -> Result<(), ResMapError> {
         self.refresh_index();
-        self.resources.reserve(hashed.resources.len());
-        self.index
-            .reserve(hashed.resources.len(), |&(hash, _)| hash);
+        self.reserve(hashed.len());
         for (r, hash) in hashed.resources.into_iter().zip(hashed.hashes) {
             self.push_hashed(r, hash)?;
         }
