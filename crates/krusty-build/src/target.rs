@@ -109,7 +109,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     records.apply(resmap.resources_mut(), &loader.root);
     let printed = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         r.normalize_annotations();
-        r.annotation("config.kubernetes.io/local-config") != Some("true")
+        keeps_printed(r)
     });
     let mut resources: Vec<Resource> = resmap.into_vec();
     if printed.contains(&false) {
@@ -131,6 +131,14 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         resources,
         warnings: ctx.warnings,
     })
+}
+
+/// `false` for a resource marked `config.kubernetes.io/local-config`: any
+/// value but `"false"` (`""`, `"yes"`, `"False"` too) keeps it out of the
+/// output, as in Kustomize.
+fn keeps_printed(r: &Resource) -> bool {
+    r.annotation("config.kubernetes.io/local-config")
+        .map_or(true, |v| v == "false")
 }
 
 pub(crate) struct Context {
