@@ -1,6 +1,6 @@
 //! The Kustomization file: which fields it has and what each holds.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use krusty_yaml::{Node, Value};
 
@@ -169,19 +169,19 @@ pub enum OpenApi {
 }
 
 impl Kustomization {
-    /// Finds and parses the kustomization file in `dir`.
-    pub fn load(dir: &Path) -> BuildResult<(Kustomization, std::path::PathBuf)> {
+    /// Finds and parses the kustomization file in the loader's root.
+    pub fn load(loader: &crate::loader::Loader) -> BuildResult<(Kustomization, PathBuf)> {
+        let dir = &loader.root;
         // The usual name is opened and read at once; the stat that finds
-        // any other name also gives the size to read by.
+        // any other name also gives the size to read by. A name the load
+        // restrictor refuses counts as missing.
         let mut found: Vec<crate::loader::FoundFile> = Vec::new();
+        let mut refused = None;
         for (i, name) in FILE_NAMES.iter().enumerate() {
-            let path = dir.join(name);
-            let file = if i == 0 {
-                crate::loader::find_file(&path)
-            } else {
-                crate::loader::stat_file(&path)
-            };
-            found.extend(file);
+            match loader.kustomization_file(name, i == 0) {
+                Ok(file) => found.extend(file),
+                Err(e) => refused = refused.or(Some(e)),
+            }
         }
         if found.len() > 1 {
             return Err(BuildError::new(format!(
@@ -190,8 +190,9 @@ impl Kustomization {
             )));
         }
         let Some(found) = found.pop() else {
+            let why = refused.map(|e| format!(": {}", e.0)).unwrap_or_default();
             return Err(BuildError::new(format!(
-                "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
+                "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'{why}",
                 dir.display()
             )));
         };
@@ -526,10 +527,12 @@ fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
             path: &p,
         };
         let text = typed::string(v, at)?;
-        match typed::canonical_field(key, &["name", "newName", "newTag", "digest"]) {
+        let fields = ["name", "newName", "newTag", "tagSuffix", "digest"];
+        match typed::canonical_field(key, &fields) {
             "name" => image.name = text,
             "newName" => image.new_name = text,
             "newTag" => image.new_tag = text,
+            "tagSuffix" => image.tag_suffix = text,
             "digest" => image.digest = text,
             _ => return Err(typed::unknown_field(k)),
         }

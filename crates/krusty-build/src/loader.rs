@@ -230,6 +230,37 @@ impl Loader {
         Ok(())
     }
 
+    /// The kustomization file `name` in the root, if there is one: a
+    /// regular file, or a symlink to one, followed under the load
+    /// restrictor. A symlink to a file outside the root is an error saying
+    /// so; Kustomize then looks on as if there were no such file. `open`
+    /// opens and reads the file while finding it (see [`find_file`]);
+    /// otherwise a stat finds it.
+    pub(crate) fn kustomization_file(
+        &self,
+        name: &str,
+        open: bool,
+    ) -> BuildResult<Option<FoundFile>> {
+        let look = if open { find_file } else { stat_file };
+        let path = self.root.join(name);
+        match look(&path) {
+            Looked::File(found) => Ok(Some(found)),
+            Looked::Nothing => Ok(None),
+            Looked::Symlink => {
+                // A dangling symlink is no file.
+                let Ok(target) = std::fs::canonicalize(&path) else {
+                    return Ok(None);
+                };
+                self.check_restriction(&target)
+                    .map_err(|e| e.context(name))?;
+                Ok(match look(&target) {
+                    Looked::File(found) => Some(FoundFile { path, ..found }),
+                    Looked::Symlink | Looked::Nothing => None,
+                })
+            }
+        }
+    }
+
     /// Reads a file as UTF-8 text; `size` is what a stat of it reported,
     /// if known (see [`read_text`]).
     pub fn read(&self, path: &Path, size: Option<u64>) -> BuildResult<String> {
@@ -544,44 +575,60 @@ fn read_retrying(mut file: &std::fs::File, buf: &mut [u8]) -> std::io::Result<us
     }
 }
 
-/// The regular file at `path` (following symlinks), opened and read
-/// whole when one read can (see [`read_if_whole`]), else kept open with
-/// its size; `None` when it is not a regular file. A file that cannot be
-/// opened (no permission, say) is found by a stat, as it would be without
-/// this, and fails when it is read. The file is opened without blocking,
-/// so a FIFO is passed over as a stat would pass it.
-pub(crate) fn find_file(path: &Path) -> Option<FoundFile> {
+/// What is at a path whose last name is not followed when it is a symlink.
+pub(crate) enum Looked {
+    /// A regular file.
+    File(FoundFile),
+    /// A symlink, for the caller to resolve and check.
+    Symlink,
+    /// No regular file.
+    Nothing,
+}
+
+/// The regular file at `path`, opened and read whole when one read can
+/// (see [`read_if_whole`]), else kept open with its size. A file that
+/// cannot be opened (no permission, say) is found by a stat, as it would
+/// be without this, and fails when it is read. The file is opened without
+/// blocking, so a FIFO is passed over as a stat would pass it, and without
+/// following a symlink, which the stat then reports.
+pub(crate) fn find_file(path: &Path) -> Looked {
     use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path);
     let Ok(file) = opened else {
         return stat_file(path);
     };
     if let Ok(Some(content)) = read_if_whole(&file) {
-        return Some(FoundFile::read(path.to_path_buf(), content));
+        return Looked::File(FoundFile::read(path.to_path_buf(), content));
     }
-    let m = file.metadata().ok().filter(|m| m.is_file())?;
-    Some(FoundFile::looked_at(
-        path.to_path_buf(),
-        Some(m.len()),
-        Some(file),
-    ))
+    match file.metadata() {
+        Ok(m) if m.is_file() => Looked::File(FoundFile::looked_at(
+            path.to_path_buf(),
+            Some(m.len()),
+            Some(file),
+        )),
+        _ => Looked::Nothing,
+    }
 }
 
-/// The regular file at `path` (following symlinks), found by a stat.
-pub(crate) fn stat_file(path: &Path) -> Option<FoundFile> {
-    let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
-    Some(FoundFile::looked_at(
-        path.to_path_buf(),
-        Some(m.len()),
-        None,
-    ))
+/// The regular file at `path`, found by a stat that does not follow a
+/// symlink.
+pub(crate) fn stat_file(path: &Path) -> Looked {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Looked::Symlink,
+        Ok(m) if m.is_file() => Looked::File(FoundFile::looked_at(
+            path.to_path_buf(),
+            Some(m.len()),
+            None,
+        )),
+        _ => Looked::Nothing,
+    }
 }
 
-/// The UTF-8 text of a file found by [`Loader::entry`], [`find_file`] or
-/// [`stat_file`].
+/// The UTF-8 text of a file found by [`Loader::entry`] or
+/// [`Loader::kustomization_file`].
 pub(crate) fn read_found_text(found: FoundFile) -> BuildResult<String> {
     let path = found.path.clone();
     text_of(&path, found.read_bytes())
@@ -824,7 +871,10 @@ mod tests {
     /// The bytes [`find_file`] finds at `path`, read through
     /// [`read_found_text`]'s path (as bytes: the content is binary).
     fn found_bytes(path: &Path) -> Option<Vec<u8>> {
-        Some(find_file(path)?.read_bytes().expect("readable"))
+        match find_file(path) {
+            Looked::File(found) => Some(found.read_bytes().expect("readable")),
+            Looked::Symlink | Looked::Nothing => None,
+        }
     }
 
     #[test]
@@ -901,7 +951,7 @@ mod tests {
         // SAFETY: `mkfifo` reads the NUL-terminated path it is given.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         // Opened without blocking, and passed over as a stat passes it.
-        assert!(find_file(&path).is_none());
+        assert!(matches!(find_file(&path), Looked::Nothing));
         let _ = std::fs::remove_file(&path);
     }
 

@@ -163,7 +163,7 @@ pub(crate) struct Context {
 impl Context {
     /// Builds one kustomization directory.
     pub(crate) fn target(&mut self, loader: &Loader) -> BuildResult<Level> {
-        let (k, path) = Kustomization::load(&loader.root).map_err(|e| {
+        let (k, path) = Kustomization::load(loader).map_err(|e| {
             e.context(format!(
                 "couldn't make target for path '{}'",
                 loader.root.display()
@@ -385,7 +385,7 @@ impl Context {
         self.check_cycle(&dir)?;
         let in_directory =
             |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e.0));
-        let (k, k_path) = Kustomization::load(&dir)
+        let (k, k_path) = Kustomization::load(&sub)
             .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
             .map_err(in_directory)?;
         if k.kind != "Component" {
