@@ -85,6 +85,13 @@ pub(crate) fn crd_config(loader: &Loader, k: &Kustomization) -> BuildResult<Tran
     let mut config = TransformerConfig::default();
     for path in &k.crds {
         let (file, roots) = yaml_documents(loader, path)?;
+        if roots.is_empty() && loader.read(&file, None)?.is_empty() {
+            // Kustomize crashes on an empty file here.
+            return Err(BuildError::new(format!(
+                "crds file {} is empty",
+                file.display()
+            )));
+        }
         for root in roots {
             let c = krusty_ops::crds::config_from_definitions(&root)
                 .map_err(|e| op_err(e).context(format!("crds file {}", file.display())))?;

@@ -6,7 +6,7 @@ use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use krusty_resource::{Gvk, ResId, ResMap, Resource};
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, Resolved, Value};
 
 use crate::config::NameBackRef;
 use crate::error::{OpError, OpResult};
@@ -222,9 +222,23 @@ fn role_binding_namespaces(r: &Resource) -> OpResult<HashSet<String>> {
         return Ok(out);
     };
     for s in subjects {
+        if s.as_map().is_none() {
+            return Err(OpError::new(format!(
+                "subject of {} at line {} is not a mapping (Kustomize crashes on it)",
+                r.id(),
+                s.pos().line
+            )));
+        }
         let (Some(ns), Some(kind)) = (s.get("namespace"), s.get("kind")) else {
             continue;
         };
+        if !is_string(kind) {
+            return Err(OpError::new(format!(
+                "subject 'kind' of {} at line {} is not a string (Kustomize crashes on it)",
+                r.id(),
+                kind.pos().line
+            )));
+        }
         if kind.as_str() != Some("ServiceAccount") {
             continue;
         }
@@ -241,6 +255,15 @@ fn role_binding_namespaces(r: &Resource) -> OpResult<HashSet<String>> {
         }
     }
     Ok(out)
+}
+
+/// `true` for a scalar Kustomize reads as a string (not a number, boolean
+/// or null).
+fn is_string(node: &Node) -> bool {
+    matches!(
+        krusty_yaml::resolve_input(node),
+        Resolved::Str(_) | Resolved::Owned(_)
+    ) && node.as_scalar().is_some()
 }
 
 /// The group and kind in a binding's `roleRef`, when both are present.
