@@ -17,6 +17,7 @@ use krusty_ops::{Builtin, Env, TransformerConfig};
 use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
 
 use krusty_runtime::Policy;
+use krusty_yaml::Node;
 
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
@@ -104,6 +105,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     .map_err(|e| BuildError::new(e.0))?;
     vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
         .map_err(|e| BuildError::new(e.0))?;
+    check_names(&resmap)?;
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
@@ -131,6 +133,55 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         resources,
         warnings: ctx.warnings,
     })
+}
+
+/// Fails on the first resource left without a name (a patch or a
+/// replacement emptied it, or made `metadata` a scalar or null), as
+/// Kustomize does once the build is done; kinds ending in `List` need none.
+fn check_names(resources: &ResMap) -> BuildResult<()> {
+    let unnamed = resources
+        .iter()
+        .find(|r| r.name().is_empty() && !r.kind().ends_with("List"));
+    match unnamed {
+        None => Ok(()),
+        Some(r) => Err(BuildError::new(format!(
+            "missing metadata.name in object {}",
+            go_resource_meta(r)
+        ))),
+    }
+}
+
+/// A resource's metadata as Kustomize prints it in messages (Go's `%v` of
+/// its `ResourceMeta`): `{{v1 ConfigMap} {{name namespace} map[labels] map[annotations]}}`.
+fn go_resource_meta(r: &Resource) -> String {
+    let go_map = |field: &str| {
+        let mut pairs: Vec<String> = r
+            .node
+            .get_path(&["metadata", field])
+            .and_then(Node::as_map)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{}:{}", scalar_text(k), scalar_text(v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        pairs.sort_unstable();
+        format!("map[{}]", pairs.join(" "))
+    };
+    format!(
+        "{{{{{} {}}} {{{{{} {}}} {} {}}}}}",
+        r.api_version(),
+        r.kind(),
+        r.name(),
+        r.namespace(),
+        go_map("labels"),
+        go_map("annotations")
+    )
+}
+
+/// A scalar's text; empty for a collection.
+fn scalar_text(n: &Node) -> &str {
+    n.as_scalar().map_or("", |s| s.text.as_str())
 }
 
 /// `false` for a resource marked `config.kubernetes.io/local-config`: any
