@@ -92,10 +92,14 @@ fn copy_metadata_from(new: &mut Resource, old: &Resource) {
     new.meta.needs_hash = needs_hash;
 }
 
-/// `field` becomes the old map overlaid with the new one.
+/// `field` becomes the old map overlaid with the new one; an empty result
+/// removes it (a merged Secret with no data has no `data: {}`).
 fn merge_map_field(new: &mut Resource, old: &Resource, field: &str) {
-    if let Some(merged) = merged_string_map(old.node.get(field), new.node.get(field)) {
-        new.node.set(field, merged);
+    match merged_string_map(old.node.get(field), new.node.get(field)) {
+        Some(merged) => new.node.set(field, merged),
+        None => {
+            new.node.remove(field);
+        }
     }
 }
 

@@ -72,26 +72,65 @@ impl LegacyOrder {
     }
 }
 
-/// The sort key of the legacy order: kind rank, then `group_version_kind`
-/// and namespace, where blanks stand as `~G`, `~V`, `~K` and `~X` (so they
-/// sort after names), then name; namespace and name borrowed from the
-/// resource.
-fn legacy_key<'r>(order: &LegacyOrder, r: &'r Resource) -> (i64, String, &'r str, &'r str) {
-    let or = |s: &'r str, blank: &'static str| if s.is_empty() { blank } else { s };
-    let api_version = r.api_version();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let kind = r.kind();
-    let parts = [or(group, "~G"), or(version, "~V"), or(kind, "~K")];
-    (
-        order.rank(kind),
-        parts.join("_"),
-        or(r.namespace(), "~X"),
-        r.name(),
-    )
+/// The sort key of a resource in the legacy order.
+struct LegacyKey {
+    /// The kind's rank.
+    rank: i64,
+    /// `group_version_kind`, then `namespace|name`: Kustomize's id string,
+    /// blanks standing as `~G`, `~V`, `~K`, `~X` and `~N`.
+    text: String,
+    /// Where the `namespace|name` part of `text` starts.
+    split: usize,
 }
 
-/// Sorts resources by kind rank, then group, version and kind, then
-/// namespace and name. Stable, so equal ids keep their input order.
+impl LegacyKey {
+    /// Builds the key of `r` (one allocation).
+    fn of(order: &LegacyOrder, r: &Resource) -> LegacyKey {
+        let api_version = r.api_version();
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let kind = r.kind();
+        let parts = [
+            blank_as(group, "~G"),
+            "_",
+            blank_as(version, "~V"),
+            "_",
+            blank_as(kind, "~K"),
+        ];
+        let rest = [blank_as(r.namespace(), "~X"), "|", blank_as(r.name(), "~N")];
+        let mut text = String::with_capacity(parts.iter().chain(&rest).map(|p| p.len()).sum());
+        parts.iter().for_each(|p| text.push_str(p));
+        let split = text.len();
+        rest.iter().for_each(|p| text.push_str(p));
+        LegacyKey {
+            rank: order.rank(kind),
+            text,
+            split,
+        }
+    }
+
+    /// Kustomize's comparison: kind rank, then the group/version/kind
+    /// text, then the `namespace|name` text (so namespace `a-b` sorts
+    /// before `a`, as `-` comes before `|`).
+    fn cmp(&self, other: &LegacyKey) -> std::cmp::Ordering {
+        self.rank
+            .cmp(&other.rank)
+            .then_with(|| self.text[..self.split].cmp(&other.text[..other.split]))
+            .then_with(|| self.text[self.split..].cmp(&other.text[other.split..]))
+    }
+}
+
+/// `s`, or `blank` when `s` is empty.
+fn blank_as<'a>(s: &'a str, blank: &'a str) -> &'a str {
+    if s.is_empty() {
+        blank
+    } else {
+        s
+    }
+}
+
+/// Sorts resources by kind rank, then by the text of group, version and
+/// kind, then by the text `namespace|name`. Stable, so equal ids keep their
+/// input order.
 pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
     // Keys are computed once each, and both steps run in parallel (the
     // sort is stable: equal keys keep their input order).
@@ -99,7 +138,7 @@ pub fn sort_legacy(resources: &mut [Resource], order: &LegacyOrder) {
         let mut keyed: Vec<_> = resources
             .par_iter()
             .enumerate()
-            .map(|(i, r)| (legacy_key(order, r), i))
+            .map(|(i, r)| (LegacyKey::of(order, r), i))
             .collect();
         keyed.par_sort_by(|a, b| a.0.cmp(&b.0));
         keyed.into_iter().map(|k| k.1).collect()

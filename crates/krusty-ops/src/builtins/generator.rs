@@ -286,13 +286,13 @@ impl GeneratorArgs {
                     &self.secret_type
                 };
                 root.set("type", Node::string(t));
-                if !pairs.is_empty() {
-                    let data = pairs
-                        .iter()
-                        .map(|(k, v)| (Node::plain(k), Node::string(b64(v))))
-                        .collect();
-                    root.set("data", Node::new(Value::Map(data)));
-                }
+                // A Secret always has `data`, empty when it has no sources
+                // (a ConfigMap then has none).
+                let data = pairs
+                    .iter()
+                    .map(|(k, v)| (Node::plain(k), Node::string(b64(v))))
+                    .collect();
+                root.set("data", Node::new(Value::Map(data)));
             }
         }
         if self.options.immutable {

@@ -1,6 +1,6 @@
 //! ImageTagTransformer: changes container image names, tags and digests.
 
-use krusty_resource::ResMap;
+use krusty_resource::{ResMap, Resource};
 use krusty_yaml::{Node, Value};
 use regex::Regex;
 
@@ -17,6 +17,9 @@ pub struct ImageChange {
     pub new_name: String,
     /// Replacement tag.
     pub new_tag: String,
+    /// Text appended to the tag (which may be empty), when neither `new_tag`
+    /// nor `digest` is given; the digest is dropped.
+    pub tag_suffix: String,
     /// Replacement digest.
     pub digest: String,
 }
@@ -146,6 +149,10 @@ impl SetImage {
                 tag.clear();
                 digest = self.image.digest.clone();
             }
+            (true, true) if !self.image.tag_suffix.is_empty() => {
+                tag.push_str(&self.image.tag_suffix);
+                digest.clear();
+            }
             (true, true) => {}
         }
         if !tag.is_empty() {
@@ -160,8 +167,12 @@ impl SetImage {
 }
 
 /// Several image changes sharing field specs (a kustomization's `images:`),
-/// applied in one pass: every image field gets the changes in order, which
-/// is what applying them one after another over all resources gives.
+/// applied in one pass. Kustomize runs each change over all resources, and a
+/// change visits an image once for the container walk and once more for each
+/// field spec that reaches it too (a Deployment's containers: twice). So an
+/// image visited `k` times gets each change `k` times in a row, in order
+/// (which matters for `tagSuffix`, and for a change whose result a later
+/// change matches).
 #[derive(Debug, Clone)]
 pub struct SetImages {
     /// The changes, in order.
@@ -182,26 +193,59 @@ impl SetImages {
 
     /// Updates every matching image.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
-        update_images(resources, &self.specs, &|n| self.update_value(n))
+        let index = KindIndex::new(self.specs.iter().map(|s| s.gvk.kind.as_str()));
+        parallel::try_each(resources.resources_mut(), |r| {
+            // First count the visits of each image field (by address: the
+            // counting walk changes nothing), then change each field at its
+            // first visit.
+            let mut visits: Vec<(usize, usize)> = Vec::new();
+            visit_images(r, &self.specs, &index, &mut |n| {
+                visits.push((address(n), 1));
+                Ok(())
+            })?;
+            if visits.is_empty() {
+                return Ok(());
+            }
+            let visits = count_visits(visits);
+            visit_images(r, &self.specs, &index, &mut |n| {
+                let Ok(at) = visits.binary_search_by_key(&address(n), |v| v.0) else {
+                    return Ok(());
+                };
+                let times = visits[at].1.replace(0);
+                self.update_value(n, times)
+            })
+        })
     }
 
-    /// Applies, in order, each change whose pattern matches the image as
-    /// the earlier changes left it.
-    fn update_value(&self, n: &mut Node) -> OpResult<()> {
-        let mut next = 0;
-        loop {
-            let Some(s) = n.as_scalar() else {
-                return Err(OpError::new("an image field must be a scalar"));
-            };
-            let Some(i) =
-                (next..self.changes.len()).find(|&i| self.changes[i].matcher.is_match(&s.text))
-            else {
-                return Ok(());
-            };
-            self.changes[i].update_value(n)?;
-            next = i + 1;
+    /// Applies each change `times` times in a row, in order, each time
+    /// to the image as the earlier ones left it.
+    fn update_value(&self, n: &mut Node, times: usize) -> OpResult<()> {
+        for change in &self.changes {
+            for _ in 0..times {
+                change.update_value(n)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A node's address, which identifies it while the tree does not change shape.
+fn address(n: &Node) -> usize {
+    n as *const Node as usize
+}
+
+/// Sorted addresses with their number of visits (in a `Cell`, so the
+/// changing walk can spend them).
+fn count_visits(mut visits: Vec<(usize, usize)>) -> Vec<(usize, std::cell::Cell<usize>)> {
+    visits.sort_unstable_by_key(|v| v.0);
+    let mut counted: Vec<(usize, std::cell::Cell<usize>)> = Vec::with_capacity(visits.len());
+    for (addr, _) in visits {
+        match counted.last() {
+            Some((last, n)) if *last == addr => n.set(n.get() + 1),
+            _ => counted.push((addr, std::cell::Cell::new(1))),
         }
     }
+    counted
 }
 
 /// Calls `update` on every image of every resource but CRDs: the `image` of
@@ -213,22 +257,33 @@ fn update_images(
 ) -> OpResult<()> {
     let index = KindIndex::new(specs.iter().map(|s| s.gvk.kind.as_str()));
     parallel::try_each(resources.resources_mut(), |r| {
-        if r.kind() == "CustomResourceDefinition" {
-            return Ok(());
-        }
-        visit_containers(&mut r.node, &mut |n| update(n))?;
-        let gvk = r.gvk();
-        for spec in index.positions(&gvk.kind).map(|i| &specs[i]) {
-            apply(
-                &mut r.node,
-                &gvk,
-                spec,
-                CreateKind::None,
-                &mut |n: &mut Node| update(n),
-            )?;
-        }
-        Ok(())
+        visit_images(r, specs, &index, &mut |n| update(n))
     })
+}
+
+/// Calls `update` on each visit of an image field of `r` (none for CRDs):
+/// the container walk first, then each of `specs` (`index` indexes them).
+fn visit_images(
+    r: &mut Resource,
+    specs: &[FieldSpec],
+    index: &KindIndex,
+    update: &mut dyn FnMut(&mut Node) -> OpResult<()>,
+) -> OpResult<()> {
+    if r.kind() == "CustomResourceDefinition" {
+        return Ok(());
+    }
+    visit_containers(&mut r.node, update)?;
+    let gvk = r.gvk();
+    for spec in index.positions(&gvk.kind).map(|i| &specs[i]) {
+        apply(
+            &mut r.node,
+            &gvk,
+            spec,
+            CreateKind::None,
+            &mut |n: &mut Node| update(n),
+        )?;
+    }
+    Ok(())
 }
 
 /// Calls `update` on the `image` of every `containers` and

@@ -193,6 +193,7 @@ impl Builtin {
                         name: field("name"),
                         new_name: field("newName"),
                         new_tag: field("newTag"),
+                        tag_suffix: field("tagSuffix"),
                         digest: field("digest"),
                     },
                     specs()?.unwrap_or_default(),
