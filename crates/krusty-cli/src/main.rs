@@ -3,7 +3,7 @@
 mod output;
 mod pool;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -35,8 +35,9 @@ struct BuildArgs {
     dir: PathBuf,
     /// If specified, write output to this path: a file, or an existing
     /// directory to get one file per resource.
-    #[arg(short = 'o', long = "output", value_name = "PATH")]
-    output: Option<PathBuf>,
+    /// An empty PATH means stdout, as in Kustomize.
+    #[arg(short = 'o', long = "output", value_name = "PATH", value_parser = clap::value_parser!(std::ffi::OsString))]
+    output: Option<std::ffi::OsString>,
     /// If set to 'LoadRestrictionsNone', local kustomizations may load files
     /// from outside their root. This does, however, break the relocatability
     /// of the kustomization.
@@ -171,6 +172,7 @@ impl FunctionArgs {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    ignore_file_size_signal();
     let cli = Cli::parse();
     match cli.command {
         Command::Version => {
@@ -187,6 +189,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// A write past the file size limit (`ulimit -f`) fails with an error
+/// instead of killing the process, as in Go programs such as Kustomize:
+/// krusty then removes its partial output and reports it.
+fn ignore_file_size_signal() {
+    // SAFETY: setting a signal's disposition to "ignore" runs no code.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
@@ -198,12 +210,18 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
     for w in &out.warnings {
         eprintln!("{w}");
     }
-    let written = match &args.output {
+    // An empty `-o ''` means stdout, as in Kustomize.
+    let written = match args
+        .output
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .map(Path::new)
+    {
         None => output::write_stdout(&output::Stream::render(&out.resources)?),
         Some(path) if path.is_dir() => output::write_dir(path, &out.resources),
         Some(path) => {
             let stream = output::Stream::render(&out.resources)?;
-            output::write_file_atomically(path, |f| stream.write_to(f))
+            output::write_file(path, |f| stream.write_to(f))
         }
     };
     // The process ends here: freeing every node one by one would only

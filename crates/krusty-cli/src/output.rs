@@ -1,7 +1,11 @@
 //! Writing build results: one YAML stream, or one file per resource.
 
-use std::io::Write;
-use std::path::Path;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use krusty_runtime::interrupt;
 
 use krusty_resource::Resource;
 use rayon::prelude::*;
@@ -104,28 +108,136 @@ fn widen_stdout_pipe(len: usize) {
 #[cfg(not(target_os = "linux"))]
 fn widen_stdout_pipe(_len: usize) {}
 
-/// Writes a file by writing a temporary file beside it and renaming it into
-/// place, so a failure never leaves a half-written file.
-pub fn write_file_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.krusty-tmp-{}", std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| write(&mut f).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("writing {}: {e}", path.display())
-    })
+/// How a path is written, from what is at it now.
+enum Destination {
+    /// Nothing: a new file, made whole beside it and renamed into place,
+    /// its mode from the umask.
+    New,
+    /// A regular file with no other hard link: replaced whole the same
+    /// way, keeping its mode and owner.
+    Replace(Metadata),
+    /// Anything else (a device, a FIFO, a socket, a file with other hard
+    /// links, a link to nothing yet): opened and written through, as
+    /// Kustomize writes its output.
+    Through,
+}
+
+/// What is at `path`, and the path to write: a link to a regular file is
+/// followed, so the file it names is replaced and the link stays.
+fn destination(path: &Path) -> io::Result<(PathBuf, Destination)> {
+    let here = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok((path.to_path_buf(), Destination::New))
+        }
+        Err(e) => return Err(e),
+        Ok(m) => m,
+    };
+    let (target, meta) = if here.file_type().is_symlink() {
+        match fs::metadata(path) {
+            Ok(m) if m.is_file() => (fs::canonicalize(path)?, m),
+            _ => return Ok((path.to_path_buf(), Destination::Through)),
+        }
+    } else {
+        (path.to_path_buf(), here)
+    };
+    if meta.is_file() && meta.nlink() == 1 {
+        Ok((target, Destination::Replace(meta)))
+    } else {
+        Ok((path.to_path_buf(), Destination::Through))
+    }
+}
+
+/// Gives a new file the mode and owner of the file it replaces. `false`
+/// when the owner cannot be kept (a user writing someone else's file):
+/// the file must then be written in place.
+fn keep_mode_and_owner(file: &File, old: &Metadata) -> io::Result<bool> {
+    let new = file.metadata()?;
+    if (new.uid(), new.gid()) != (old.uid(), old.gid())
+        && std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err()
+    {
+        return Ok(false);
+    }
+    file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
+    Ok(true)
+}
+
+/// Writes `path` with what `write` puts in a file, the way its
+/// [`Destination`] asks: a regular file is replaced whole or not at all
+/// (a temporary file with an unpredictable name, created exclusively
+/// beside it, then renamed over it; removed on failure or interrupt).
+pub fn write_file(path: &Path, write: impl Fn(&mut File) -> io::Result<()>) -> Result<(), String> {
+    let failed = |e: io::Error| format!("writing {}: {e}", path.display());
+    let (target, destination) = destination(path).map_err(failed)?;
+    let old = match destination {
+        Destination::Through => return write_through(&target, &write).map_err(failed),
+        Destination::New => None,
+        Destination::Replace(meta) => Some(meta),
+    };
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".krusty-tmp")
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(failed)?;
+    let temp_path = temp.path().to_path_buf();
+    let _cleanup = interrupt::on_interrupt(move || {
+        let _ = fs::remove_file(&temp_path);
+    });
+    if let Some(old) = &old {
+        if !keep_mode_and_owner(temp.as_file(), old).map_err(failed)? {
+            drop(temp);
+            return write_through(&target, &write).map_err(failed);
+        }
+    }
+    write(temp.as_file_mut())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(failed)?;
+    temp.persist(&target).map_err(|e| failed(e.error))?;
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Opens `path` for writing (creating it, emptying it) and writes it.
+fn write_through(path: &Path, write: &impl Fn(&mut File) -> io::Result<()>) -> io::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    write(&mut file)
+}
+
+/// Makes the renames in a folder durable; a file system that cannot
+/// sync folders loses nothing by it.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Flushes every file written so far to the disk that holds `dir`: one
+/// call for a whole folder of new files, not one per file.
+#[cfg(target_os = "linux")]
+fn sync_filesystem(dir: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let d = File::open(dir)?;
+    // SAFETY: `syncfs` only reads the descriptor, which `d` keeps open.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_filesystem(_dir: &Path) -> io::Result<()> {
+    // SAFETY: `sync` takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    Ok(())
 }
 
 /// The namespace a resource's file is grouped under in directory output:
@@ -160,8 +272,15 @@ pub fn file_name(r: &Resource, prefixed: bool) -> String {
     format!("{}.yaml", parts.join("_").to_lowercase())
 }
 
-/// Writes one file per resource into an existing directory. Everything is
-/// rendered before the first file is written.
+/// Writes one file per resource into an existing directory, all or
+/// nothing. Everything is rendered first; the files are written into a
+/// fresh private folder inside it (an unpredictable name, mode 0700),
+/// flushed to disk with one call, then renamed into place in one step
+/// that an interrupt waits for. Paths that are not plain files (devices,
+/// FIFOs, hard-linked files) are opened before anything is moved and
+/// written through last, as [`write_file`] does. Other files in the
+/// directory are left alone, as Kustomize leaves them; on failure or
+/// interrupt the private folder is removed and nothing else changed.
 pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
     let texts = render_each(resources)?;
     let namespaces: std::collections::HashSet<&str> =
@@ -172,8 +291,136 @@ pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
         .map(|r| file_name(r, prefixed))
         .zip(texts)
         .collect();
-    for (name, text) in files {
-        write_file_atomically(&dir.join(name), |f| f.write_all(text.as_bytes()))?;
+    let failed = |path: &Path, e: io::Error| format!("writing {}: {e}", path.display());
+    let staging = tempfile::Builder::new()
+        .prefix(".krusty-")
+        .tempdir_in(dir)
+        .map_err(|e| failed(dir, e))?;
+    let staging_path = staging.path().to_path_buf();
+    let _cleanup = interrupt::on_interrupt(move || {
+        let _ = fs::remove_dir_all(&staging_path);
+    });
+
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut staged_names = std::collections::HashSet::new();
+    let mut through: Vec<(PathBuf, &str)> = Vec::new();
+    for (name, text) in &files {
+        let path = dir.join(name);
+        let (target, destination) = destination(&path).map_err(|e| failed(&path, e))?;
+        let old = match destination {
+            // A link is written through: what it names may be anywhere.
+            _ if target != path => {
+                through.push((path, text));
+                continue;
+            }
+            Destination::Through => {
+                through.push((target, text));
+                continue;
+            }
+            Destination::New => None,
+            Destination::Replace(meta) => Some(meta),
+        };
+        let staged_path = staging.path().join(name);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o666)
+            .open(&staged_path)
+            .map_err(|e| failed(&path, e))?;
+        if let Some(old) = &old {
+            if !keep_mode_and_owner(&file, old).map_err(|e| failed(&path, e))? {
+                drop(file);
+                let _ = fs::remove_file(&staged_path);
+                through.push((target, text));
+                continue;
+            }
+        }
+        file.write_all(text.as_bytes())
+            .map_err(|e| failed(&path, e))?;
+        if staged_names.insert(name.as_str()) {
+            staged.push((staged_path, target));
+        }
     }
+    let mut opened = Vec::with_capacity(through.len());
+    for (path, text) in through {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| failed(&path, e))?;
+        opened.push((path, file, text));
+    }
+    sync_filesystem(staging.path()).map_err(|e| failed(dir, e))?;
+
+    let _whole = interrupt::critical();
+    for (from, to) in &staged {
+        fs::rename(from, to).map_err(|e| failed(to, e))?;
+    }
+    for (path, mut file, text) in opened {
+        let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+        if regular {
+            file.set_len(0).map_err(|e| failed(&path, e))?;
+        }
+        file.write_all(text.as_bytes())
+            .map_err(|e| failed(&path, e))?;
+    }
+    sync_dir(dir);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("krusty-output-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+
+    #[test]
+    fn a_link_planted_where_a_temporary_file_could_be_receives_nothing() {
+        let dir = scratch("planted");
+        let stolen = dir.join("stolen");
+        fs::write(&stolen, "").expect("write");
+        // Links at the names a predictable temporary file would have (the
+        // output's name with this process's id), pointing at a file the
+        // planter can read.
+        for name in [
+            format!(".out.yaml.krusty-tmp-{}", std::process::id()),
+            format!(".out.yaml.{}.krusty-tmp", std::process::id()),
+            ".out.yaml.krusty-tmp".to_string(),
+        ] {
+            std::os::unix::fs::symlink(&stolen, dir.join(name)).expect("plant");
+        }
+        let out = dir.join("out.yaml");
+        write_file(&out, |f| f.write_all(b"kind: Secret\n")).expect("written");
+        assert_eq!(fs::read(&out).expect("read"), b"kind: Secret\n");
+        assert!(fs::symlink_metadata(&out).expect("stat").is_file());
+        assert_eq!(fs::read(&stolen).expect("read"), b"", "nothing leaked");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary_file() {
+        let dir = scratch("failed");
+        let out = dir.join("out.yaml");
+        fs::write(&out, "old\n").expect("write");
+        let err = write_file(&out, |f| {
+            f.write_all(b"half")?;
+            Err(io::Error::other("disk full"))
+        })
+        .expect_err("fails");
+        assert!(
+            err.contains("out.yaml") && err.contains("disk full"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&out).expect("read"), "old\n");
+        assert_eq!(fs::read_dir(&dir).expect("read dir").count(), 1);
+        let _ = fs::remove_dir_all(&dir);
+    }
 }

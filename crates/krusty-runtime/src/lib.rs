@@ -7,6 +7,7 @@
 
 pub mod container;
 pub mod exec;
+pub mod interrupt;
 pub mod policy;
 pub mod process;
 pub mod spec;
