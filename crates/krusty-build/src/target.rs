@@ -179,6 +179,26 @@ fn go_resource_meta(r: &Resource) -> String {
     )
 }
 
+/// The schema of an `openapi: path:` file. One that cannot be read fails
+/// the first strategic merge, not the build, as in Kustomize (a file with
+/// nothing but comments or blank lines is an empty schema; an empty file
+/// is unreadable).
+fn custom_schema(file: &Path, text: &str) -> Schema {
+    let invalid =
+        |why: &str| Schema::unusable(format!("invalid schema file {}: {why}", file.display()));
+    if text.is_empty() {
+        return invalid("the file is empty");
+    }
+    let docs = match krusty_yaml::parse_stream(text) {
+        Ok(docs) => docs,
+        Err(e) => return invalid(&format!("line {}: {}", e.pos.line, e.message)),
+    };
+    match docs.into_iter().find_map(|d| d.root) {
+        None => Schema::default(),
+        Some(doc) => Schema::from_openapi(&doc).unwrap_or_else(|e| invalid(&e.0)),
+    }
+}
+
 /// A scalar's text; empty for a collection.
 fn scalar_text(n: &Node) -> &str {
     n.as_scalar().map_or("", |s| s.text.as_str())
@@ -279,19 +299,7 @@ impl Context {
             Some(OpenApi::Path(path)) => {
                 let file = loader.file(path).map_err(in_file)?;
                 let text = loader.read(&file, None).map_err(in_file)?;
-                let doc = krusty_yaml::parse_stream(&text)
-                    .ok()
-                    .and_then(|docs| docs.into_iter().find_map(|d| d.root))
-                    .ok_or_else(|| {
-                        in_file(BuildError::new(format!(
-                            "{}: not a valid OpenAPI document",
-                            file.display()
-                        )))
-                    })?;
-                let schema = Schema::from_openapi(&doc).map_err(|e| {
-                    in_file(BuildError::new(format!("{}: {}", file.display(), e.0)))
-                })?;
-                Some(Some(Arc::new(schema)))
+                Some(Some(Arc::new(custom_schema(&file, &text))))
             }
         };
         if top || chosen.is_some() {

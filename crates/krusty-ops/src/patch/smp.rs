@@ -35,6 +35,9 @@ const DIRECTIVE: &str = "$patch";
 /// Merges `patch` into `target`. `None` means the patch deleted the whole
 /// resource (`$patch: delete` at the top).
 pub fn merge(target: Node, patch: Node, schema: &Schema) -> OpResult<Option<Node>> {
+    if let Some(problem) = schema.problem() {
+        return Err(OpError::new(problem));
+    }
     // Kustomize keeps the merge only where it changed the resource in
     // place, so `$patch: replace` at the top leaves the resource as it was.
     let original = (patch.get(DIRECTIVE).map(raw) == Some("replace")).then(|| target.clone());

@@ -58,6 +58,9 @@ pub struct Schema {
     /// Root shapes by kind, then group and version (looked up without
     /// building a key).
     roots: HashMap<String, Vec<Root>>,
+    /// Why a custom document cannot serve: Kustomize reads it only when a
+    /// strategic merge first needs it, and fails then.
+    problem: Option<String>,
 }
 
 /// A resource type's root: its group and version, and its shape.
@@ -75,6 +78,20 @@ impl Schema {
         SCHEMA.get_or_init(|| {
             Schema::from_table(KUBERNETES_TABLE).expect("the built-in schema table is well-formed")
         })
+    }
+
+    /// A schema that fails every strategic merge with `problem` (a custom
+    /// document that could not be read).
+    pub fn unusable(problem: String) -> Schema {
+        Schema {
+            problem: Some(problem),
+            ..Schema::default()
+        }
+    }
+
+    /// Why this schema cannot serve a strategic merge, if it cannot.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
     }
 
     /// The root shape of resources of this group, version and kind.
@@ -178,10 +195,22 @@ impl Schema {
     /// `x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key` and
     /// `x-kubernetes-list-map-keys` extensions, and root kinds from
     /// `x-kubernetes-group-version-kind`.
+    /// A null document is an empty schema; a document or `definitions`
+    /// that is not a mapping is an error.
     pub fn from_openapi(doc: &Node) -> OpResult<Schema> {
         let mut schema = Schema::default();
-        let Some(defs) = doc.get("definitions").and_then(Node::as_map) else {
+        if doc.is_null() {
             return Ok(schema);
+        }
+        if doc.as_map().is_none() {
+            return Err(OpError::new("an OpenAPI document must be a mapping"));
+        }
+        let defs = match doc.get("definitions") {
+            None => return Ok(schema),
+            Some(d) if d.is_null() => return Ok(schema),
+            Some(d) => d
+                .as_map()
+                .ok_or_else(|| OpError::new("OpenAPI 'definitions' must be a mapping"))?,
         };
         for (name, def) in defs {
             let name = name.key_str().unwrap_or_default();
