@@ -233,7 +233,7 @@ impl Loader {
     /// The kustomization file `name` in the root, if there is one: a
     /// regular file, or a symlink to one, followed under the load
     /// restrictor. A symlink to a file outside the root is an error saying
-    /// so; Kustomize then looks on as if there were no such file. `open`
+    /// why; the caller counts the name as missing, as Kustomize does. `open`
     /// opens and reads the file while finding it (see [`find_file`]);
     /// otherwise a stat finds it.
     pub(crate) fn kustomization_file(
@@ -838,6 +838,42 @@ mod tests {
         assert_eq!(
             read_entry(&open, "out.yaml"),
             Ok((outside, "out: 1\n".to_string()))
+        );
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// What [`Loader::kustomization_file`] finds under `name`, both ways.
+    fn kustomization_at(loader: &Loader, name: &str) -> Result<Option<PathBuf>, String> {
+        let stat = loader.kustomization_file(name, false).map_err(|e| e.0)?;
+        let open = loader.kustomization_file(name, true).map_err(|e| e.0)?;
+        let (stat, open) = (stat.map(|f| f.path), open.map(|f| f.path));
+        assert_eq!(stat, open, "{name}");
+        Ok(open)
+    }
+
+    #[test]
+    fn kustomization_files_follow_symlinks_under_the_restrictor() {
+        let base = tree("kustomization");
+        let root = std::fs::canonicalize(base.join("root")).expect("root");
+        let loader = Loader::new(&root, LoadRestrictor::RootOnly).expect("loader");
+        assert_eq!(
+            kustomization_at(&loader, "a.yaml"),
+            Ok(Some(root.join("a.yaml")))
+        );
+        // Found under the name it has in the root.
+        assert_eq!(
+            kustomization_at(&loader, "link.yaml"),
+            Ok(Some(root.join("link.yaml")))
+        );
+        let escape = kustomization_at(&loader, "out.yaml").expect_err("outside the root");
+        assert!(escape.starts_with("out.yaml: security; file"), "{escape}");
+        for none in ["missing.yaml", "d.yaml", "config-link"] {
+            assert_eq!(kustomization_at(&loader, none), Ok(None), "{none}");
+        }
+        let open = Loader::new(&root, LoadRestrictor::None).expect("loader");
+        assert_eq!(
+            kustomization_at(&open, "out.yaml"),
+            Ok(Some(root.join("out.yaml")))
         );
         let _ = std::fs::remove_dir_all(&base);
     }
