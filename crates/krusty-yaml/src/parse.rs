@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use crate::error::YamlError;
 use crate::node::{CompactString, Document, Node, Pos, ScalarStyle, ThinVec, Value};
+use crate::resolve::check_tagged_scalar;
 
 /// Limits that protect the reader from hostile input.
 #[derive(Debug, Clone, Copy)]
@@ -171,6 +172,13 @@ enum Ctx {
     MapValue,
     /// Item after `- `.
     SeqItem,
+}
+
+/// An anchor and a tag written before a node, and the column they start at.
+struct Props {
+    anchor: Option<String>,
+    tag: Option<String>,
+    col: i32,
 }
 
 /// An anchored node and its size, for the alias budget.
@@ -434,19 +442,17 @@ impl<'a> Parser<'a> {
             if !self.skip_to_content()? {
                 break;
             }
+            let (mut directives, mut version_seen) = (false, false);
             while self.peek() == Some(b'%') && self.i == self.line_start {
-                if self.b[self.i..].starts_with(b"%YAML") {
-                    // Kustomize's reader rejects version directives.
-                    return self.err(
-                        "found incompatible YAML document (%YAML directives are not supported)",
-                    );
+                self.directive(&mut version_seen)?;
+                directives = true;
+                if !self.skip_to_content()? || !(self.at_doc_marker() || self.peek() == Some(b'%'))
+                {
+                    return self.err("did not find expected <document start>");
                 }
-                while !self.at_eol() {
-                    self.i += 1;
-                }
-                if !self.skip_to_content()? {
-                    return self.err("a directive must be followed by a document start '---'");
-                }
+            }
+            if directives && self.b[self.i] != b'-' {
+                return self.err("did not find expected <document start>");
             }
             let mut explicit = false;
             if self.at_doc_marker() && self.b[self.i] == b'-' {
@@ -488,6 +494,67 @@ impl<'a> Parser<'a> {
         Ok(docs)
     }
 
+    /// Reads a directive line as go-yaml does: `%YAML 1.1` (once) and
+    /// `%TAG handle prefix`; any other version or name fails. Where
+    /// documents are split apart before they are read (resources and
+    /// strategic merge patches, unlike the files Kustomize decodes whole
+    /// with go-yaml v2, [`DuplicateKeys::LastWins`]), the directive ends
+    /// up in a document of its own, which has no `---`: every directive
+    /// fails there. `version_seen` says whether a `%YAML` came before.
+    fn directive(&mut self, version_seen: &mut bool) -> PResult<()> {
+        let start = self.pos();
+        self.i += 1;
+        let name_start = self.i;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        {
+            self.i += 1;
+        }
+        let name = &self.src[name_start..self.i];
+        if name.is_empty() {
+            return Err(YamlError::new(
+                start,
+                "could not find expected directive name",
+            ));
+        }
+        let rest_start = self.i;
+        while !self.at_eol() {
+            self.i += 1;
+        }
+        let rest = self.src[rest_start..self.i]
+            .split('#')
+            .next()
+            .unwrap_or_default();
+        let mut words = rest.split_ascii_whitespace();
+        match name {
+            "YAML" => {
+                if std::mem::replace(version_seen, true) {
+                    return Err(YamlError::new(start, "found duplicate %YAML directive"));
+                }
+                if words.next() != Some("1.1") {
+                    return Err(YamlError::new(start, "found incompatible YAML document"));
+                }
+            }
+            "TAG" => {
+                if words.next().is_none() || words.next().is_none() {
+                    return Err(YamlError::new(
+                        start,
+                        "did not find expected whitespace or line break in a %TAG directive",
+                    ));
+                }
+            }
+            _ => return Err(YamlError::new(start, "found unknown directive name")),
+        }
+        if self.limits.duplicate_keys != DuplicateKeys::LastWins {
+            return Err(YamlError::new(
+                start,
+                "did not find expected <document start>",
+            ));
+        }
+        Ok(())
+    }
+
     // ----------------------------------------------------------- block nodes
 
     /// Parses the node that follows an indicator (or starts a document).
@@ -521,6 +588,7 @@ impl<'a> Parser<'a> {
         };
 
         // Properties: anchor and tag, in either order.
+        let props_col = self.col_bytes();
         let mut anchor = None;
         let mut tag = None;
         loop {
@@ -531,7 +599,9 @@ impl<'a> Parser<'a> {
             }
             self.skip_inline_ws();
         }
-        if (anchor.is_some() || tag.is_some()) && (self.at_eol() || self.peek() == Some(b'#')) {
+        let mut props_inline = anchor.is_some() || tag.is_some();
+        if props_inline && (self.at_eol() || self.peek() == Some(b'#')) {
+            props_inline = false;
             // Properties alone on their line: the content follows, indented.
             let c = self.take_comment();
             line_comment = line_comment.or(c);
@@ -540,11 +610,12 @@ impl<'a> Parser<'a> {
             let indentless_seq = ctx == Ctx::MapValue && col == parent && self.at_seq_entry();
             if !has_content || (col <= parent && !indentless_seq) {
                 let mut n = Node::plain("");
+                n.set_pos(self.pos());
                 if let Some(t) = tag {
                     // Kept as written, `!` alone included.
                     n.set_tag_text(&t);
+                    check_tagged_scalar("", n.tag()).map_err(|m| YamlError::new(n.pos(), m))?;
                 }
-                n.set_pos(self.pos());
                 if let Some(a) = anchor {
                     self.register_anchor(a, &n);
                 }
@@ -554,10 +625,17 @@ impl<'a> Parser<'a> {
         }
 
         self.enter()?;
-        let mut node = self.node_content(parent, ctx, same_line)?;
+        let mut props = Props {
+            anchor,
+            tag,
+            col: props_col,
+        };
+        let inline = props_inline.then_some(&mut props);
+        let mut node = self.node_content(parent, ctx, same_line, inline)?;
         self.depth -= 1;
+        let Props { anchor, tag, .. } = props;
         if let Some(t) = tag {
-            apply_tag(&mut node, t);
+            apply_tag(&mut node, t)?;
         }
         if let Some(h) = head {
             Self::prepend_head_comments(&mut node, h);
@@ -571,12 +649,34 @@ impl<'a> Parser<'a> {
         Ok(Some(node))
     }
 
+    /// Gives a mapping's first key the properties written before it.
+    fn with_props(&mut self, mut key: Node, props: Option<&mut Props>) -> PResult<Node> {
+        if let Some(p) = props {
+            if let Some(t) = p.tag.take() {
+                apply_tag(&mut key, t)?;
+            }
+            if let Some(a) = p.anchor.take() {
+                self.register_anchor(a, &key);
+            }
+        }
+        Ok(key)
+    }
+
     fn at_seq_entry(&self) -> bool {
         self.peek() == Some(b'-') && self.blank_at(1)
     }
 
-    fn node_content(&mut self, parent: i32, ctx: Ctx, same_line: bool) -> PResult<Node> {
-        let col = self.col_bytes();
+    /// Reads a node's content. `props` are properties written before it on
+    /// its line: a mapping that starts there starts at their column, and
+    /// they belong to its first key (taken from `props`).
+    fn node_content(
+        &mut self,
+        parent: i32,
+        ctx: Ctx,
+        same_line: bool,
+        props: Option<&mut Props>,
+    ) -> PResult<Node> {
+        let col = props.as_ref().map_or_else(|| self.col_bytes(), |p| p.col);
         let inline_value = same_line && ctx == Ctx::MapValue;
         let start = self.pos();
         match self.peek() {
@@ -611,7 +711,8 @@ impl<'a> Parser<'a> {
                     if inline_value {
                         return self.err("mapping values are not allowed in this context");
                     }
-                    return self.block_map(col, Some(node));
+                    let key = self.with_props(node, props)?;
+                    return self.block_map(col, Some(key));
                 }
                 Ok(node)
             }
@@ -622,7 +723,8 @@ impl<'a> Parser<'a> {
                     if inline_value || node.pos().line != self.line {
                         return self.err("mapping values are not allowed in this context");
                     }
-                    return self.block_map(col, Some(node));
+                    let key = self.with_props(node, props)?;
+                    return self.block_map(col, Some(key));
                 }
                 let comment = self.take_comment();
                 if !self.at_eol() {
@@ -637,7 +739,11 @@ impl<'a> Parser<'a> {
                 "found character '{}' that cannot start any token",
                 c as char
             )),
-            Some(b'%') if col == 0 => self.err("found a directive inside a document"),
+            Some(b'%') if col == 0 => {
+                // In a document of its own where documents are split apart.
+                self.directive(&mut false)?;
+                self.err("found a directive inside a document")
+            }
             _ => {
                 let (text_end, is_key) = self.scan_plain_line(false);
                 if is_key {
@@ -645,6 +751,7 @@ impl<'a> Parser<'a> {
                         return self.err("mapping values are not allowed in this context");
                     }
                     let key = self.plain_key(text_end, start);
+                    let key = self.with_props(key, props)?;
                     return self.block_map(col, Some(key));
                 }
                 self.plain_multiline(parent, text_end, start)
@@ -883,7 +990,7 @@ impl<'a> Parser<'a> {
                 return self.err("did not find expected key");
             }
         }
-        let mut n = Node::new(Value::Map(self.finish_map(first)));
+        let mut n = Node::new(Value::Map(self.finish_map(first)?));
         n.set_pos(start);
         Ok(n)
     }
@@ -919,13 +1026,13 @@ impl<'a> Parser<'a> {
 
     /// Moves the entries of the mapping being read (from `first` on) into
     /// their own exactly sized list, with `<<` merge keys applied.
-    fn finish_map(&mut self, first: usize) -> ThinVec<(Node, Node)> {
+    fn finish_map(&mut self, first: usize) -> PResult<ThinVec<(Node, Node)>> {
         if self.key_indexes.last().is_some_and(|x| x.first == first) {
             self.key_indexes.pop();
         }
         let mut entries: ThinVec<(Node, Node)> = self.entries.drain(first..).collect();
-        apply_merge_keys(&mut entries);
-        entries
+        apply_merge_keys(&mut entries)?;
+        Ok(entries)
     }
 
     /// Reads a key at the start of a mapping entry and stops at its `:`.
@@ -965,7 +1072,7 @@ impl<'a> Parser<'a> {
                 }
                 let mut k = self.block_key()?;
                 if let Some(t) = tag {
-                    apply_tag(&mut k, t);
+                    apply_tag(&mut k, t)?;
                 }
                 if let Some(a) = anchor {
                     self.register_anchor(a, &k);
@@ -1090,6 +1197,9 @@ impl<'a> Parser<'a> {
             .rposition(|l| !l.is_empty())
             .map_or(0, |p| p + 1);
         let trailing_empty = lines.len() - content_count;
+        // The stream's end right after the last content line: that line
+        // has no line break, so neither clipping nor keeping adds one.
+        let unterminated = content_count > 0 && end_pos == self.b.len();
         if content_count > 0 {
             self.i = end_pos;
             (self.line, self.line_start) = end_line;
@@ -1109,12 +1219,12 @@ impl<'a> Parser<'a> {
         match chomp {
             -1 => {}
             0 => {
-                if content_count > 0 {
+                if content_count > 0 && !unterminated {
                     text.push('\n');
                 }
             }
             _ => {
-                if content_count > 0 {
+                if content_count > 0 && !unterminated {
                     text.push('\n');
                 }
                 text.extend(std::iter::repeat_n('\n', trailing_empty));
@@ -1399,7 +1509,7 @@ impl<'a> Parser<'a> {
                         _ => return self.err("did not find expected ',' or '}'"),
                     }
                 }
-                Node::new(Value::Map(self.finish_map(first)))
+                Node::new(Value::Map(self.finish_map(first)?))
             }
             Some(b'"') | Some(b'\'') => self.quoted()?,
             Some(b'*') => self.alias()?,
@@ -1415,7 +1525,7 @@ impl<'a> Parser<'a> {
         self.depth -= 1;
         node.set_pos(start);
         if let Some(t) = tag {
-            apply_tag(&mut node, t);
+            apply_tag(&mut node, t)?;
         }
         if let Some(a) = anchor {
             self.register_anchor(a, &node);
@@ -1568,11 +1678,18 @@ fn count_nodes(node: &Node) -> usize {
     }
 }
 
-fn apply_tag(node: &mut Node, tag: String) {
+/// Gives `node` the tag written as `tag`; a scalar's text must suit a core
+/// tag (see [`check_tagged_scalar`]).
+fn apply_tag(node: &mut Node, tag: String) -> PResult<()> {
     // `!` alone is the non-specific tag: the scalar stays untagged.
-    if tag != "!" {
-        node.set_tag_text(&tag);
+    if tag == "!" {
+        return Ok(());
     }
+    node.set_tag_text(&tag);
+    if let Value::Scalar(s) = &node.value {
+        check_tagged_scalar(&s.text, node.tag()).map_err(|m| YamlError::new(node.pos(), m))?;
+    }
+    Ok(())
 }
 
 /// Folds the lines of a `>` block scalar: single line breaks between normal
@@ -1607,18 +1724,30 @@ fn fold_lines(lines: &[&str], out: &mut CompactString) {
 
 /// Applies YAML merge keys (`<<: *anchor` or `<<: [*a, *b]`): keys of the
 /// merged mappings are added where the mapping does not define them itself.
-fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) {
+/// A merge key's value must be a mapping or a sequence of mappings, as in
+/// go-yaml: anything else fails at the `<<` key.
+fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) -> PResult<()> {
     let is_merge = |k: &Node| {
         matches!(&k.value, Value::Scalar(s) if s.text == "<<") && k.style() == ScalarStyle::Plain
     };
     if !entries.iter().any(|(k, _)| is_merge(k)) {
-        return;
+        return Ok(());
+    }
+    let mergeable = |v: &Node| match &v.value {
+        Value::Map(_) => true,
+        Value::Seq(items) => items.iter().all(|i| matches!(i.value, Value::Map(_))),
+        Value::Scalar(_) => false,
+    };
+    if let Some((k, _)) = entries.iter().find(|(k, v)| is_merge(k) && !mergeable(v)) {
+        return Err(YamlError::new(
+            k.pos(),
+            "map merge requires map or sequence of maps as the value",
+        ));
     }
     let mut own = Vec::new();
     let mut sources = Vec::new();
     for (k, v) in entries.drain(..) {
         if is_merge(&k) {
-            let (style, tag) = (v.style(), v.tag());
             match v.value {
                 Value::Map(m) => sources.push(m),
                 Value::Seq(items) => {
@@ -1628,13 +1757,7 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) {
                         }
                     }
                 }
-                other => {
-                    // Kept as an entry of its own, as a scalar's content.
-                    let mut kept = Node::new(other);
-                    kept.set_style(style);
-                    kept.set_tag(tag);
-                    own.push((k, kept));
-                }
+                Value::Scalar(_) => {}
             }
         } else {
             own.push((k, v));
@@ -1654,6 +1777,7 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) {
     }
     entries.extend(merged);
     entries.extend(own);
+    Ok(())
 }
 
 #[cfg(test)]

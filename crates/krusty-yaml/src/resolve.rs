@@ -66,13 +66,67 @@ pub fn resolve_input(n: &Node) -> Resolved<'_> {
             Some(text) => Resolved::Owned(text),
             None => Resolved::Str(&s.text),
         },
-        Tag::Str | Tag::Timestamp => Resolved::Str(&s.text),
+        Tag::Timestamp => match parse_timestamp(&s.text) {
+            Some(ts) => Resolved::Owned(ts.rfc3339()),
+            None => Resolved::Str(&s.text),
+        },
+        Tag::Str => Resolved::Str(&s.text),
         Tag::Int | Tag::Float | Tag::Bool | Tag::Null => match resolve_plain_v3(&s.text) {
             Resolved::Str(t) => Resolved::Str(t),
             other => other,
         },
         _ => Resolved::Str(&s.text),
     }
+}
+
+/// Checks a scalar's explicit core tag against its text as go-yaml does
+/// when it decodes the scalar: `!!int`, `!!bool`, `!!null` and
+/// `!!timestamp` need text of that type (`!!float` takes an integer too),
+/// and `!!binary` needs valid base64. The error is go-yaml's message.
+pub fn check_tagged_scalar(text: &str, tag: Tag) -> Result<(), String> {
+    if tag == Tag::Binary {
+        if is_go_base64(text) {
+            return Ok(());
+        }
+        return Err("!!binary value contains invalid base64 data".into());
+    }
+    let wanted = match tag {
+        Tag::Int | Tag::Float | Tag::Bool | Tag::Null | Tag::Timestamp => tag,
+        _ => return Ok(()),
+    };
+    let found = match resolve_plain_v3(text) {
+        Resolved::Null => Tag::Null,
+        Resolved::Bool(_) => Tag::Bool,
+        Resolved::Int(_) => Tag::Int,
+        Resolved::Float(_) => Tag::Float,
+        // Timestamps are only tried for untagged and `!!timestamp` text.
+        Resolved::Owned(_) if wanted == Tag::Timestamp => Tag::Timestamp,
+        Resolved::Owned(_) | Resolved::Str(_) => Tag::Str,
+    };
+    if found == wanted || (wanted == Tag::Float && found == Tag::Int) {
+        return Ok(());
+    }
+    Err(format!(
+        "cannot decode {} `{text}` as a {}",
+        found.core_text().unwrap_or_default(),
+        wanted.core_text().unwrap_or_default()
+    ))
+}
+
+/// `text` is what Go's standard base64 decoder accepts: padded groups of
+/// four characters of the standard alphabet, line breaks ignored.
+fn is_go_base64(text: &str) -> bool {
+    let mut count = 0usize;
+    let mut padding = 0usize;
+    for c in text.bytes().filter(|&c| c != b'\n' && c != b'\r') {
+        match c {
+            b'=' if count % 4 >= 2 => padding += 1,
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' if padding == 0 => {}
+            _ => return false,
+        }
+        count += 1;
+    }
+    count % 4 == 0 && padding <= 2
 }
 
 /// go-yaml v2's resolution of an unquoted scalar decoded into a Go
