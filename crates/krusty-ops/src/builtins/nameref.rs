@@ -156,6 +156,7 @@ impl Scope {
 impl FixNameReferences {
     /// Applies the fix-up to every resource.
     pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+        check_previous_ids(resources)?;
         let candidates = Candidates::of(resources);
         // Every (target, referrer field) pair in configuration order, found
         // for a referrer by its kind.
@@ -209,6 +210,25 @@ impl FixNameReferences {
             }
             Ok(())
         })
+    }
+}
+
+/// Fails for a resource renamed (or moved to another namespace) while its
+/// name, namespace or kind held a comma: Kustomize keeps earlier ids as
+/// comma-separated lists, which then disagree in length, and crashes here.
+fn check_previous_ids(resources: &ResMap) -> OpResult<()> {
+    let has_comma = |p: &krusty_resource::PreviousId| {
+        p.name.contains(',') || p.namespace.contains(',') || p.kind.contains(',')
+    };
+    match resources
+        .iter()
+        .find(|r| r.meta.previous.iter().any(has_comma))
+    {
+        None => Ok(()),
+        Some(r) => Err(OpError::new(format!(
+            "number of previous names, number of previous namespaces, number of previous kinds not equal for {}: an earlier name, namespace or kind holds a comma",
+            r.id()
+        ))),
     }
 }
 
