@@ -46,6 +46,63 @@ pub fn split(path: &str) -> Vec<String> {
     parts
 }
 
+/// Splits a replacement's field path as Kustomize does: at dots, a dot
+/// after a backslash staying in its part (`a\.b`), and a leading dot
+/// ignored. A bracketed part that spans dots is one part: it keeps its
+/// brackets when it holds `=` (`[name=a.b]`, a list selector) and loses
+/// them otherwise (`[app.kubernetes.io/name]`, a map key). A bracketed part
+/// without dots keeps its brackets either way (`[key]` is then a list
+/// selector without `=`, an error where it is used).
+pub fn split_replacement(path: &str) -> Vec<String> {
+    let mut raw_parts: Vec<&str> = path.split('.').collect();
+    if raw_parts.len() > 1 && raw_parts[0].is_empty() {
+        raw_parts.remove(0);
+    }
+    let mut joined: Vec<String> = Vec::with_capacity(raw_parts.len());
+    for part in raw_parts {
+        match joined.last_mut() {
+            Some(last) if last.ends_with('\\') => {
+                last.pop();
+                last.push('.');
+                last.push_str(part);
+            }
+            _ => joined.push(part.to_string()),
+        }
+    }
+    let mut parts = Vec::with_capacity(joined.len());
+    let mut iter = joined.into_iter();
+    while let Some(part) = iter.next() {
+        if !part.starts_with('[') || part.ends_with(']') {
+            parts.push(part);
+            continue;
+        }
+        let mut bracketed = part;
+        for next in iter.by_ref() {
+            bracketed.push('.');
+            bracketed.push_str(&next);
+            if next.ends_with(']') {
+                break;
+            }
+        }
+        if bracketed.contains('=') {
+            parts.push(bracketed);
+        } else {
+            parts.push(bracketed.trim_matches(|c| c == '[' || c == ']').to_string());
+        }
+    }
+    parts
+}
+
+/// Whether a path part is bracketed (`[...]`): a list selector.
+pub fn is_bracketed(part: &str) -> bool {
+    part.starts_with('[') && part.ends_with(']')
+}
+
+/// Kustomize's error for a bracketed part without `=`.
+pub fn selector_without_equals() -> OpError {
+    OpError::new("list path element must contain fieldName=fieldValue for element to match")
+}
+
 /// Splits a vars-style path, where list indices are written `ports[0]`
 /// (map keys holding dots as in [`split`]: `[app.kubernetes.io/name]`,
 /// `app\.kubernetes\.io/name`).
@@ -102,6 +159,9 @@ pub fn wrong_kind(expected: &str, node: &Node) -> OpError {
 pub fn lookup<'a>(node: &'a Node, parts: &[String]) -> OpResult<Option<&'a Node>> {
     let mut current = node;
     for part in parts.iter().filter(|p| !p.trim().is_empty()) {
+        if is_bracketed(part) && !part.contains('=') {
+            return Err(selector_without_equals());
+        }
         let next = match &current.value {
             Value::Seq(items) => {
                 if part == "-" {
@@ -162,6 +222,20 @@ mod tests {
             split_with_indices("spec.ports[0].port"),
             ["spec", "ports", "0", "port"]
         );
+    }
+
+    #[test]
+    fn replacement_paths_split_as_kustomize_splits_them() {
+        assert_eq!(
+            split_replacement("spec.containers.[name=a.b].image"),
+            ["spec", "containers", "[name=a.b]", "image"]
+        );
+        assert_eq!(
+            split_replacement("metadata.labels.[app.kubernetes.io/version]"),
+            ["metadata", "labels", "app.kubernetes.io/version"]
+        );
+        assert_eq!(split_replacement("data.[v]"), ["data", "[v]"]);
+        assert_eq!(split_replacement(".a.b\\.c"), ["a", "b.c"]);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! one resource's field into fields of other resources.
 
 use krusty_resource::{ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Resolved, Value};
+use krusty_yaml::{resolve_input, Node, Resolved, ScalarStyle, Value};
+use regex::Regex;
 
 use crate::error::go_quote;
 use crate::error::{OpError, OpResult};
@@ -280,6 +281,7 @@ impl Source {
 }
 
 /// Applies replacements in order; each sees the previous ones' writes.
+/// Two resources left with the same id are an error.
 pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<()> {
     for r in replacements {
         let (Some(source), Some(targets)) = (&r.source, &r.targets) else {
@@ -287,17 +289,46 @@ pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<(
                 "replacements must specify a source and at least one target",
             ));
         };
-        let value = source_value(resources, source)?;
+        let mut value = source_value(resources, source)?;
         for target in targets {
-            apply_target(resources, &value, target)?;
+            apply_target(resources, &mut value, target)?;
         }
     }
-    Ok(())
+    resources
+        .check_unique()
+        .map_err(|e| OpError::new(e.to_string()))
 }
 
-fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
-    let mut found: Option<&Resource> = None;
-    for r in resources.iter() {
+/// A source's value, and where to read it again: Kustomize copies the
+/// source field itself into each target, so a write into that field (the
+/// source resource selected as a target) changes what later targets get.
+struct SourceValue {
+    /// Position of the source resource.
+    index: usize,
+    /// The source field's path.
+    parts: Vec<String>,
+    /// The value is the field as it stands (no `delimiter` made a copy).
+    live: bool,
+    value: Node,
+}
+
+impl SourceValue {
+    /// Reads the value again from the source resource's `node`.
+    fn refresh(&mut self, node: &Node) {
+        if !self.live {
+            return;
+        }
+        if let Ok(Some(n)) = path::lookup(node, &self.parts) {
+            if !is_nil_or_empty(n) {
+                self.value = n.clone();
+            }
+        }
+    }
+}
+
+fn source_value(resources: &ResMap, source: &Source) -> OpResult<SourceValue> {
+    let mut found: Option<(usize, &Resource)> = None;
+    for (i, r) in resources.iter().enumerate() {
         if ids(r).iter().any(|id| source.id.selects_id(id)) {
             if found.is_some() {
                 return Err(OpError::new(format!(
@@ -305,10 +336,10 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
                     source.describe()
                 )));
             }
-            found = Some(r);
+            found = Some((i, r));
         }
     }
-    let Some(r) = found else {
+    let Some((index, r)) = found else {
         return Err(OpError::new(format!(
             "nothing selected by {}",
             source.describe()
@@ -319,7 +350,8 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
     } else {
         &source.field_path
     };
-    let node = path::lookup(&r.node, &path::split(field_path))
+    let parts = path::split_replacement(field_path);
+    let node = path::lookup(&r.node, &parts)
         .map_err(|e| e.context("error looking up replacement source"))?;
     let node = match node {
         Some(n) if !is_nil_or_empty(n) => n,
@@ -331,7 +363,8 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
         }
     };
     let mut value = node.clone();
-    if !source.options.delimiter.is_empty() {
+    let live = source.options.delimiter.is_empty();
+    if !live {
         let Value::Scalar(s) = &mut value.value else {
             return Err(OpError::new(
                 "delimiter option can only be used with scalar nodes",
@@ -347,7 +380,12 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<Node> {
         }
         s.text = parts[index as usize].into();
     }
-    Ok(value)
+    Ok(SourceValue {
+        index,
+        parts,
+        live,
+        value,
+    })
 }
 
 fn is_nil_or_empty(n: &Node) -> bool {
@@ -358,7 +396,7 @@ fn is_nil_or_empty(n: &Node) -> bool {
     }
 }
 
-fn apply_target(resources: &mut ResMap, value: &Node, target: &Target) -> OpResult<()> {
+fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Target) -> OpResult<()> {
     let Some(select) = &target.select else {
         return Err(OpError::new("target must specify resources to select"));
     };
@@ -368,35 +406,159 @@ fn apply_target(resources: &mut ResMap, value: &Node, target: &Target) -> OpResu
     } else {
         &target.field_paths
     };
-    for r in resources.resources_mut() {
-        if !matches_label_and_annotation(r, select)? {
+    let paths: Vec<(&str, Vec<Step>)> = field_paths
+        .iter()
+        .map(|p| (p.as_str(), Step::parse_path(p)))
+        .collect();
+    for (i, r) in resources.resources_mut().iter_mut().enumerate() {
+        if !is_target(r, select, &target.reject)? {
             continue;
         }
-        let mut rejected = false;
-        for reject in &target.reject {
-            if (!reject.label_selector.is_empty() || !reject.annotation_selector.is_empty())
-                && matches_label_and_annotation(r, reject)?
-            {
-                rejected = true;
-            }
-        }
-        if rejected {
-            continue;
-        }
-        let selected = ids(r).iter().any(|id| {
-            select.selects_id(id)
-                && !target
-                    .reject
-                    .iter()
-                    .any(|rej| rej.has_id() && rej.selects_id(id))
-        });
-        if selected {
-            for field_path in field_paths {
-                write_field(&mut r.node, field_path, value, &target.options)?;
+        for (field_path, steps) in &paths {
+            write_field(
+                &mut r.node,
+                field_path,
+                steps,
+                &source.value,
+                &target.options,
+            )?;
+            if i == source.index {
+                source.refresh(&r.node);
             }
         }
     }
     Ok(())
+}
+
+/// Whether `select` picks `r` (by its labels, annotations and any id it
+/// has had) and no entry of `reject` leaves it out.
+fn is_target(r: &Resource, select: &Selector, reject: &[Selector]) -> OpResult<bool> {
+    if !matches_label_and_annotation(r, select)? {
+        return Ok(false);
+    }
+    for rej in reject {
+        if (!rej.label_selector.is_empty() || !rej.annotation_selector.is_empty())
+            && matches_label_and_annotation(r, rej)?
+        {
+            return Ok(false);
+        }
+    }
+    let ids = ids(r);
+    let rejected = || {
+        reject
+            .iter()
+            .any(|rej| rej.has_id() && ids.iter().any(|id| rej.selects_id(id)))
+    };
+    Ok(ids.iter().any(|id| select.selects_id(id)) && !rejected())
+}
+
+/// One part of a target field path.
+enum Step {
+    /// A list index.
+    Index(usize),
+    /// `*`: every list element.
+    Every,
+    /// `[key=pattern]` (`key` empty for a list of scalars): the elements
+    /// whose field matches the unanchored regular expression `pattern`;
+    /// the pattern's compile error is reported when an element is tested.
+    Match {
+        key: String,
+        text: String,
+        pattern: Result<Regex, String>,
+    },
+    /// `[key]`: a bracketed part without `=`, an error when reached.
+    NoEquals,
+    /// A map key.
+    Field(String),
+}
+
+impl Step {
+    /// The steps of a target field path (empty parts skipped).
+    fn parse_path(field_path: &str) -> Vec<Step> {
+        path::split_replacement(field_path)
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(Step::parse)
+            .collect()
+    }
+
+    fn parse(part: String) -> Step {
+        if let Ok(idx) = part.parse::<usize>() {
+            return Step::Index(idx);
+        }
+        if part == "*" {
+            return Step::Every;
+        }
+        if path::is_bracketed(&part) {
+            let Some((key, text)) = list_selector(&part) else {
+                return Step::NoEquals;
+            };
+            let pattern = Regex::new(text).map_err(|e| go_regex_error(text, &e));
+            return Step::Match {
+                key: key.to_string(),
+                text: text.to_string(),
+                pattern,
+            };
+        }
+        Step::Field(part)
+    }
+
+    /// What the step leads into when created: a list for indices and
+    /// selectors, else a map.
+    fn container_kind(&self) -> NodeKind {
+        match self {
+            Step::Index(_) | Step::Every | Step::Match { .. } | Step::NoEquals => NodeKind::Seq,
+            Step::Field(_) => NodeKind::Map,
+        }
+    }
+}
+
+/// Go's `regexp` error text for a pattern Rust's `regex` rejects (Go's
+/// wording for the common mistakes, else Rust's description).
+fn go_regex_error(pattern: &str, e: &regex::Error) -> String {
+    let detail = match e {
+        regex::Error::Syntax(text) => text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim_start_matches("error: ").to_string())
+            .unwrap_or_default(),
+        other => other.to_string(),
+    };
+    const GO_WORDING: [(&str, &str); 7] = [
+        ("unclosed group", "missing closing )"),
+        ("unopened group", "unexpected )"),
+        ("unclosed character class", "missing closing ]"),
+        (
+            "repetition operator missing expression",
+            "missing argument to repetition operator",
+        ),
+        (
+            "incomplete escape sequence",
+            "trailing backslash at end of expression",
+        ),
+        ("unrecognized escape sequence", "invalid escape sequence"),
+        (
+            "invalid character class range",
+            "invalid character class range",
+        ),
+    ];
+    let detail = GO_WORDING
+        .iter()
+        .find(|(rust, _)| detail.starts_with(rust))
+        .map_or(detail.as_str(), |(_, go)| go);
+    format!("error parsing regexp: {detail}: `{pattern}`")
+}
+
+/// The text a `[key=pattern]` selector tests: a scalar as YAML writes it
+/// in its own style (quotes included), as Kustomize matches it.
+fn match_text(node: &Node) -> std::borrow::Cow<'_, str> {
+    let text = raw(node);
+    match node.style() {
+        ScalarStyle::SingleQuoted => format!("'{}'", text.replace('\'', "''")).into(),
+        ScalarStyle::DoubleQuoted => format!("\"{text}\"").into(),
+        _ => text.into(),
+    }
 }
 
 /// The kind of node a created field gets: the value's.
@@ -426,6 +588,7 @@ fn new_node(kind: NodeKind) -> Node {
 fn write_field(
     root: &mut Node,
     field_path: &str,
+    steps: &[Step],
     value: &Node,
     options: &FieldOptions,
 ) -> OpResult<()> {
@@ -442,12 +605,8 @@ fn write_field(
             None => base,
         })
     };
-    let parts: Vec<String> = path::split(field_path)
-        .into_iter()
-        .filter(|p| !p.trim().is_empty())
-        .collect();
     let mut set = |field: &mut Node, created: bool| set_value(field, created, value, options);
-    let count = visit(root, &parts, create, &mut set).map_err(|e| retrieval(Some(e.0)))?;
+    let count = visit(root, steps, create, &mut set, false).map_err(|e| retrieval(Some(e.0)))?;
     if count == 0 {
         return Err(retrieval(None));
     }
@@ -456,118 +615,135 @@ fn write_field(
 
 type Setter<'a> = dyn FnMut(&mut Node, bool) -> OpResult<()> + 'a;
 
-/// Calls `set` on every node `parts` reaches (creating what is missing when
+fn child_kind(rest: &[Step], create: NodeKind) -> NodeKind {
+    rest.first().map_or(create, Step::container_kind)
+}
+
+/// Calls `set` on every node `steps` reach (creating what is missing when
 /// `create` is given); returns how many there were.
 fn visit(
     node: &mut Node,
-    parts: &[String],
-    create: Option<NodeKind>,
-    set: &mut Setter<'_>,
-) -> OpResult<usize> {
-    visit_inner(node, parts, create, set, false)
-}
-
-fn child_kind(rest: &[String], create: NodeKind) -> NodeKind {
-    match rest.first() {
-        None => create,
-        Some(p) if p.parse::<usize>().is_ok() || list_selector(p).is_some() || p == "*" => {
-            NodeKind::Seq
-        }
-        Some(_) => NodeKind::Map,
-    }
-}
-
-fn visit_inner(
-    node: &mut Node,
-    parts: &[String],
+    steps: &[Step],
     create: Option<NodeKind>,
     set: &mut Setter<'_>,
     created: bool,
 ) -> OpResult<usize> {
-    let Some((part, rest)) = parts.split_first() else {
+    let Some((step, rest)) = steps.split_first() else {
         set(node, created)?;
         return Ok(1);
     };
-    if let Ok(idx) = part.parse::<usize>() {
-        let Value::Seq(items) = &mut node.value else {
-            return Err(wrong_kind("SequenceNode", node));
-        };
-        if idx == items.len() {
-            if let Some(kind) = create {
-                items.push(new_node(child_kind(rest, kind)));
-                return visit_inner(&mut items[idx], rest, create, set, true);
-            }
-        }
-        if idx >= items.len() {
-            return Err(OpError::new(format!(
-                "index {idx} specified but only {} elements found",
-                items.len()
-            )));
-        }
-        return visit_inner(&mut items[idx], rest, create, set, created);
-    }
-    if part == "*" {
-        let Value::Seq(items) = &mut node.value else {
-            return Err(wrong_kind("SequenceNode", node));
-        };
-        let mut count = 0;
-        for item in items.iter_mut() {
-            count += visit_inner(item, rest, create, set, created)?;
-        }
-        return Ok(count);
-    }
-    if let Some((key, wanted)) = list_selector(part) {
-        if node.is_null() && create.is_some() {
-            *node = Node::seq();
-        }
-        let Value::Seq(items) = &mut node.value else {
-            return Err(wrong_kind("SequenceNode", node));
-        };
-        let mut count = 0;
-        let mut matched = false;
-        for item in items.iter_mut() {
-            let hit = if key.is_empty() {
-                item.as_scalar().is_some() && raw(item) == wanted
-            } else {
-                item.get(key).is_some_and(|f| raw(f) == wanted)
+    match step {
+        Step::Index(idx) => visit_index(node, *idx, rest, create, set, created),
+        Step::Every => {
+            let Value::Seq(items) = &mut node.value else {
+                return Err(wrong_kind("SequenceNode", node));
             };
-            if hit {
-                matched = true;
-                count += visit_inner(item, rest, create, set, created)?;
+            let mut count = 0;
+            for item in items.iter_mut() {
+                count += visit(item, rest, create, set, created)?;
             }
+            Ok(count)
         }
-        if !matched && create.is_some() {
-            {
-                let element = if key.is_empty() {
-                    Node::plain(wanted)
-                } else {
-                    let mut m = Node::map();
-                    m.set(key, Node::plain(wanted));
-                    m
-                };
-                items.push(element);
-                let last = items.len() - 1;
-                count += visit_inner(&mut items[last], rest, create, set, true)?;
+        Step::NoEquals => Err(path::selector_without_equals()),
+        Step::Match { key, text, pattern } => {
+            visit_matching(node, (key, text, pattern), rest, create, set, created)
+        }
+        Step::Field(part) => {
+            if node.is_null() && create.is_some() {
+                *node = Node::map();
             }
+            if node.as_map().is_none() {
+                return Err(wrong_kind("MappingNode", node));
+            }
+            if node.get(part).is_none() {
+                match create {
+                    Some(kind) => node.set(part, new_node(child_kind(rest, kind))),
+                    None => return Ok(0),
+                }
+                let child = node.get_mut(part).expect("just set");
+                return visit(child, rest, create, set, true);
+            }
+            let child = node.get_mut(part).expect("present");
+            visit(child, rest, create, set, created)
         }
-        return Ok(count);
     }
+}
+
+fn visit_index(
+    node: &mut Node,
+    idx: usize,
+    rest: &[Step],
+    create: Option<NodeKind>,
+    set: &mut Setter<'_>,
+    created: bool,
+) -> OpResult<usize> {
+    let Value::Seq(items) = &mut node.value else {
+        return Err(wrong_kind("SequenceNode", node));
+    };
+    if idx == items.len() {
+        if let Some(kind) = create {
+            items.push(new_node(child_kind(rest, kind)));
+            return visit(&mut items[idx], rest, create, set, true);
+        }
+    }
+    if idx >= items.len() {
+        return Err(OpError::new(format!(
+            "index {idx} specified but only {} elements found",
+            items.len()
+        )));
+    }
+    visit(&mut items[idx], rest, create, set, created)
+}
+
+/// `[key=pattern]`: visits the elements whose `key` (or, with no key, the
+/// element itself) matches; with `create`, appends one when none does.
+fn visit_matching(
+    node: &mut Node,
+    (key, text, pattern): (&str, &str, &Result<Regex, String>),
+    rest: &[Step],
+    create: Option<NodeKind>,
+    set: &mut Setter<'_>,
+    created: bool,
+) -> OpResult<usize> {
     if node.is_null() && create.is_some() {
-        *node = Node::map();
+        *node = Node::seq();
     }
-    if node.as_map().is_none() {
-        return Err(wrong_kind("MappingNode", node));
-    }
-    if node.get(part).is_none() {
-        match create {
-            Some(kind) => node.set(part, new_node(child_kind(rest, kind))),
-            None => return Ok(0),
+    let Value::Seq(items) = &mut node.value else {
+        return Err(wrong_kind("SequenceNode", node));
+    };
+    let is_match = |item: &Node| -> OpResult<bool> {
+        let re = pattern.as_ref().map_err(|e| OpError::new(e.clone()))?;
+        let field = if key.is_empty() {
+            item.as_scalar().map(|_| item)
+        } else {
+            item.get(key)
+        };
+        Ok(field.is_some_and(|f| re.is_match(match_text(f).trim())))
+    };
+    let mut count = 0;
+    let mut matched = false;
+    for item in items.iter_mut() {
+        if is_match(item)? {
+            matched = true;
+            count += visit(item, rest, create, set, created)?;
         }
-        let child = node.get_mut(part).expect("just set");
-        return visit_inner(child, rest, create, set, true);
     }
-    let child = node.get_mut(part).expect("present");
-    visit_inner(child, rest, create, set, created)
+    if !matched && create.is_some() {
+        let element = if key.is_empty() {
+            Node::plain(text)
+        } else {
+            let mut m = Node::map();
+            m.set(key, Node::plain(text));
+            m
+        };
+        // Kustomize looks for the new element again; it is found when the
+        // pattern matches its own text.
+        is_match(&element)?;
+        items.push(element);
+        let last = items.len() - 1;
+        count += visit(&mut items[last], rest, create, set, true)?;
+    }
+    Ok(count)
 }
 
 /// The data type a scalar resolves to, as a YAML tag.
@@ -581,9 +757,18 @@ fn scalar_tag(node: &Node) -> &'static str {
     }
 }
 
-/// Writes `value` into a target field. A scalar target keeps its type and
-/// takes only the value's text (a number into a string field stays a
-/// string); a new or non-scalar target becomes the value.
+/// Whether a scalar was made during the build as plain text without a
+/// type (a field `create` made, for one): Kustomize's nodes without a tag,
+/// whose type comes from whatever text they hold when printed.
+fn is_untyped(node: &Node) -> bool {
+    node.pos().line == 0 && node.style() == ScalarStyle::Plain && node.tag().is_none()
+}
+
+/// Writes `value` into a target field. A scalar target read from a file
+/// keeps its type and takes only the value's text (a number into a string
+/// field stays a string); a field made during the build without a type
+/// (see [`is_untyped`]) takes the text's own type; a new or non-scalar
+/// target becomes the value.
 fn set_value(
     target: &mut Node,
     created: bool,
@@ -621,7 +806,7 @@ fn set_value(
         return Ok(());
     }
     let text = raw(&value).to_string();
-    if created {
+    if created || is_untyped(target) {
         target.replace_keeping_pos(Node::plain(text));
         return Ok(());
     }
