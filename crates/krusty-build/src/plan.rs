@@ -7,6 +7,7 @@ use krusty_ops::builtins::metadata_map::SetMapEntries;
 use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
+use krusty_ops::builtins::value_add::ConfigSite;
 use krusty_ops::fieldspec::{merge_all, merge_one};
 use krusty_ops::patch::StrategicMergePatches;
 use krusty_ops::replacement::Replacements;
@@ -281,6 +282,14 @@ fn configured(
     field: &str,
     k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
+    let root_name = loader
+        .root
+        .file_name()
+        .map_or_else(|| loader.root.to_string_lossy(), |n| n.to_string_lossy());
+    let site = ConfigSite {
+        root_name: &root_name,
+        files: loader,
+    };
     let mut configs: Vec<Resource> = Vec::new();
     for entry in entries {
         match inline_configs(entry)? {
@@ -317,7 +326,7 @@ fn configured(
                     origin,
                 });
             }
-            Builtin::from_config(&c.node, &id)
+            Builtin::from_config(&c.node, &id, &site)
                 .map(|builtin| Step {
                     label: id.to_string(),
                     action: Action::Builtin(builtin),

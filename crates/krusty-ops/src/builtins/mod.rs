@@ -12,6 +12,7 @@ pub mod nameref;
 pub mod namespace;
 pub mod prefix_suffix;
 pub mod replicas;
+pub mod value_add;
 
 use krusty_resource::{Origin, ResId, ResMap};
 use krusty_yaml::Node;
@@ -31,6 +32,7 @@ use metadata_map::SetMapEntries;
 use namespace::{SetNamespace, SubjectsMode};
 use prefix_suffix::AddNameAffixes;
 use replicas::SetReplicas;
+use value_add::{ConfigSite, ValueAdd};
 
 /// One configured built-in operation.
 #[derive(Debug, Clone)]
@@ -64,6 +66,8 @@ pub enum Builtin {
     Json6902(Json6902Entry),
     /// ReplacementTransformer (`replacements:`).
     Replacements(Replacements),
+    /// ValueAddTransformer.
+    ValueAdd(ValueAdd),
 }
 
 impl Builtin {
@@ -101,7 +105,7 @@ impl Builtin {
         match self {
             Builtin::Generate(_) | Builtin::IamPolicy(_) => Ok(()),
             Builtin::NameAffixes(op) => op.apply(resources),
-            Builtin::MapEntries(op) => op.apply(resources),
+            Builtin::MapEntries(op) => op.apply(resources, env),
             Builtin::Namespace(op) => op.apply(resources),
             Builtin::Image(op) => op.apply(resources),
             Builtin::Images(op) => op.apply(resources),
@@ -112,11 +116,13 @@ impl Builtin {
             Builtin::StrategicMerge(op) => op.apply(resources, env),
             Builtin::Json6902(op) => op.apply(resources, env),
             Builtin::Replacements(op) => op.apply(resources, env.files),
+            Builtin::ValueAdd(op) => op.apply(resources),
         }
     }
 
-    /// Reads an `apiVersion: builtin` configuration. `id` names it in errors.
-    pub fn from_config(config: &Node, id: &ResId) -> OpResult<Builtin> {
+    /// Reads an `apiVersion: builtin` configuration. `id` names it in
+    /// errors; `site` is where it is configured.
+    pub fn from_config(config: &Node, id: &ResId, site: &ConfigSite<'_>) -> OpResult<Builtin> {
         let kind = id.gvk.kind.as_str();
         let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {}", e.0));
         let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
@@ -232,6 +238,9 @@ impl Builtin {
                 Builtin::Replacements(Replacements::from_config(config).map_err(fail)?)
             }
             "PatchJson6902Transformer" => Builtin::Json6902(json6902_entry(config).map_err(fail)?),
+            "ValueAddTransformer" => {
+                Builtin::ValueAdd(ValueAdd::from_config(config, site).map_err(fail)?)
+            }
             _ => return Err(OpError::new(format!("unable to load builtin {}", id.gvk))),
         };
         Ok(built)

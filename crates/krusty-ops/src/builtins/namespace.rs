@@ -65,6 +65,13 @@ impl SetNamespace {
         })
     }
 
+    /// Sets the namespace of one resource without recording its previous
+    /// id or checking for conflicts (Kustomize's namespace filter run on
+    /// its own, as ValueAddTransformer runs it).
+    pub fn apply_to(&self, r: &mut Resource) -> OpResult<()> {
+        self.apply_one(r, &KindIndex::default())
+    }
+
     fn set_value(&self, n: &mut Node) -> OpResult<()> {
         if self.unset_only && !n.as_str().unwrap_or_default().is_empty() {
             return Ok(());
