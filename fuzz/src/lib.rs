@@ -1,0 +1,117 @@
+//! What the fuzz targets share: splitting one input into two documents and
+//! the properties every tree the reader accepts must have.
+
+use std::sync::OnceLock;
+
+use krusty_yaml::{
+    parse_stream, to_go_json, to_kustomize_yaml, to_yaml_preserving, Node, ScalarStyle, Value,
+};
+
+/// The byte that separates the two parts of a two-part input (a resource
+/// and a patch). The seeds use it; the mutator keeps or moves it.
+pub const SEPARATOR: u8 = 0;
+
+/// Splits `data` at the first [`SEPARATOR`] into two UTF-8 texts; `None`
+/// when there is no separator or a part is not UTF-8.
+pub fn split_two(data: &[u8]) -> Option<(&str, &str)> {
+    let at = data.iter().position(|&b| b == SEPARATOR)?;
+    let first = std::str::from_utf8(&data[..at]).ok()?;
+    let second = std::str::from_utf8(&data[at + 1..]).ok()?;
+    Some((first, second))
+}
+
+/// The first document's root of `text`, when it parses and has one.
+pub fn first_root(text: &str) -> Option<Node> {
+    parse_stream(text).ok()?.into_iter().find_map(|d| d.root)
+}
+
+/// `true` when `KRUSTY_FUZZ_PRESERVING=1`: the preserving writer (KRM
+/// functions' wire form) is held to the round trip too. It is off by
+/// default because of the known defects listed in docs/fuzzing.md.
+pub fn check_preserving() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("KRUSTY_FUZZ_PRESERVING").is_ok_and(|v| v == "1"))
+}
+
+/// Checks that `root` survives both writers: each either refuses it with an
+/// error (as Kustomize refuses, say, NaN or a non-string key) or writes
+/// text that reads back as one document with the same JSON value.
+pub fn assert_round_trip(root: &Node) {
+    let json = to_go_json(root);
+    if let Ok(text) = to_kustomize_yaml(root) {
+        // Kustomize's own round trip turns NEL (U+0085) into a space, and
+        // what it prints for U+2028 and U+2029 (raw, in single quotes) reads
+        // back as a line break, folded: go-yaml's output is not stable there.
+        if !json.contains("\\u2028") && !json.contains("\\u2029") {
+            let json = json.replace('\u{85}', " ");
+            assert_reads_back(&text, &json, "kustomize writer");
+        }
+    }
+    if !check_preserving() {
+        return;
+    }
+    if let Ok(text) = to_yaml_preserving(root) {
+        if !has_invalid_plain_scalar(root) {
+            assert_reads_back(&text, &json, "preserving writer");
+        }
+    }
+}
+
+/// Panics unless `text` parses to exactly one document whose JSON value is
+/// `json`.
+fn assert_reads_back(text: &str, json: &str, writer: &str) {
+    let docs = match parse_stream(text) {
+        Ok(docs) => docs,
+        Err(_) if has_explicit_key(text) || text.contains('\u{feff}') => return,
+        Err(e) => panic!("{writer}: its output does not read back: {e}\n{text}"),
+    };
+    let roots: Vec<&Node> = docs.iter().filter_map(|d| d.root.as_ref()).collect();
+    assert_eq!(roots.len(), 1, "{writer}: not one document:\n{text}");
+    let again = to_go_json(roots[0]);
+    if again != json && text.contains('\u{feff}') {
+        return;
+    }
+    assert_eq!(again, json, "{writer}: the value changed:\n{text}");
+}
+
+// Three known defects are skipped so that the fuzzers look for others; each
+// is pinned by an ignored test in crates/krusty-yaml/tests/fuzz_regressions.rs
+// and goes with it:
+// - the reader refuses a block mapping that starts on the `: ` line of an
+//   explicit key (`? long-key` then `: name: x`), which the writer prints
+//   for keys over 128 characters, as go-yaml does
+//   (`explicit_key_with_compact_mapping_value`);
+// - the preserving writer prints a key that starts with a byte order mark
+//   without quotes, and the reader drops the mark
+//   (`bom_key_survives_preserving_round_trip`);
+// - the reader takes plain scalars that start with an indicator (`|+x` or
+//   `- a` in a flow mapping, `%x` on a line of its own), which go-yaml
+//   refuses; the preserving writer then prints them plain again
+//   (`plain_scalar_cannot_start_with_an_indicator`).
+
+/// `true` when `text` has an explicit key (`? `) at the start of a line.
+fn has_explicit_key(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with("? "))
+}
+
+/// `true` when a plain scalar of `node` (keys too) starts the way no plain
+/// scalar may: with an indicator character, or `-`, `?` or `:` then a space.
+fn has_invalid_plain_scalar(node: &Node) -> bool {
+    match &node.value {
+        Value::Scalar(s) => node.style() == ScalarStyle::Plain && invalid_plain_start(&s.text),
+        Value::Seq(items) => items.iter().any(has_invalid_plain_scalar),
+        Value::Map(entries) => entries
+            .iter()
+            .any(|(k, v)| has_invalid_plain_scalar(k) || has_invalid_plain_scalar(v)),
+    }
+}
+
+fn invalid_plain_start(text: &str) -> bool {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some('|' | '>' | '%' | '@' | '`' | '!' | '&' | '*' | '#' | '\'' | '"') => true,
+        Some('{' | '}' | '[' | ']' | ',') => true,
+        Some('-' | '?' | ':') => matches!(chars.next(), Some(' ' | '\t')),
+        _ => false,
+    }
+}
