@@ -88,6 +88,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         warnings: Vec::new(),
         schema: None,
         record_transformations: false,
+        build_records: false,
         policy: opts.functions.clone(),
         enable_helm: opts.enable_helm,
         read_ahead: Arc::default(),
@@ -223,6 +224,8 @@ pub(crate) struct Context {
     schema: Option<Option<Arc<Schema>>>,
     /// The top kustomization asks for transformation annotations.
     record_transformations: bool,
+    /// The top kustomization has `buildMetadata` (see `Env::build_records`).
+    build_records: bool,
     /// What KRM functions may do.
     pub(crate) policy: Policy,
     /// `--enable-helm` was given.
@@ -250,6 +253,7 @@ impl Context {
                 .build_metadata
                 .iter()
                 .any(|o| o == "transformerAnnotations");
+            self.build_records = !k.build_metadata.is_empty();
         }
         self.chain.push(loader.root.clone());
         let result = self.accumulate(loader, k, &path);
@@ -340,6 +344,7 @@ impl Context {
                 _ => None,
             },
             record_transformations: self.record_transformations,
+            build_records: self.build_records,
         }
     }
 
@@ -540,6 +545,7 @@ impl Context {
             warnings: Vec::new(),
             schema: self.schema.clone(),
             record_transformations: self.record_transformations,
+            build_records: self.build_records,
             policy: self.policy.clone(),
             enable_helm: self.enable_helm,
             read_ahead: Arc::clone(&self.read_ahead),

@@ -15,6 +15,10 @@ pub struct Env<'a> {
     /// Record each transformation on the resources it ran over (only
     /// needed when the build writes transformation annotations).
     pub record_transformations: bool,
+    /// The top kustomization has `buildMetadata` (any option): Kustomize
+    /// then keeps build records in every resource's `metadata.annotations`
+    /// from the start, so a field spec for that map finds it.
+    pub build_records: bool,
 }
 
 impl Env<'static> {
@@ -24,6 +28,7 @@ impl Env<'static> {
             files: &NoFiles,
             custom_schema: None,
             record_transformations: true,
+            build_records: false,
         }
     }
 }
@@ -35,6 +40,7 @@ impl<'a> Env<'a> {
             files,
             custom_schema: None,
             record_transformations: true,
+            build_records: false,
         }
     }
 

@@ -1,9 +1,10 @@
 //! LabelTransformer and AnnotationsTransformer: add key/value pairs to the
 //! mappings that field specs name (labels, selectors, template metadata).
 
-use krusty_resource::ResMap;
+use krusty_resource::{Behavior, Origin, ResMap, Resource};
 use krusty_yaml::{Node, Value};
 
+use crate::env::Env;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
@@ -19,7 +20,7 @@ pub struct SetMapEntries {
 
 impl SetMapEntries {
     /// Applies the pairs.
-    pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+    pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
         if self.pairs.is_empty() {
             return Ok(());
         }
@@ -27,6 +28,9 @@ impl SetMapEntries {
         parallel::try_each(resources.resources_mut(), |r| {
             let gvk = r.gvk();
             for spec in index.positions(&gvk.kind).map(|i| &self.specs[i]) {
+                if finds_records(spec) && spec.selects(&gvk) && has_records(r, env) {
+                    ensure_annotations(r);
+                }
                 apply(
                     &mut r.node,
                     &gvk,
@@ -41,6 +45,43 @@ impl SetMapEntries {
             }
             Ok(())
         })
+    }
+}
+
+/// `true` for a spec that names `metadata/annotations` without `create`:
+/// in Kustomize it still finds that map on a resource holding build
+/// records there.
+fn finds_records(spec: &FieldSpec) -> bool {
+    !spec.create && spec.path == "metadata/annotations"
+}
+
+/// `true` when Kustomize would hold build records in the resource's
+/// `metadata.annotations` at this point: it was renamed, moved to a
+/// namespace, prefixed or suffixed, generated, or the top kustomization has
+/// `buildMetadata`.
+fn has_records(r: &Resource, env: &Env<'_>) -> bool {
+    env.build_records
+        || !r.meta.previous.is_empty()
+        || !r.meta.prefixes.is_empty()
+        || !r.meta.suffixes.is_empty()
+        || r.meta.needs_hash
+        || is_generated_anew(r)
+}
+
+/// `true` for a resource a generator made that did not merge into or
+/// replace an existing one (which keeps the existing one's records).
+fn is_generated_anew(r: &Resource) -> bool {
+    matches!(r.meta.origin.as_deref(), Some(Origin::Configured { .. }))
+        && !matches!(r.meta.behavior, Behavior::Merge | Behavior::Replace)
+}
+
+/// Gives the resource the (empty) annotations map its records would be in;
+/// left empty, it disappears on output.
+fn ensure_annotations(r: &mut Resource) {
+    if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
+        if metadata.get("annotations").is_none_or(Node::is_null) {
+            metadata.set("annotations", Node::map());
+        }
     }
 }
 
@@ -70,7 +111,6 @@ fn set_entries(node: &mut Node, pairs: &[(String, String)]) -> OpResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krusty_resource::Resource;
 
     fn resmap(text: &str) -> ResMap {
         let mut m = ResMap::new();
@@ -92,7 +132,7 @@ mod tests {
                 .common_labels
                 .clone(),
         };
-        op.apply(&mut m).unwrap();
+        op.apply(&mut m, &Env::detached()).unwrap();
         let out: Vec<String> = m
             .iter()
             .map(|r| krusty_yaml::to_kustomize_yaml(&r.node).unwrap())
