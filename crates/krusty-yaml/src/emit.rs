@@ -77,6 +77,9 @@ struct Emitter<'o, 'n> {
     /// orders its own run at the top (one list for the whole document
     /// instead of one per mapping).
     keys: Vec<(&'n str, &'n Node)>,
+    /// A LINE or PARAGRAPH SEPARATOR that ended a literal scalar: it ends
+    /// the line in place of the next line feed.
+    break_instead: Option<char>,
 }
 
 impl<'o, 'n> Emitter<'o, 'n> {
@@ -86,6 +89,7 @@ impl<'o, 'n> Emitter<'o, 'n> {
             col: 0,
             preserve,
             keys: Vec::new(),
+            break_instead: None,
         }
     }
 
@@ -155,7 +159,7 @@ impl<'n> Emitter<'_, 'n> {
     }
 
     fn newline(&mut self) {
-        self.out.push('\n');
+        self.out.push(self.break_instead.take().unwrap_or('\n'));
         self.col = 0;
     }
 
@@ -626,8 +630,8 @@ impl<'n> Emitter<'_, 'n> {
 
     fn suppress_next_newline(&mut self) {
         // Remove the final break; the caller's newline() restores it.
-        if self.out.ends_with('\n') {
-            self.out.pop();
+        if self.out.ends_with(['\n', '\u{2028}', '\u{2029}']) {
+            self.break_instead = self.out.pop().filter(|&c| c != '\n');
         }
     }
 }
@@ -1004,6 +1008,35 @@ pub fn go_json_float(f: f64) -> String {
     }
 }
 
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, the form go-yaml v3 writes
+/// a float in: shortest digits, plain decimal for exponents from -4 to 5
+/// (`1000`, `0.0001`), exponent form otherwise (`1e+06`, `1e-05`,
+/// `1.2345678901234567e+19`). Infinities and NaN are YAML's `.inf`,
+/// `-.inf` and `.nan`.
+pub fn go_yaml_float(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let (digits, exp) = shortest_digits(f);
+    let sign = if f < 0.0 { "-" } else { "" };
+    if (-4..6).contains(&exp) {
+        return format!("{sign}{}", fixed_notation(&digits, exp));
+    }
+    let mut m = digits[..1].to_string();
+    if digits.len() > 1 {
+        m.push('.');
+        m.push_str(&digits[1..]);
+    }
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}{m}e{esign}{:02}", exp.abs())
+}
+
 fn fixed_notation(digits: &str, exp: i32) -> String {
     let point = exp + 1; // digits before the decimal point
     if point <= 0 {
@@ -1050,6 +1083,30 @@ fn exp_notation(sign: &str, digits: &str, exp: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn go_yaml_float_is_go_g_format() {
+        use super::go_yaml_float;
+        let cases: [(f64, &str); 14] = [
+            (1000.0, "1000"),
+            (1e6, "1e+06"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.000001, "1e-06"),
+            (1.5, "1.5"),
+            (-0.0, "-0"),
+            (1e21, "1e+21"),
+            (12345678901234567890.0, "1.2345678901234567e+19"),
+            (-2.5e-7, "-2.5e-07"),
+            (1e100, "1e+100"),
+            (f64::INFINITY, ".inf"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(go_yaml_float(f), want, "{f}");
+        }
+    }
 
     /// `count` strings of 1 to `max_len` characters of `alphabet`, from a
     /// fixed xorshift sequence (the same strings on every run).

@@ -46,7 +46,7 @@ fn stays_folded(text: &str) -> bool {
             || c == 0x0a
             || (0x20..=0x7e).contains(&c)
             || c == 0x85
-            || ((0xa0..=0xd7ff).contains(&c) && c != 0x2028 && c != 0x2029)
+            || (0xa0..=0xd7ff).contains(&c)
             || ((0xe000..=0xfffd).contains(&c) && c != 0xfeff)
             || c >= 0x10000
     })
@@ -83,13 +83,18 @@ fn write_folded(text: &str) -> String {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        if c == '\n' {
+        if matches!(c, '\n' | '\u{2028}' | '\u{2029}') {
             // The value starts with neither a blank nor a break (checked
-            // above), so every line ending in one break gets a blank line.
-            if !breaks && !leading_spaces {
+            // above), so every line ending in one line feed gets a blank
+            // line. A LINE or PARAGRAPH SEPARATOR is written as itself.
+            if c == '\n' && !breaks && !leading_spaces {
                 put_break(&mut out, &mut col, &mut indention);
             }
             put_break(&mut out, &mut col, &mut indention);
+            if c != '\n' {
+                out.pop();
+                out.push(c);
+            }
             breaks = true;
             i += 1;
             continue;

@@ -130,10 +130,20 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
         src
     };
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let ascii = src.is_ascii();
+    let normalized_breaks;
+    let (src, special_breaks) = if !ascii && src.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        let (text, special) = normalize_unicode_breaks(src);
+        normalized_breaks = text;
+        (normalized_breaks.as_str(), special)
+    } else {
+        (src, Vec::new())
+    };
     let mut parser = Parser {
         src,
         b: src.as_bytes(),
-        ascii: src.is_ascii(),
+        ascii,
+        special_breaks,
         i: 0,
         line: 1,
         line_start: 0,
@@ -152,6 +162,26 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
     SCRATCH_ITEMS.set(parser.items);
     SCRATCH_ENTRIES.set(parser.entries);
     parsed
+}
+
+/// `src` with its NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR characters
+/// made line feeds, as go-yaml reads them everywhere (they end comments,
+/// plain scalars and keys), and where each of the last two was.
+fn normalize_unicode_breaks(src: &str) -> (String, Vec<(usize, char)>) {
+    let mut text = String::with_capacity(src.len());
+    let mut special = Vec::new();
+    for c in src.chars() {
+        match c {
+            // go-yaml reads NEL as a line feed, in scalars too.
+            '\u{85}' => text.push('\n'),
+            '\u{2028}' | '\u{2029}' => {
+                special.push((text.len(), c));
+                text.push('\n');
+            }
+            _ => text.push(c),
+        }
+    }
+    (text, special)
 }
 
 thread_local! {
@@ -193,6 +223,10 @@ struct Parser<'a> {
     /// The whole source is ASCII (as most is): a column in characters is
     /// then its offset in bytes.
     ascii: bool,
+    /// The line feeds that stand for a LINE SEPARATOR or PARAGRAPH
+    /// SEPARATOR in the source, by offset: scalars keep those characters
+    /// where a line feed would fold into a space.
+    special_breaks: Vec<(usize, char)>,
     i: usize,
     line: u32,
     line_start: usize,
@@ -307,6 +341,34 @@ impl<'a> Parser<'a> {
 
     fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
         Err(YamlError::new(self.pos(), msg))
+    }
+
+    /// The line break character the line feed at `at` stands for.
+    fn break_char(&self, at: usize) -> char {
+        match self.special_breaks.binary_search_by_key(&at, |&(i, _)| i) {
+            Ok(found) => self.special_breaks[found].1,
+            Err(_) => '\n',
+        }
+    }
+
+    /// Joins a flow or plain scalar's lines across the `count` line breaks
+    /// in `self.b[from..to]`: one line feed becomes a space, more keep all
+    /// but the first; a LINE or PARAGRAPH SEPARATOR first is kept with
+    /// all that follow.
+    fn join_lines(&self, text: &mut CompactString, from: usize, to: usize, count: usize) {
+        let mut breaks = self.b[from..to]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c == b'\n')
+            .map(|(o, _)| self.break_char(from + o));
+        match breaks.next() {
+            Some(c) if c != '\n' => {
+                text.push(c);
+                text.extend(breaks);
+            }
+            _ if count == 1 => text.push(' '),
+            _ => text.extend(breaks),
+        }
     }
 
     fn newline(&mut self) {
@@ -873,7 +935,9 @@ impl<'a> Parser<'a> {
                 if is_key {
                     return self.err("mapping values are not allowed in this context");
                 }
-                if blank_lines == 0 {
+                if !self.special_breaks.is_empty() {
+                    self.join_lines(&mut text, save.0, self.i, blank_lines + 1);
+                } else if blank_lines == 0 {
                     text.push(' ');
                 } else {
                     text.extend(std::iter::repeat_n('\n', blank_lines));
@@ -934,6 +998,9 @@ impl<'a> Parser<'a> {
         let first = self.entries.len();
         let mut first_key = first_key;
         loop {
+            // After `? key`, the value may be a compact sequence or mapping
+            // (`: - a`, `: a: 1`), as after `- `; or missing.
+            let explicit = first_key.is_none() && self.peek() == Some(b'?') && self.blank_at(1);
             let mut key = match first_key.take() {
                 Some(k) => k,
                 None => self.block_key()?,
@@ -944,11 +1011,19 @@ impl<'a> Parser<'a> {
                 }
             }
             // At ':'.
-            if self.peek() != Some(b':') {
+            let value = if self.peek() == Some(b':') {
+                self.i += 1;
+                let ctx = if explicit {
+                    Ctx::SeqItem
+                } else {
+                    Ctx::MapValue
+                };
+                self.node(indent, ctx)?
+            } else if explicit && (self.at_eol() || self.col_bytes() <= indent) {
+                None
+            } else {
                 return self.err("could not find expected ':'");
-            }
-            self.i += 1;
-            let value = self.node(indent, Ctx::MapValue)?;
+            };
             let value = value.unwrap_or_else(|| {
                 let mut n = Node::plain("");
                 n.set_pos(key.pos());
@@ -1123,6 +1198,9 @@ impl<'a> Parser<'a> {
         let mut indent = explicit_indent.map(|d| if parent >= 0 { base + d } else { d });
         // Collect lines.
         let mut lines: Vec<&'a str> = Vec::new(); // content lines ("" marks an empty line)
+                                                  // Where each line ends, when some line breaks are not line feeds.
+        let mut line_ends: Vec<usize> = Vec::new();
+        let track_breaks = !self.special_breaks.is_empty();
         let mut max_blank_indent = 0;
         let mut end_pos = self.i;
         let mut end_line = (self.line, self.line_start);
@@ -1145,6 +1223,9 @@ impl<'a> Parser<'a> {
                     self.newline();
                     self.i = k;
                     lines.push("");
+                    if track_breaks {
+                        line_ends.push(k);
+                    }
                     continue;
                 }
                 None => {
@@ -1165,6 +1246,9 @@ impl<'a> Parser<'a> {
                     ""
                 };
                 lines.push(extra);
+                if track_breaks {
+                    line_ends.push(k);
+                }
                 continue;
             }
             if spaces < ind {
@@ -1187,6 +1271,9 @@ impl<'a> Parser<'a> {
             }
             self.i = e;
             lines.push(&self.src[content_start..e]);
+            if track_breaks {
+                line_ends.push(e);
+            }
             end_pos = e;
             end_line = (self.line, self.line_start);
         }
@@ -1196,7 +1283,6 @@ impl<'a> Parser<'a> {
             .iter()
             .rposition(|l| !l.is_empty())
             .map_or(0, |p| p + 1);
-        let trailing_empty = lines.len() - content_count;
         // The stream's end right after the last content line: that line
         // has no line break, so neither clipping nor keeping adds one.
         let unterminated = content_count > 0 && end_pos == self.b.len();
@@ -1205,30 +1291,26 @@ impl<'a> Parser<'a> {
             (self.line, self.line_start) = end_line;
         }
         let body = &lines[..content_count];
+        // The line break after each line: a line feed but where the source
+        // has a LINE or PARAGRAPH SEPARATOR.
+        let breaks: Vec<char> = line_ends.iter().map(|&e| self.break_char(e)).collect();
+        let break_after = |n: usize| breaks.get(n).copied().unwrap_or('\n');
         let mut text = CompactString::default();
         if literal {
             for (n, l) in body.iter().enumerate() {
                 if n > 0 {
-                    text.push('\n');
+                    text.push(break_after(n - 1));
                 }
                 text.push_str(l);
             }
         } else {
-            fold_lines(body, &mut text);
+            fold_lines(body, &break_after, &mut text);
         }
-        match chomp {
-            -1 => {}
-            0 => {
-                if content_count > 0 && !unterminated {
-                    text.push('\n');
-                }
-            }
-            _ => {
-                if content_count > 0 && !unterminated {
-                    text.push('\n');
-                }
-                text.extend(std::iter::repeat_n('\n', trailing_empty));
-            }
+        if chomp >= 0 && content_count > 0 && !unterminated {
+            text.push(break_after(content_count - 1));
+        }
+        if chomp > 0 {
+            text.extend((content_count..lines.len()).map(break_after));
         }
         let style = if literal {
             ScalarStyle::Literal
@@ -1284,6 +1366,7 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                     }
                     if self.peek() == Some(b'\n') {
+                        let first_break = self.i;
                         let mut breaks = 0;
                         while self.peek() == Some(b'\n') {
                             self.newline();
@@ -1293,7 +1376,9 @@ impl<'a> Parser<'a> {
                         if self.at_doc_marker() {
                             return self.err("found unexpected document indicator while scanning a quoted scalar");
                         }
-                        if breaks == 1 {
+                        if !self.special_breaks.is_empty() {
+                            self.join_lines(&mut text, first_break, self.i, breaks);
+                        } else if breaks == 1 {
                             text.push(' ');
                         } else {
                             text.extend(std::iter::repeat_n('\n', breaks - 1));
@@ -1537,13 +1622,16 @@ impl<'a> Parser<'a> {
         let start = self.pos();
         let mut text = CompactString::default();
         let mut pending_breaks = 0usize;
+        let mut breaks_from = 0;
         loop {
             let (end, _) = self.scan_plain_line(true);
             if end == self.i {
                 break;
             }
             if !text.is_empty() {
-                if pending_breaks <= 1 {
+                if !self.special_breaks.is_empty() {
+                    self.join_lines(&mut text, breaks_from, self.i, pending_breaks);
+                } else if pending_breaks <= 1 {
                     text.push(' ');
                 } else {
                     text.extend(std::iter::repeat_n('\n', pending_breaks - 1));
@@ -1557,6 +1645,7 @@ impl<'a> Parser<'a> {
             }
             // The scalar may continue on the next line.
             let save = (self.i, self.line, self.line_start);
+            breaks_from = self.i;
             pending_breaks = 0;
             while self.peek() == Some(b'\n') {
                 self.newline();
@@ -1694,26 +1783,34 @@ fn apply_tag(node: &mut Node, tag: String) -> PResult<()> {
 
 /// Folds the lines of a `>` block scalar: single line breaks between normal
 /// lines become spaces; more-indented lines and empty lines keep their breaks.
-fn fold_lines(lines: &[&str], out: &mut CompactString) {
+/// `break_after(n)` is the line break after line `n`: a LINE or PARAGRAPH
+/// SEPARATOR is kept where a line feed would fold.
+fn fold_lines(lines: &[&str], break_after: &dyn Fn(usize) -> char, out: &mut CompactString) {
     let mut prev_more = false;
     let mut empties = 0usize;
     let mut first = true;
-    for line in lines {
+    for (n, line) in lines.iter().enumerate() {
         if line.is_empty() {
             empties += 1;
             continue;
         }
         let more = line.starts_with(' ') || line.starts_with('\t');
+        // The breaks of the empty lines just before this one.
+        let trailing = (n - empties..n).map(break_after);
         if first {
-            out.extend(std::iter::repeat_n('\n', empties));
-        } else if !more && !prev_more {
-            if empties == 0 {
-                out.push(' ');
-            } else {
-                out.extend(std::iter::repeat_n('\n', empties));
-            }
+            out.extend(trailing);
         } else {
-            out.extend(std::iter::repeat_n('\n', empties + 1));
+            let leading = break_after(n - empties - 1);
+            if !more && !prev_more && leading == '\n' {
+                if empties == 0 {
+                    out.push(' ');
+                } else {
+                    out.extend(trailing);
+                }
+            } else {
+                out.push(leading);
+                out.extend(trailing);
+            }
         }
         out.push_str(line);
         prev_more = more;
