@@ -12,7 +12,7 @@ mod readahead;
 pub mod target;
 
 pub use error::BuildError;
-pub use krusty_runtime::{Mount, Policy};
+pub use krusty_runtime::{parse_size, Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};
 pub use target::{build, BuildOptions};

@@ -129,6 +129,10 @@ struct FunctionArgs {
     /// Stop a function that prints more than this many bytes.
     #[arg(long = "function-max-output", value_name = "BYTES", default_value_t = 512 << 20)]
     max_output: usize,
+    /// Stop a Starlark or container function that uses more memory than
+    /// this: bytes, or with a unit (256Mi, 1Gi, 500M).
+    #[arg(long = "function-max-memory", value_name = "SIZE", default_value = "1Gi", value_parser = krusty_build::parse_size)]
+    max_memory: u64,
     /// The docker-compatible CLI for container functions (default:
     /// $KRUSTY_CONTAINER_CLI, else podman, else docker).
     #[arg(long = "container-cli", value_name = "CLI")]
@@ -155,6 +159,7 @@ impl FunctionArgs {
             envs: self.envs.clone(),
             timeout: std::time::Duration::from_secs_f64(self.timeout),
             max_output: self.max_output,
+            max_memory: self.max_memory,
             container_cli: self.container_cli.clone(),
         })
     }

@@ -440,6 +440,94 @@ fn bad_functions_are_clear_errors() {
     );
 }
 
+/// Whether process `pid` has ended (a zombie whose parent does not reap
+/// it has ended too).
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
+/// Waits up to `limit` for `pid` to end; whether it did.
+fn ends_within(pid: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while !process_gone(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    process_gone(pid)
+}
+
+/// Waits up to a minute for `path` to exist and hold a line; its content.
+fn wait_for_file(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A process an exec function started in the background dies with the
+/// function: at the time limit, and when krusty is interrupted.
+#[test]
+fn exec_function_processes_stop_with_the_function() {
+    let dir = script_tree(
+        "exec-children",
+        "#!/bin/sh
+sleep 600 &
+echo $! > sleeper.pid
+wait
+",
+    );
+    let started = Instant::now();
+    build_fails_with(&dir, &["--function-timeout", "1"], &["timed out after 1 s"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let sleeper = wait_for_file(&dir.join("sleeper.pid"));
+    assert!(
+        ends_within(&sleeper, Duration::from_secs(2)),
+        "the function's own child outlived the time limit"
+    );
+
+    std::fs::remove_file(dir.join("sleeper.pid")).expect("rm");
+    let child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(["build", "--enable-alpha-plugins", "--enable-exec", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("krusty starts");
+    let sleeper = wait_for_file(&dir.join("sleeper.pid"));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs")
+        .success());
+    let out = child.wait_with_output().expect("krusty exits");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        ends_within(&sleeper, Duration::from_secs(2)),
+        "the function's own child outlived the interrupt"
+    );
+}
+
 #[test]
 fn exec_path_may_not_escape_the_kustomization_root() {
     let dir = scratch("escape");
@@ -611,6 +699,114 @@ fn starlark_runs_out_of_process_within_limits() {
     assert!(out.stdout.is_empty());
     expect_stderr(&out, "ran longer than 0.5 s and was stopped");
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// A Starlark program that allocates without end is stopped at
+/// `--function-max-memory`, quickly, with an error naming the function and
+/// the limit; sizes take Kubernetes' units.
+#[test]
+fn starlark_memory_is_limited() {
+    let dir = scratch("starlark-memory");
+    write(&dir, "resources.yaml", RESOURCES);
+    write(
+        &dir,
+        "star.yaml",
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: hog\nruntime:\n  starlark: {}\nsource: |\n  s = \"x\" * 1000000\n  l = []\n  for i in range(1000000): l.append(s + str(i))\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
+    );
+    for (flag, shown) in [("256Mi", "256 MiB"), ("1Gi", "1 GiB")] {
+        let started = Instant::now();
+        let out = build_with(&dir, &["--enable-star", "--function-max-memory", flag]);
+        assert!(!out.status.success());
+        assert!(out.stdout.is_empty());
+        expect_stderr(
+            &out,
+            "StarlarkRun.v1alpha1.fn.kpt.dev/hog.[noNs] (starlark function)",
+        );
+        expect_stderr(
+            &out,
+            &format!("the Starlark program needed more memory than its limit of {shown} (--function-max-memory) and was stopped"),
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    // The default limit (1 GiB) applies without the flag.
+    let out = build_with(&dir, &["--enable-star"]);
+    expect_stderr(&out, "its limit of 1 GiB");
+
+    // A program within the limit runs.
+    write(
+        &dir,
+        "star.yaml",
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: small\nruntime:\n  starlark: {}\nsource: |\n  l = [\"x\" * 1000 for i in range(1000)]\n",
+    );
+    let out = build_with(&dir, &["--enable-star", "--function-max-memory", "128Mi"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = build_with(&dir, &["--enable-star", "--function-max-memory", "1GB"]);
+    assert!(!out.status.success());
+    expect_stderr(&out, "'1GB' is not a size");
+}
+
+/// The Starlark runtime does not outlive a krusty killed outright.
+#[cfg(target_os = "linux")]
+#[test]
+fn starlark_runtime_dies_with_krusty() {
+    let dir = scratch("starlark-orphan");
+    write(&dir, "resources.yaml", RESOURCES);
+    write(
+        &dir,
+        "star.yaml",
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: spin\nruntime:\n  starlark: {}\nsource: |\n  def f():\n      for i in range(1000000000):\n          pass\n  f()\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- star.yaml\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(["build", "--enable-alpha-plugins", "--enable-star", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    let runtime = wait_for_child(child.id(), "krusty-starlark");
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    assert!(
+        ends_within(&runtime, Duration::from_secs(2)),
+        "the Starlark runtime outlived krusty"
+    );
+}
+
+/// Waits up to a minute for process `parent` to have a child running
+/// `program`; its process id.
+#[cfg(target_os = "linux")]
+fn wait_for_child(parent: u32, program: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let tasks = std::fs::read_dir(format!("/proc/{parent}/task")).expect("/proc");
+        for task in tasks.flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for pid in children.split_whitespace() {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                if program.starts_with(comm.trim()) && !comm.trim().is_empty() {
+                    return pid.to_string();
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "{program} never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A process killed when the test ends, however it ends.
@@ -934,6 +1130,31 @@ fn leftover_containers() -> String {
         .join(",")
 }
 
+/// Names of the containers krusty started (its label), in any state.
+fn labelled_containers() -> String {
+    containers(&["-a"])
+}
+
+/// Names of krusty's containers that are running.
+fn running_containers() -> String {
+    containers(&["--filter", "status=running"])
+}
+
+fn containers(filter: &[&str]) -> String {
+    let out = with_podman_conf(Command::new("podman"))
+        .arg("ps")
+        .args(filter)
+        .args([
+            "--filter",
+            "label=dev.krusty.owner",
+            "--format",
+            "{{.Names}}",
+        ])
+        .output()
+        .expect("podman ps");
+    text(&out.stdout).lines().collect::<Vec<_>>().join(",")
+}
+
 #[test]
 fn container_functions_run_in_podman_like_kustomize() {
     if !podman_works() {
@@ -990,10 +1211,15 @@ fn container_functions_run_in_podman_like_kustomize() {
         &["/bin/sleep", "600"],
     );
     container_function(&tree, "localhost/krusty-test/hang:v1", "");
+    // Stopped and removed without a stop's grace period (podman's is
+    // 10 s): the build ends soon after the limit.
+    let started = Instant::now();
     let out = podman_build(&tree, &["--function-timeout", "3"]);
+    let took = started.elapsed();
     expect_stderr(&out, "timed out after 3 s");
+    assert!(took < Duration::from_millis(5000), "{took:?}");
     assert_eq!(
-        leftover_containers(),
+        labelled_containers(),
         "",
         "the timed-out container was not removed"
     );
@@ -1027,12 +1253,61 @@ fn container_functions_run_in_podman_like_kustomize() {
         .success());
     let out = child.wait_with_output().expect("krusty exits");
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("function containers removed"));
+    expect_stderr(&out, "removing function container krusty-fn-");
     assert_eq!(
         leftover_containers(),
         "",
         "the interrupted container was not removed"
     );
+
+    // krusty killed outright leaves its container running; the next
+    // krusty that runs a container function removes it.
+    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            ".",
+        ])
+        .current_dir(&tree)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running_containers().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    let orphan = labelled_containers();
+    assert!(orphan.starts_with("krusty-fn-"), "no orphan: {orphan:?}");
+    container_function(
+        &tree,
+        "localhost/krusty-test/krm-set-labels:v1",
+        "labels:\n  team: web\n",
+    );
+    let out = podman_build(&tree, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(labelled_containers(), "", "the orphan was not removed");
+
+    // Memory: a container past --function-max-memory is killed (podman
+    // enforces --memory here) and the error names the limit.
+    build_image(
+        &dir,
+        "localhost/krusty-test/hog:v1",
+        &std::fs::canonicalize("/usr/bin/awk").expect("awk"),
+        &["/bin/awk", "BEGIN { s = 1; while (1) s = s s }"],
+    );
+    container_function(&tree, "localhost/krusty-test/hog:v1", "");
+    let out = podman_build(&tree, &["--function-max-memory", "64Mi"]);
+    assert!(!out.status.success());
+    expect_stderr(
+        &out,
+        "most likely for using more than its memory limit of 64 MiB (--function-max-memory)",
+    );
+    assert_eq!(labelled_containers(), "");
 
     // Network is refused unless both the function and the user ask.
     container_function(

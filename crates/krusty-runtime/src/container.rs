@@ -1,22 +1,39 @@
 //! The container runtime: an image run with a docker-compatible CLI
 //! (docker or podman), locked down by default: no network, no mounts,
-//! user `nobody`, no new privileges. Containers are named so they can be
-//! removed when a run is cut short, by a limit or by a signal.
+//! user `nobody`, no new privileges, the policy's memory limit.
+//!
+//! Containers are named `krusty-fn-<pid>-<start>-<n>` (krusty's process
+//! id and start time, in clock ticks since boot) and labelled, so that they
+//! can be removed when a run is cut short: by a limit, by a signal, or by
+//! the next krusty on the same machine when this one was killed outright
+//! ([`prepare_cli`] removes containers whose krusty is gone). podman also
+//! gets the time limit itself (`--timeout`), so it stops a container whose
+//! krusty was killed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
+use crate::interrupt::{self, Registration};
 use crate::policy::Policy;
 
-/// Containers started and not yet finished: `(cli, name)`.
-static RUNNING: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+/// Every container krusty starts has this label (its value: the process
+/// id and start time of the krusty that started it).
+pub const OWNER_LABEL: &str = "dev.krusty.owner";
+
+/// Label whose value names the process id space of the krusty that started
+/// a container (boot id and PID namespace): only containers of the same
+/// space can be checked for a living owner.
+pub const SCOPE_LABEL: &str = "dev.krusty.scope";
+
+/// The prefix of every container name.
+const NAME_PREFIX: &str = "krusty-fn-";
+
 static NEXT: AtomicUsize = AtomicUsize::new(0);
-static SIGNALS: Once = Once::new();
-/// A signal arrived: the clean-up thread is removing containers and will
-/// end the process.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The CLIs prepared so far, and whether each is podman.
+static PREPARED: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
 
 /// The CLI to run containers with: the policy's choice, else
 /// `KRUSTY_CONTAINER_CLI`, else the first of podman and docker in `PATH`.
@@ -51,6 +68,124 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
     })
 }
 
+/// This krusty's identity in container names and labels.
+struct Owner {
+    pid: u32,
+    /// When the process started, in clock ticks since boot (0 when unknown).
+    start: u64,
+    /// The process id space (empty when unknown: orphans are not looked for).
+    scope: String,
+}
+
+fn owner() -> &'static Owner {
+    static OWNER: OnceLock<Owner> = OnceLock::new();
+    OWNER.get_or_init(|| {
+        let pid = std::process::id();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id");
+        let pid_ns = std::fs::read_link("/proc/self/ns/pid");
+        let scope = match (boot, pid_ns) {
+            (Ok(boot), Ok(ns)) => {
+                let ns: String = ns
+                    .to_string_lossy()
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect();
+                format!("{}-{ns}", boot.trim())
+            }
+            _ => String::new(),
+        };
+        Owner {
+            pid,
+            start: start_time(pid).unwrap_or(0),
+            scope,
+        }
+    })
+}
+
+/// When process `pid` started, in clock ticks since boot (the 22nd field
+/// of `/proc/<pid>/stat`); `None` when there is no such process.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Gets `cli` ready for this process's first container: learns whether it
+/// is podman, and removes containers left behind by krusty processes that
+/// are gone (killed before they could remove them). Later calls return
+/// at once. Returns whether the CLI is podman.
+pub fn prepare_cli(cli: &Path) -> bool {
+    let Ok(mut prepared) = PREPARED.lock() else {
+        return false;
+    };
+    if let Some((_, podman)) = prepared.iter().find(|(c, _)| c == cli) {
+        return *podman;
+    }
+    let version = quiet(Command::new(cli).arg("--version"))
+        .stdout(Stdio::piped())
+        .spawn();
+    let orphans = find_orphans(cli);
+    let podman = version
+        .and_then(|c| c.wait_with_output())
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).starts_with("podman"));
+    prepared.push((cli.to_path_buf(), podman));
+    drop(prepared);
+    if !orphans.is_empty() {
+        remove(cli, &orphans);
+    }
+    podman
+}
+
+/// The containers of this machine's process id space whose krusty is gone.
+fn find_orphans(cli: &Path) -> Vec<String> {
+    let me = owner();
+    if me.scope.is_empty() {
+        return Vec::new();
+    }
+    let listed = quiet(Command::new(cli).args([
+        "ps",
+        "-a",
+        "--filter",
+        &format!("label={SCOPE_LABEL}={}", me.scope),
+        "--format",
+        "{{.Names}}",
+    ]))
+    .stdout(Stdio::piped())
+    .output();
+    let Ok(listed) = listed else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|name| is_orphan(name, me))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether container `name` was started by a krusty that is gone.
+fn is_orphan(name: &str, me: &Owner) -> bool {
+    let Some(rest) = name.strip_prefix(NAME_PREFIX) else {
+        return false;
+    };
+    let mut parts = rest.split('-').map(str::parse::<u64>);
+    let (Some(Ok(pid)), Some(Ok(start))) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    if pid == u64::from(me.pid) {
+        return false;
+    }
+    u32::try_from(pid).map_or(true, |pid| start_time(pid) != Some(start))
+}
+
+/// A command whose stdin, stdout and stderr go nowhere.
+fn quiet(cmd: &mut Command) -> &mut Command {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+}
+
 /// A prepared container run: the command and the container's name.
 pub struct Prepared {
     /// The CLI command to spawn.
@@ -61,22 +196,40 @@ pub struct Prepared {
     pub cli: PathBuf,
 }
 
-/// Builds the `run` command for `image`.
+/// Builds the `run` command for `image`; `podman` says whether the CLI is
+/// podman (which takes a time limit of its own).
 pub fn prepare(
     cli: &Path,
+    podman: bool,
     image: &str,
     network: bool,
     envs: &[String],
     dir: &Path,
     policy: &Policy,
 ) -> Prepared {
+    let me = owner();
     let name = format!(
-        "krusty-fn-{}-{}",
-        std::process::id(),
+        "{NAME_PREFIX}{}-{}-{}",
+        me.pid,
+        me.start,
         NEXT.fetch_add(1, Ordering::SeqCst)
     );
     let mut cmd = Command::new(cli);
     cmd.args(["run", "--rm", "-i", "--name", &name]);
+    cmd.arg("--label")
+        .arg(format!("{OWNER_LABEL}={}-{}", me.pid, me.start));
+    if !me.scope.is_empty() {
+        cmd.arg("--label")
+            .arg(format!("{SCOPE_LABEL}={}", me.scope));
+    }
+    let memory = policy.max_memory.to_string();
+    cmd.args(["--memory", &memory, "--memory-swap", &memory]);
+    if podman {
+        // A second guard, for when krusty is killed outright; later than
+        // krusty's own limit, which stops it first.
+        let seconds = policy.timeout.as_secs_f64().ceil() as u64 + 1;
+        cmd.args(["--timeout", &seconds.to_string()]);
+    }
     let network = match (network && policy.network, &policy.network_name) {
         (false, _) => "none",
         (true, Some(name)) => name,
@@ -119,54 +272,41 @@ fn current_user() -> String {
     }
 }
 
-/// Records a started container, and makes sure an interrupt removes it.
-pub fn track(cli: &Path, name: &str) {
-    SIGNALS.call_once(install_signal_cleanup);
-    if let Ok(mut running) = RUNNING.lock() {
-        running.push((cli.to_path_buf(), name.to_string()));
-    }
+/// Records a started container, so that an interrupt removes it; give
+/// the registration to [`untrack`] when it is done.
+pub fn track(cli: &Path, name: &str) -> Registration {
+    let (cli, name) = (cli.to_path_buf(), name.to_string());
+    interrupt::on_interrupt(move || {
+        eprintln!("krusty: interrupted; removing function container {name}");
+        remove(&cli, std::slice::from_ref(&name));
+    })
 }
 
-/// Forgets a finished container. When a signal is being handled, the
+/// Forgets a finished container. When an interrupt is being handled, the
 /// container ended because the clean-up removed it: wait for the clean-up
 /// to end the process rather than report a failure.
-pub fn untrack(name: &str) {
-    while INTERRUPTED.load(Ordering::SeqCst) {
+pub fn untrack(registration: Registration) {
+    while interrupt::interrupted() {
         std::thread::park();
     }
-    if let Ok(mut running) = RUNNING.lock() {
-        running.retain(|(_, n)| n != name);
+    drop(registration);
+}
+
+/// Removes containers, whatever state they are in, without the grace
+/// period a stop gives (podman waits 10 s by default; docker's `rm -f`
+/// kills at once).
+pub fn remove(cli: &Path, names: &[String]) {
+    let podman = PREPARED
+        .lock()
+        .ok()
+        .and_then(|p| p.iter().find(|(c, _)| c == cli).map(|(_, podman)| *podman))
+        .unwrap_or(false);
+    let mut cmd = Command::new(cli);
+    quiet(&mut cmd).args(["rm", "-f"]);
+    if podman {
+        cmd.args(["-t", "0"]);
     }
-}
-
-/// Removes a container, whatever state it is in.
-pub fn remove(cli: &Path, name: &str) {
-    let _ = Command::new(cli)
-        .args(["rm", "-f", name])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
-/// On SIGINT, SIGTERM or SIGHUP: remove every running container, then
-/// exit as the signal would have.
-fn install_signal_cleanup() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
-            INTERRUPTED.store(true, Ordering::SeqCst);
-            let running = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
-            for (cli, name) in running {
-                remove(&cli, &name);
-            }
-            eprintln!("krusty: interrupted; function containers removed");
-            std::process::exit(128 + sig);
-        }
-    });
+    let _ = cmd.args(names).status();
 }
 
 #[cfg(test)]
@@ -177,6 +317,7 @@ mod tests {
     fn args(policy: &Policy, network: bool) -> Vec<String> {
         let p = prepare(
             Path::new("podman"),
+            true,
             "img:v1",
             network,
             &["A=1".to_string()],
@@ -190,6 +331,23 @@ mod tests {
     }
 
     #[test]
+    fn orphans_are_containers_of_krusty_processes_that_are_gone() {
+        let me = owner();
+        let mine = format!("{NAME_PREFIX}{}-{}-3", me.pid, me.start);
+        assert!(!is_orphan(&mine, me));
+        // The parent of the test runs, with its real start time: alive.
+        let parent = std::os::unix::process::parent_id();
+        if let Some(start) = start_time(parent) {
+            assert!(!is_orphan(&format!("{NAME_PREFIX}{parent}-{start}-0"), me));
+            // The same id with another start time: a process since gone.
+            let earlier = start.wrapping_sub(1);
+            assert!(is_orphan(&format!("{NAME_PREFIX}{parent}-{earlier}-0"), me));
+        }
+        assert!(!is_orphan("someone-else", me));
+        assert!(!is_orphan(&format!("{NAME_PREFIX}x-y-0"), me));
+    }
+
+    #[test]
     fn locked_down_unless_the_user_relaxes_it() {
         let strict = args(&Policy::default(), true).join(" ");
         assert!(
@@ -200,6 +358,11 @@ mod tests {
             strict.ends_with(
                 "--network none --user nobody --security-opt=no-new-privileges -e A=1 img:v1"
             ),
+            "{strict}"
+        );
+        assert!(strict.contains(" --label dev.krusty.owner="), "{strict}");
+        assert!(
+            strict.contains(" --memory 1073741824 --memory-swap 1073741824 --timeout 301 "),
             "{strict}"
         );
         let relaxed = Policy {

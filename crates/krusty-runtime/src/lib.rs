@@ -17,7 +17,7 @@ use std::path::Path;
 
 use krusty_fn::{FnResult, ResourceList};
 
-pub use policy::Policy;
+pub use policy::{parse_size, Policy};
 pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
 
 /// A function run that failed: why, and any results it reported.
@@ -54,7 +54,7 @@ pub fn invoke(
     match runtime {
         Runtime::Exec { path, args } => {
             let cmd = exec::command(Path::new(path), args, dir, policy);
-            run_process(cmd, input, policy, &|| {})
+            run_process(cmd, input, policy, None, &|| {})
         }
         Runtime::Container {
             image,
@@ -63,13 +63,15 @@ pub fn invoke(
             ..
         } => {
             let cli = container::cli(policy).map_err(Failed::new)?;
-            let prepared = container::prepare(&cli, image, *network, envs, dir, policy);
-            container::track(&prepared.cli, &prepared.name);
+            let podman = container::prepare_cli(&cli);
+            let prepared = container::prepare(&cli, podman, image, *network, envs, dir, policy);
+            let registration = container::track(&prepared.cli, &prepared.name);
             let (cli, name) = (prepared.cli.clone(), prepared.name.clone());
-            let result = run_process(prepared.command, input, policy, &|| {
-                container::remove(&cli, &name)
+            let memory = Some(policy.max_memory);
+            let result = run_process(prepared.command, input, policy, memory, &|| {
+                container::remove(&cli, std::slice::from_ref(&name))
             });
-            container::untrack(&prepared.name);
+            container::untrack(registration);
             result
         }
         Runtime::Starlark(StarlarkSource::Inline(program)) => starlark::run(program, input, policy),
@@ -87,12 +89,29 @@ fn free_later(items: Vec<krusty_yaml::Node>) {
         .spawn(move || drop(items));
 }
 
+/// Status 137 (128 + SIGKILL) from a container CLI: the container was
+/// killed, which its memory limit does when it is reached.
+const KILLED: i32 = 137;
+
+/// How a function process that failed ended, for messages.
+fn describe_failed_exit(status: std::process::ExitStatus, memory_limit: Option<u64>) -> String {
+    match memory_limit {
+        Some(limit) if status.code() == Some(KILLED) => format!(
+            "was killed (exit status {KILLED}), most likely for using more than its memory limit of {} (--function-max-memory)",
+            policy::describe_size(limit)
+        ),
+        _ => process::describe_exit(status),
+    }
+}
+
 /// Runs a function process and reads its output list. Items the function
-/// returns unchanged are not parsed again.
+/// returns unchanged are not parsed again. `memory_limit` is the limit
+/// the process enforces itself, if any (a container's), for messages.
 fn run_process(
     cmd: std::process::Command,
     input: ResourceList,
     policy: &Policy,
+    memory_limit: Option<u64>,
     on_kill: &dyn Fn(),
 ) -> Result<ResourceList, Failed> {
     use process::{stderr_excerpt, Failure};
@@ -104,6 +123,7 @@ fn run_process(
         sent.text.clone().into_bytes(),
         policy.timeout,
         policy.max_output,
+        None,
         on_kill,
     )
     .map_err(|f| match f {
@@ -126,7 +146,7 @@ fn run_process(
         return Err(Failed {
             message: format!(
                 "{}; its stderr: {}",
-                process::describe_exit(done.status),
+                describe_failed_exit(done.status, memory_limit),
                 stderr_excerpt(&done.stderr)
             ),
             results: parsed.map(|l| l.results).unwrap_or_default(),

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use crate::spec::{Mount, Runtime};
 
+/// The default of `--function-max-memory`: 1 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+
 /// The user's permissions and limits for running functions.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -31,6 +34,9 @@ pub struct Policy {
     pub timeout: Duration,
     /// The most bytes a function may print on stdout.
     pub max_output: usize,
+    /// The most memory, in bytes, a Starlark program or a container
+    /// function may use (exec functions are not limited).
+    pub max_memory: u64,
     /// The docker-compatible CLI to use (`None`: `KRUSTY_CONTAINER_CLI`,
     /// else podman, else docker, from `PATH`).
     pub container_cli: Option<String>,
@@ -49,6 +55,7 @@ impl Default for Policy {
             envs: Vec::new(),
             timeout: Duration::from_secs(300),
             max_output: 512 << 20,
+            max_memory: DEFAULT_MAX_MEMORY,
             container_cli: None,
         }
     }
@@ -110,9 +117,68 @@ impl Policy {
     }
 }
 
+/// Reads a size: plain bytes, or a number with a binary (`Ki`, `Mi`,
+/// `Gi`, `Ti`) or decimal (`k`, `M`, `G`, `T`) suffix, as Kubernetes
+/// writes memory quantities: `256Mi`, `1Gi`, `500M`, `1048576`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    const UNITS: [(&str, u64); 8] = [
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+        ("k", 1_000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+        ("T", 1_000_000_000_000),
+    ];
+    let text = text.trim();
+    let (digits, unit) = UNITS
+        .iter()
+        .find_map(|&(suffix, unit)| text.strip_suffix(suffix).map(|d| (d, unit)))
+        .unwrap_or((text, 1));
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!("'{text}' is not a size: give a positive number of bytes, optionally with a unit (Ki, Mi, Gi, Ti, k, M, G, T), e.g. 512Mi")
+        })
+}
+
+/// A size for messages: `512 MiB`, `1 GiB`, else in bytes.
+pub fn describe_size(bytes: u64) -> String {
+    for (unit, size) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{} {unit}", bytes / size);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_in_kubernetes_units() {
+        assert_eq!(parse_size("256Mi"), Ok(256 << 20));
+        assert_eq!(parse_size("1Gi"), Ok(1 << 30));
+        assert_eq!(parse_size("500M"), Ok(500_000_000));
+        assert_eq!(parse_size("4k"), Ok(4000));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        for bad in ["", "0", "-1", "1.5Gi", "1GB", "Mi", "99999999999Ti"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        assert_eq!(describe_size(1 << 30), "1 GiB");
+        assert_eq!(describe_size(256 << 20), "256 MiB");
+        assert_eq!(describe_size(500_000_000), "500000000 bytes");
+    }
 
     #[test]
     fn every_gate_names_its_flag() {

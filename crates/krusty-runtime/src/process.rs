@@ -1,6 +1,14 @@
 //! Running a child process with its stdin fed and its stdout and stderr
 //! drained at the same time (so large lists cannot deadlock), under a
 //! time limit and an output limit.
+//!
+//! The child leads a process group of its own: a limit or an interrupt
+//! kills the group, so what the child started dies with it. A memory
+//! limit, when given, is set on the child as soon as it is started, before
+//! it is given its input (Linux's `prlimit`), so no `fork` of krusty is
+//! needed: `posix_spawn` starts the child whatever krusty's size (a fork
+//! copies krusty's page tables and makes it fault on every page it writes
+//! afterwards).
 
 use std::io::{Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -8,6 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use crate::interrupt;
 
 /// How much of stderr is kept (the rest is read and dropped).
 const STDERR_KEPT: usize = 64 << 10;
@@ -37,19 +47,50 @@ pub enum Failure {
     TooMuchOutput,
 }
 
-/// Runs `cmd` with `input` on stdin. `on_kill` runs after the process
-/// is killed for a limit (to clean up what it started, e.g. a container).
+/// Runs `cmd` with `input` on stdin, with at most `max_memory` bytes of
+/// data when given ([`limit_memory`]). `on_kill` runs after the process is
+/// killed for a limit (to clean up what it started, e.g. a container).
 pub fn run(
     mut cmd: Command,
     input: Vec<u8>,
     timeout: Duration,
     max_output: usize,
+    max_memory: Option<u64>,
     on_kill: &dyn Fn(),
 ) -> Result<Finished, Failure> {
+    use std::os::unix::process::CommandExt;
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
     let mut child = cmd.spawn().map_err(Failure::Spawn)?;
+    let leader = child.id();
+    if let Some(bytes) = max_memory {
+        if let Err(e) = limit_memory(leader, bytes) {
+            kill_group(leader);
+            let _ = child.wait();
+            return Err(Failure::Spawn(e));
+        }
+    }
+    let registration = interrupt::on_interrupt(move || kill_group(leader));
+    let outcome = supervise(&mut child, input, timeout, max_output, on_kill);
+    // An interrupt killed the child: the clean-up is ending the process.
+    while interrupt::interrupted() {
+        thread::park();
+    }
+    drop(registration);
+    outcome
+}
+
+/// Feeds, drains and watches a started child until it ends or a limit
+/// stops it.
+fn supervise(
+    child: &mut Child,
+    input: Vec<u8>,
+    timeout: Duration,
+    max_output: usize,
+    on_kill: &dyn Fn(),
+) -> Result<Finished, Failure> {
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -110,11 +151,11 @@ pub fn run(
             break status;
         }
         if too_much.load(Ordering::SeqCst) {
-            kill(&mut child, on_kill);
+            kill(child, on_kill);
             return Err(Failure::TooMuchOutput);
         }
         if start.elapsed() >= timeout {
-            kill(&mut child, on_kill);
+            kill(child, on_kill);
             let _ = err_rx.recv_timeout(Duration::from_millis(200));
             return Err(Failure::Timeout {
                 stderr: stderr_so_far(),
@@ -138,7 +179,55 @@ pub fn run(
     })
 }
 
+/// Lowers the data size limit of process `pid` (which has not been given
+/// its input yet) to `bytes`, or to its hard limit if that is lower:
+/// heap, stacks and private mappings count. Past it, allocations fail.
+/// Lowering a limit needs no privilege.
+#[cfg(target_os = "linux")]
+pub fn limit_memory(pid: u32, bytes: u64) -> std::io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(std::io::Error::other)?;
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit reads no memory when the new limit is null and
+    // writes only `old`.
+    if unsafe { libc::prlimit(pid, libc::RLIMIT_DATA, std::ptr::null(), &mut old) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let wanted = libc::rlim_t::try_from(bytes).unwrap_or(libc::RLIM_INFINITY);
+    let new = libc::rlimit {
+        rlim_cur: wanted.min(old.rlim_max),
+        rlim_max: wanted.min(old.rlim_max),
+    };
+    // SAFETY: prlimit reads only `new` and writes nothing when the old
+    // limit's pointer is null.
+    if unsafe { libc::prlimit(pid, libc::RLIMIT_DATA, &new, std::ptr::null_mut()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Lowering another process's limits needs Linux's `prlimit`; elsewhere
+/// the memory limit is not applied.
+#[cfg(not(target_os = "linux"))]
+pub fn limit_memory(_pid: u32, _bytes: u64) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Kills every process in the group that `leader` leads.
+fn kill_group(leader: u32) {
+    if let Ok(id) = libc::pid_t::try_from(leader) {
+        // SAFETY: kill(2) touches no memory of ours; a group that is gone
+        // gives ESRCH, which is fine.
+        unsafe {
+            libc::kill(-id, libc::SIGKILL);
+        }
+    }
+}
+
 fn kill(child: &mut Child, on_kill: &dyn Fn()) {
+    kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
     on_kill();
@@ -185,11 +274,66 @@ mod tests {
             input.clone(),
             Duration::from_secs(30),
             64 << 20,
+            None,
             &|| {},
         )
         .unwrap();
         assert!(done.status.success());
         assert_eq!(done.stdout.len(), input.len());
+    }
+
+    #[test]
+    fn a_limit_kills_what_the_process_started() {
+        let dir = std::env::temp_dir().join(format!("krusty-process-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pidfile = dir.join("sleeper");
+        let script = format!("sleep 600 & echo $! > {}; wait", pidfile.display());
+        let started = Instant::now();
+        let outcome = run(
+            sh(&script),
+            vec![],
+            Duration::from_millis(500),
+            1 << 20,
+            None,
+            &|| {},
+        );
+        assert!(
+            matches!(outcome, Err(Failure::Timeout { .. })),
+            "{outcome:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let sleeper = std::fs::read_to_string(&pidfile).unwrap();
+        let gone = || match std::fs::read_to_string(format!("/proc/{}/stat", sleeper.trim())) {
+            Err(_) => true,
+            // A zombie waiting for a parent that does not reap it.
+            Ok(stat) => stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z'),
+        };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !gone() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(), "the process the function started still runs");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_memory_limit_is_the_childs_data_limit() {
+        let done = run(
+            sh("ulimit -d"),
+            vec![],
+            Duration::from_secs(10),
+            1 << 20,
+            Some(64 << 20),
+            &|| {},
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8_lossy(&done.stdout).trim(), "65536");
     }
 
     #[test]
@@ -200,6 +344,7 @@ mod tests {
             vec![],
             Duration::from_millis(300),
             1 << 20,
+            None,
             &|| {},
         ) {
             Err(Failure::Timeout { stderr }) => assert_eq!(stderr, b"started\n"),
@@ -207,7 +352,14 @@ mod tests {
         }
         assert!(t.elapsed() < Duration::from_secs(10));
         assert!(matches!(
-            run(sh("yes"), vec![], Duration::from_secs(30), 1 << 20, &|| {}),
+            run(
+                sh("yes"),
+                vec![],
+                Duration::from_secs(30),
+                1 << 20,
+                None,
+                &|| {}
+            ),
             Err(Failure::TooMuchOutput)
         ));
         assert!(matches!(
@@ -216,6 +368,7 @@ mod tests {
                 vec![],
                 Duration::from_secs(1),
                 1,
+                None,
                 &|| {}
             ),
             Err(Failure::Spawn(_))

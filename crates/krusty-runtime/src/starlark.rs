@@ -14,13 +14,18 @@
 //!   does (exit status 1). What the program `print`s goes to stderr.
 //! - `krusty-starlark fetch MILLISECONDS URL`: the program at URL on stdout
 //!   (exit status 0), or on stderr why it cannot be fetched (1).
+//! - `KRUSTY_STARLARK_PARENT` holds krusty's process id: on Linux the
+//!   runtime asks to be killed when krusty ends, even by SIGKILL.
+//! - Either ends with exit status 3 when it runs out of memory: `krusty`
+//!   starts it with the policy's memory limit as its data size limit
+//!   (`RLIMIT_DATA`, set by `process::limit_memory`).
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use krusty_fn::{FnResult, ResourceList};
 
-use crate::policy::Policy;
+use crate::policy::{describe_size, Policy};
 use crate::process::{self, stderr_excerpt, Failure};
 use crate::Failed;
 
@@ -38,6 +43,13 @@ pub const FETCH: &str = "fetch";
 
 /// Exit status of a run whose program failed (its answer says why).
 pub const PROGRAM_FAILED: i32 = 1;
+
+/// Holds the process id of the `krusty` that started the Starlark
+/// runtime, which dies with it (`PR_SET_PDEATHSIG` on Linux).
+pub const PARENT_ENV: &str = "KRUSTY_STARLARK_PARENT";
+
+/// Exit status of a run that needed more memory than its limit.
+pub const OUT_OF_MEMORY: i32 = 3;
 
 /// Runs `program` over `input` in the Starlark runtime, within the
 /// policy's time and output limits.
@@ -95,8 +107,18 @@ pub fn fetch(url: &str, policy: &Policy) -> Result<String, String> {
 fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::Finished, String> {
     let path = program_path()?;
     let mut cmd = Command::new(&path);
-    cmd.args(args);
-    process::run(cmd, stdin, policy.timeout, policy.max_output, &|| {}).map_err(|f| match f {
+    cmd.args(args)
+        .env(PARENT_ENV, std::process::id().to_string());
+    let memory = Some(policy.max_memory);
+    let done = process::run(
+        cmd,
+        stdin,
+        policy.timeout,
+        policy.max_output,
+        memory,
+        &|| {},
+    )
+    .map_err(|f| match f {
         Failure::Spawn(e) => format!(
             "cannot start the Starlark runtime '{}': {e}",
             path.display()
@@ -109,7 +131,14 @@ fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::F
             "the Starlark program's list grew past {} bytes and it was stopped",
             policy.max_output
         ),
-    })
+    })?;
+    if done.status.code() == Some(OUT_OF_MEMORY) {
+        return Err(format!(
+            "the Starlark program needed more memory than its limit of {} (--function-max-memory) and was stopped",
+            describe_size(policy.max_memory)
+        ));
+    }
+    Ok(done)
 }
 
 /// Where the Starlark runtime's program is: `$KRUSTY_STARLARK`, else

@@ -8,12 +8,13 @@
 
 pub mod fetch;
 pub mod interpreter;
+pub mod memory;
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use krusty_runtime::starlark::{FETCH, PROGRAM, PROGRAM_FAILED, RUN};
+use krusty_runtime::starlark::{FETCH, PARENT_ENV, PROGRAM, PROGRAM_FAILED, RUN};
 use krusty_runtime::Failed;
 use krusty_yaml::Node;
 
@@ -24,6 +25,7 @@ const INTERPRETER_STACK: usize = 64 << 20;
 /// Runs the request that `args` (the program's arguments after its name)
 /// and stdin describe.
 pub fn main(args: &[String]) -> ExitCode {
+    die_with_krusty();
     match args {
         [cmd] if cmd == RUN => run_request(),
         [cmd, millis, url] if cmd == FETCH => match millis.parse::<u64>() {
@@ -31,6 +33,29 @@ pub fn main(args: &[String]) -> ExitCode {
             Err(_) => usage(),
         },
         _ => usage(),
+    }
+}
+
+/// When started by krusty (its process id in `KRUSTY_STARLARK_PARENT`),
+/// asks Linux to kill this program when krusty ends, so that a runaway
+/// program does not outlive a krusty killed outright; exits at once if
+/// krusty has already ended.
+fn die_with_krusty() {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(parent) = std::env::var(PARENT_ENV)
+            .ok()
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            return;
+        };
+        // SAFETY: prctl and getppid touch no memory of ours.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(PROGRAM_FAILED);
+            }
+        }
     }
 }
 
@@ -56,7 +81,12 @@ fn run_request() -> ExitCode {
         .name("starlark".into())
         .stack_size(INTERPRETER_STACK)
         .spawn(move || interpreter::evaluate(&program, input))
-        .map_err(|e| Failed::new(format!("cannot start the Starlark interpreter: {e}")))
+        .map_err(|e| {
+            if is_out_of_memory(&e) {
+                memory::exhausted();
+            }
+            Failed::new(format!("cannot start the Starlark interpreter: {e}"))
+        })
         .and_then(|thread| {
             thread
                 .join()
@@ -66,6 +96,13 @@ fn run_request() -> ExitCode {
         Ok(list) => answer(list.as_bytes()),
         Err(failed) => fail(&failed),
     }
+}
+
+/// Whether starting a thread failed for want of memory (its stack is
+/// counted against the memory limit).
+fn is_out_of_memory(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::OutOfMemory
+        || matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
 }
 
 /// The program and the input list of a `run` request: the program's length
