@@ -354,7 +354,7 @@ fn insert_path_part(path: &str, pos: i64, part: &str) -> String {
     parts.insert(at, part);
     match parts.split_first() {
         None => String::new(),
-        Some((first, rest)) if first.is_empty() => format!("/{}", join(rest)),
+        Some((&"", rest)) => format!("/{}", join(rest)),
         Some(_) => join(&parts),
     }
 }
