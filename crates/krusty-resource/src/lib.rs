@@ -2,6 +2,7 @@
 //! operations that transform them.
 
 pub mod id;
+pub mod json_round_trip;
 pub mod meta;
 pub mod order;
 pub mod resmap;
@@ -9,7 +10,7 @@ pub mod resource;
 pub mod scope;
 
 pub use id::{Gvk, ResId};
-pub use meta::{Behavior, BuildMeta, Origin, PreviousId};
+pub use meta::{Behavior, BuildMeta, Origin, PreviousId, TypedAnnotation};
 pub use order::{sort_legacy, LegacyOrder};
 pub use resmap::{Hashed, ResMap, ResMapError};
 pub use resource::{Resource, ResourceError};

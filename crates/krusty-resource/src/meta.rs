@@ -1,7 +1,7 @@
 //! Build metadata: what the build tracks about a resource beyond its content
 //! (Kustomize keeps these as internal annotations and strips them on output).
 
-use krusty_yaml::CompactString;
+use krusty_yaml::{CompactString, ThinVec};
 
 /// An identity a resource had before a rename.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +63,22 @@ pub enum Origin {
     },
 }
 
+/// An annotation whose value was written as a number, boolean, null or
+/// timestamp. Kustomize keeps such a value typed until it prints it (as
+/// its source text), but a JSON patch turns the whole resource into JSON
+/// and back, and the value comes out in its JSON form (`1e3` as `1000`,
+/// `0o17` as `15`, `~` as `null`, a date in RFC 3339 form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypedAnnotation {
+    /// The annotation's key.
+    pub key: CompactString,
+    /// The value as written.
+    pub source: CompactString,
+    /// The value's text after a JSON round trip, or why JSON cannot hold
+    /// it (an infinite number or NaN).
+    pub json: Result<CompactString, String>,
+}
+
 /// Build-time facts about one resource.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BuildMeta {
@@ -84,6 +100,10 @@ pub struct BuildMeta {
     pub origin: Option<Box<Origin>>,
     /// Operations that ran over it, in order.
     pub transformations: Vec<Origin>,
-    /// Names of the vars whose `objref` names this resource.
-    pub ref_vars: Vec<String>,
+    /// Names of the vars whose `objref` names this resource (rarely any:
+    /// one pointer).
+    pub ref_vars: ThinVec<String>,
+    /// Annotations read as typed values (see [`TypedAnnotation`]); most
+    /// resources have none, so the list is one pointer.
+    pub typed_annotations: ThinVec<TypedAnnotation>,
 }

@@ -321,12 +321,20 @@ impl<'n> Emitter<'_, 'n> {
     }
 
     /// An entry whose key is too long or spans lines: `? key` then `: value`.
+    /// Kustomize reads each resource back from its JSON form, where a key
+    /// is a simple key: one longer than go-yaml's 1,024 characters fails.
     fn explicit_entry(
         &mut self,
         key: &str,
         value: &'n Node,
         indent: usize,
     ) -> Result<(), EmitError> {
+        if !self.preserve && json_key_too_long(key) {
+            return Err(EmitError(format!(
+                "yaml: did not find expected ',' or '}}' (key {:?}... is longer than {MAX_JSON_KEY} characters in JSON)",
+                key.chars().take(40).collect::<String>()
+            )));
+        }
         self.push_char('?');
         self.push_char(' ');
         self.string(key, indent + BEST_INDENT, false)?;
@@ -676,6 +684,17 @@ fn sort_keys(keyed: &mut [(&str, &Node)]) {
     merged.extend_from_slice(&keyed[a..mid]);
     merged.extend_from_slice(&keyed[b..]);
     keyed.copy_from_slice(&merged);
+}
+
+/// The most characters go-yaml reads as a simple key (from its start to
+/// its `:`), a JSON key with its quotes.
+const MAX_JSON_KEY: usize = 1024;
+
+/// `key` written as a JSON string by Go is longer than [`MAX_JSON_KEY`].
+fn json_key_too_long(key: &str) -> bool {
+    let mut json = String::with_capacity(key.len() + 2);
+    crate::json::write_go_json_string(key, &mut json);
+    json.chars().count() > MAX_JSON_KEY
 }
 
 /// go-yaml writes a key inline only when it is at most 128 characters long

@@ -711,6 +711,32 @@ impl<'a> Parser<'a> {
         Ok(Some(node))
     }
 
+    /// Fails with `message` where a key without `?` that starts at
+    /// `key_start` has its `:` (here) more than 1,024 characters after its
+    /// start: go-yaml's limit for such (simple) keys.
+    fn check_simple_key(&self, key_start: usize, message: &str) -> PResult<()> {
+        const MAX_SIMPLE_KEY: usize = 1024;
+        if self.i - key_start > MAX_SIMPLE_KEY
+            && self.src[key_start..self.i].chars().count() > MAX_SIMPLE_KEY
+        {
+            let at = Pos {
+                line: self.line,
+                col: self.pos_at(key_start).col,
+            };
+            return Err(YamlError::new(at, message));
+        }
+        Ok(())
+    }
+
+    /// [`Parser::check_simple_key`] in a flow collection, where a key
+    /// without `?` must also end on the line it starts on.
+    fn check_flow_key(&self, key_start: usize, key_line: u32, message: &str) -> PResult<()> {
+        if self.line != key_line {
+            return self.err(message);
+        }
+        self.check_simple_key(key_start, message)
+    }
+
     /// Gives a mapping's first key the properties written before it.
     fn with_props(&mut self, mut key: Node, props: Option<&mut Props>) -> PResult<Node> {
         if let Some(p) = props {
@@ -741,6 +767,9 @@ impl<'a> Parser<'a> {
         let col = props.as_ref().map_or_else(|| self.col_bytes(), |p| p.col);
         let inline_value = same_line && ctx == Ctx::MapValue;
         let start = self.pos();
+        let key_start = self.i;
+        // A first key too long to be a simple key leaves its `:` out of place.
+        const FIRST_KEY: &str = "mapping values are not allowed in this context";
         match self.peek() {
             Some(b'-') if self.blank_at(1) => {
                 if inline_value {
@@ -773,6 +802,7 @@ impl<'a> Parser<'a> {
                     if inline_value {
                         return self.err("mapping values are not allowed in this context");
                     }
+                    self.check_simple_key(key_start, FIRST_KEY)?;
                     let key = self.with_props(node, props)?;
                     return self.block_map(col, Some(key));
                 }
@@ -785,6 +815,7 @@ impl<'a> Parser<'a> {
                     if inline_value || node.pos().line != self.line {
                         return self.err("mapping values are not allowed in this context");
                     }
+                    self.check_simple_key(key_start, FIRST_KEY)?;
                     let key = self.with_props(node, props)?;
                     return self.block_map(col, Some(key));
                 }
@@ -813,6 +844,7 @@ impl<'a> Parser<'a> {
                         return self.err("mapping values are not allowed in this context");
                     }
                     let key = self.plain_key(text_end, start);
+                    self.check_simple_key(key_start, FIRST_KEY)?;
                     let key = self.with_props(key, props)?;
                     return self.block_map(col, Some(key));
                 }
@@ -1001,10 +1033,18 @@ impl<'a> Parser<'a> {
             // After `? key`, the value may be a compact sequence or mapping
             // (`: - a`, `: a: 1`), as after `- `; or missing.
             let explicit = first_key.is_none() && self.peek() == Some(b'?') && self.blank_at(1);
+            let key_start = self.i;
             let mut key = match first_key.take() {
                 Some(k) => k,
                 None => self.block_key()?,
             };
+            if !explicit && key_start != self.i {
+                // Nor may it span lines.
+                if key.pos().line != self.line {
+                    return self.err("could not find expected ':'");
+                }
+                self.check_simple_key(key_start, "could not find expected ':'")?;
+            }
             if !key.has_comments() {
                 if let Some(h) = self.take_head_comments() {
                     Self::prepend_head_comments(&mut key, h);
@@ -1509,9 +1549,15 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         break;
                     }
+                    let (key_start, key_line) = (self.i, self.line);
                     let item = self.flow_node()?;
                     self.skip_flow_ws()?;
                     let item = if self.peek() == Some(b':') {
+                        self.check_flow_key(
+                            key_start,
+                            key_line,
+                            "did not find expected ',' or ']'",
+                        )?;
                         self.i += 1;
                         self.skip_flow_ws()?;
                         let value = if matches!(self.peek(), Some(b',') | Some(b']')) {
@@ -1545,13 +1591,22 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         break;
                     }
-                    if self.peek() == Some(b'?') && self.blank_at(1) {
+                    let explicit = self.peek() == Some(b'?') && self.blank_at(1);
+                    if explicit {
                         self.i += 1;
                         self.skip_flow_ws()?;
                     }
+                    let (key_start, key_line) = (self.i, self.line);
                     let key = self.flow_node()?;
                     self.skip_flow_ws()?;
                     let value = if self.peek() == Some(b':') {
+                        if !explicit {
+                            self.check_flow_key(
+                                key_start,
+                                key_line,
+                                "did not find expected ',' or '}'",
+                            )?;
+                        }
                         self.i += 1;
                         self.skip_flow_ws()?;
                         if matches!(self.peek(), Some(b',') | Some(b'}')) {
