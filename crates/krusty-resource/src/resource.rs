@@ -3,7 +3,8 @@
 use krusty_yaml::{CompactString, Node, ScalarStyle, Value};
 
 use crate::id::{Gvk, ResId};
-use crate::meta::BuildMeta;
+use crate::json_round_trip;
+use crate::meta::{BuildMeta, TypedAnnotation};
 
 /// Why a document cannot be a resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,14 +62,23 @@ impl Resource {
         let Some(meta) = self.node.get_mut("metadata") else {
             return;
         };
+        let typed = &mut self.meta.typed_annotations;
         let keep = match meta.get_mut("annotations") {
             None => return,
             Some(ann) => match &mut ann.value {
                 Value::Map(entries) if !entries.is_empty() => {
-                    for (_, v) in entries.iter_mut() {
-                        match &mut v.value {
+                    for (k, v) in entries.iter_mut() {
+                        match &v.value {
                             // In place: the text stays, only its type changes.
-                            Value::Scalar(_) => {
+                            Value::Scalar(s) => {
+                                let json = json_round_trip::json_text(v).map(|(t, _)| t);
+                                if json.as_ref() != Ok(&s.text) {
+                                    typed.push(TypedAnnotation {
+                                        key: k.key_str().unwrap_or_default().into(),
+                                        source: s.text.clone(),
+                                        json,
+                                    });
+                                }
                                 v.set_style(ScalarStyle::DoubleQuoted);
                                 v.clear_tag();
                             }
@@ -83,6 +93,39 @@ impl Resource {
         if !keep {
             meta.remove("annotations");
         }
+    }
+
+    /// Gives the annotations that were read as typed values their JSON
+    /// form, as the start of a JSON patch does in Kustomize (see
+    /// [`TypedAnnotation`]); an annotation changed since keeps its value.
+    pub fn annotations_through_json(&mut self) -> Result<(), ResourceError> {
+        if self.meta.typed_annotations.is_empty() {
+            return Ok(());
+        }
+        let typed = std::mem::take(&mut self.meta.typed_annotations);
+        let Some(annotations) = self
+            .node
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut("annotations"))
+        else {
+            return Ok(());
+        };
+        for t in typed {
+            if let Some(v) = annotations.get_mut(&t.key) {
+                if v.as_str() == Some(&*t.source) {
+                    v.replace_keeping_pos(Node::string(t.json.map_err(ResourceError)?));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives every value the form it has after a JSON patch's round trip
+    /// in Kustomize (see [`json_round_trip`]); annotations stay strings.
+    pub fn values_through_json(&mut self) -> Result<(), ResourceError> {
+        json_round_trip::through_json(&mut self.node).map_err(ResourceError)?;
+        self.normalize_annotations();
+        Ok(())
     }
 
     fn str_at(&self, path: &[&str]) -> &str {

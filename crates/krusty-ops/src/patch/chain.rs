@@ -149,6 +149,13 @@ impl<'e> Step<'e> {
                 for p in &mut patches {
                     p.meta.allow_name_change = entry.allow_name_change;
                     p.meta.allow_kind_change = entry.allow_kind_change;
+                    // Kustomize records these options in the patch's own
+                    // annotations, rewriting them as strings: an
+                    // annotation the patch sets to null is then the
+                    // string "null", not a deletion.
+                    if entry.allow_name_change || entry.allow_kind_change {
+                        p.normalize_annotations();
+                    }
                 }
                 if entry.target.is_none() {
                     return Ok(patches
@@ -255,7 +262,9 @@ fn run(
                     if !selector.as_ref().is_some_and(|s| s.matches(r)) {
                         continue;
                     }
-                    apply_strategic_one(r, with_api_version(node, r), patch, schema)
+                    let patch_node = with_api_version(node, r);
+                    super::apply_strategic_one(r, patch_node, patch, schema)
+                        .inspect(|_| super::null_api_version_if_missing(r))
                 }
                 StepKind::Json { ops, .. } => {
                     if !selector.as_ref().is_some_and(|s| s.matches(r)) {
@@ -376,7 +385,7 @@ impl<'s> StepIndex<'s> {
 /// apiVersion, keeping its own kind.
 fn with_api_version(patch: &Node, r: &Resource) -> Node {
     let mut node = patch.clone();
-    node.set("apiVersion", Node::string(r.api_version()));
+    super::take_api_version(&mut node, r);
     node
 }
 

@@ -310,9 +310,12 @@ fn apply_strategic(
     // independent of one another.
     let outcomes = parallel::map_at(targets, selected, |r| {
         let mut patch_node = prepared.clone();
-        // The patch takes the target's apiVersion, keeping its own kind.
-        patch_node.set("apiVersion", Node::string(r.api_version()));
-        apply_strategic_one(r, patch_node, patch, schema)
+        take_api_version(&mut patch_node, r);
+        apply_strategic_one(r, patch_node, patch, schema).inspect(|_| {
+            if copied {
+                null_api_version_if_missing(r);
+            }
+        })
     });
     let mut deleted = Vec::new();
     for (&index, outcome) in selected.iter().zip(outcomes) {
@@ -330,6 +333,26 @@ fn apply_strategic(
             .map_err(|e| OpError::new(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The patch takes the target's apiVersion, keeping its own kind; a
+/// target without one gives the patch none.
+fn take_api_version(patch_node: &mut Node, r: &Resource) {
+    match r.api_version() {
+        "" => {
+            patch_node.remove("apiVersion");
+        }
+        version => patch_node.set("apiVersion", Node::string(version)),
+    }
+}
+
+/// Kustomize sets an empty apiVersion on the copy of a patch it applies
+/// by `target:` (and for `patchesStrategicMerge:`), which comes out as
+/// `apiVersion: null` on a resource that had none.
+fn null_api_version_if_missing(r: &mut Resource) {
+    if r.node.get("apiVersion").is_none() {
+        r.node.set("apiVersion", Node::null());
+    }
 }
 
 /// Merges `patch_node` into `r`; `false` when the patch deleted it.
@@ -394,6 +417,8 @@ fn holds_string(node: Option<&Node>, text: &str) -> bool {
 /// taken away again.
 fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     let id = r.id();
+    r.annotations_through_json()
+        .map_err(|e| OpError::new(e.to_string()))?;
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
         if metadata.get("annotations").is_none_or(Node::is_null) {
             metadata.set("annotations", Node::map());
@@ -401,7 +426,11 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     }
     let applied = ops
         .apply(&mut r.node)
-        .map_err(|e| e.context(format!("applying to {id}")));
+        .map_err(|e| e.context(format!("applying to {id}")))
+        .and_then(|()| {
+            r.values_through_json()
+                .map_err(|e| OpError::new(e.to_string()))
+        });
     if let Some(metadata) = r.node.get_mut("metadata") {
         if metadata
             .get("annotations")
