@@ -63,6 +63,7 @@ fn differential_scalars() {
         flow_pct: 10,
         flow_doc_pct: 2,
         annotation_pct: 25,
+        json_patch: false,
     });
 }
 
@@ -83,6 +84,7 @@ fn differential_nested() {
         flow_pct: 15,
         flow_doc_pct: 2,
         annotation_pct: 10,
+        json_patch: false,
     });
 }
 
@@ -103,6 +105,29 @@ fn differential_flowmix() {
         flow_pct: 45,
         flow_doc_pct: 10,
         annotation_pct: 20,
+        json_patch: false,
+    });
+}
+
+/// Scalars and annotations of every type after a JSON patch: what Kustomize's
+/// JSON round trip does to each value (`1e3`, `0o17`, `~`, dates, quoted
+/// strings), in data and in annotations.
+#[test]
+fn differential_json_patched() {
+    run_profile(&Profile {
+        name: "jsonpatched",
+        salt: 4,
+        files: 5,
+        docs: 240,
+        configmap_pct: 60,
+        max_depth: 4,
+        max_nodes: 30,
+        max_width: 6,
+        scalar_pct: 70,
+        flow_pct: 15,
+        flow_doc_pct: 3,
+        annotation_pct: 60,
+        json_patch: true,
     });
 }
 
@@ -136,6 +161,10 @@ struct Profile {
     flow_doc_pct: u32,
     /// Chance (percent) that a document carries tricky annotations.
     annotation_pct: u32,
+    /// Every resource also gets a JSON 6902 patch, which puts it through
+    /// Kustomize's JSON round trip (numbers, nulls, timestamps and typed
+    /// annotations change form).
+    json_patch: bool,
 }
 
 /// Generates the tree for `profile`, runs both tools on it and compares.
@@ -1740,6 +1769,11 @@ fn write_tree(dir: &Path, p: &Profile, seed: u64) -> Vec<String> {
     );
     for name in &names {
         kustomization.push_str(&format!("- {name}\n"));
+    }
+    if p.json_patch {
+        kustomization.push_str(
+            "patches:\n- target:\n    name: .*\n  patch: |-\n    - op: add\n      path: /metadata/annotations/diff.krusty.dev~1patched\n      value: \"yes\"\n",
+        );
     }
     fs::write(dir.join("kustomization.yaml"), kustomization).expect("writing kustomization.yaml");
     names
