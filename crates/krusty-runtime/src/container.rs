@@ -81,10 +81,13 @@ fn owner() -> &'static Owner {
     static OWNER: OnceLock<Owner> = OnceLock::new();
     OWNER.get_or_init(|| {
         let pid = std::process::id();
+        let start = start_time(pid);
         let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id");
         let pid_ns = std::fs::read_link("/proc/self/ns/pid");
-        let scope = match (boot, pid_ns) {
-            (Ok(boot), Ok(ns)) => {
+        // Without its own start time, krusty cannot tell its containers
+        // from orphans: it neither looks for orphans nor joins a scope.
+        let scope = match (start, boot, pid_ns) {
+            (Some(_), Ok(boot), Ok(ns)) => {
                 let ns: String = ns
                     .to_string_lossy()
                     .chars()
@@ -96,7 +99,7 @@ fn owner() -> &'static Owner {
         };
         Owner {
             pid,
-            start: start_time(pid).unwrap_or(0),
+            start: start.unwrap_or(0),
             scope,
         }
     })

@@ -133,8 +133,13 @@ fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::F
         ),
     })?;
     if done.status.code() == Some(OUT_OF_MEMORY) {
+        let what = if args.first().map(String::as_str) == Some(FETCH) {
+            "fetching the Starlark program"
+        } else {
+            "the Starlark program"
+        };
         return Err(format!(
-            "the Starlark program needed more memory than its limit of {} (--function-max-memory) and was stopped",
+            "{what} needed more memory than its limit of {} (--function-max-memory) and was stopped",
             describe_size(policy.max_memory)
         ));
     }
