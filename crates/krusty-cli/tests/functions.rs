@@ -1292,6 +1292,40 @@ fn container_functions_run_in_podman_like_kustomize() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(labelled_containers(), "", "the orphan was not removed");
 
+    // And podman itself stops it at the time limit (`podman run --timeout`,
+    // a second later than krusty's own), with no later krusty run.
+    container_function(&tree, "localhost/krusty-test/hang:v1", "");
+    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            "--function-timeout",
+            "2",
+            ".",
+        ])
+        .current_dir(&tree)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running_containers().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !labelled_containers().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        labelled_containers(),
+        "",
+        "podman's time limit did not stop it"
+    );
+
     // Memory: a container past --function-max-memory is killed (podman
     // enforces --memory here) and the error names the limit.
     build_image(
