@@ -9,6 +9,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
+use krusty_ops::builtins::metadata_map::reconcile_shared;
 use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::patch::{chain, PatchEntry};
 use krusty_ops::schema::{Schema, BUILTIN_VERSION};
@@ -716,12 +717,24 @@ fn run_steps(
                     )));
                 }
             }
-            Action::Builtin(b) => b
-                .apply(resmap, env, &step.origin)
-                .map_err(|e| in_step(BuildError::new(e.0)))?,
+            Action::Builtin(b) => {
+                b.apply(resmap, env, &step.origin)
+                    .map_err(|e| in_step(BuildError::new(e.0)))?;
+                if matches!(b, Builtin::Replacements(_)) {
+                    // Replacements write in place, as Kustomize's do.
+                    krusty_ops::parallel::map_each(
+                        resmap.resources_mut_keeping_identity(),
+                        reconcile_shared,
+                    );
+                }
+            }
             Action::Function(f) => {
                 f.run(role, resmap, policy, &step.origin, notes)
                     .map_err(in_step)?;
+                // What a function returns is read anew: nothing is shared.
+                for r in resmap.resources_mut_keeping_identity() {
+                    r.meta.shared.clear();
+                }
                 if role == Role::Transformer && env.record_transformations {
                     for r in resmap.resources_mut() {
                         r.meta.transformations.push(step.origin.clone());

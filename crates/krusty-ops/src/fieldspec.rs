@@ -227,12 +227,28 @@ where
     } else {
         CreateKind::None
     };
+    walk_path(root, &spec.path, create, set)
+}
+
+/// Applies `set` to every field at `path` (a field-spec path) in `root`,
+/// creating nothing.
+pub fn visit<F>(root: &mut Node, path: &str, set: &mut F) -> OpResult<()>
+where
+    F: FnMut(&mut Node) -> OpResult<()>,
+{
+    walk_path(root, path, CreateKind::None, set)
+}
+
+fn walk_path<F>(root: &mut Node, path: &str, create: CreateKind, set: &mut F) -> OpResult<()>
+where
+    F: FnMut(&mut Node) -> OpResult<()>,
+{
     // Most paths have no escaped slash: their segments are found in the
     // path as the walk descends.
-    if !spec.path.as_bytes().contains(&b'\\') {
-        walk(root, SlashPath(Some(&spec.path)), create, set)
+    if !path.as_bytes().contains(&b'\\') {
+        walk(root, SlashPath(Some(path)), create, set)
     } else {
-        let owned = spec.segments();
+        let owned = split_path(path);
         let segments: Vec<&str> = owned.iter().map(String::as_str).collect();
         walk(root, segments.as_slice(), create, set)
     }

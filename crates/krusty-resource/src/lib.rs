@@ -10,7 +10,7 @@ pub mod resource;
 pub mod scope;
 
 pub use id::{Gvk, ResId};
-pub use meta::{Behavior, BuildMeta, Origin, PreviousId, TypedAnnotation};
+pub use meta::{Behavior, BuildMeta, Origin, PreviousId, SharedValue, TypedAnnotation};
 pub use order::{sort_legacy, LegacyOrder};
 pub use resmap::{Hashed, ResMap, ResMapError};
 pub use resource::{Resource, ResourceError};

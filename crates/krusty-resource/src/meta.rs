@@ -103,7 +103,26 @@ pub struct BuildMeta {
     /// Names of the vars whose `objref` names this resource (rarely any:
     /// one pointer).
     pub ref_vars: ThinVec<String>,
+    /// Label and annotation values that are one YAML node in Kustomize.
+    pub shared: Vec<SharedValue>,
     /// Annotations read as typed values (see [`TypedAnnotation`]); most
     /// resources have none, so the list is one pointer.
     pub typed_annotations: ThinVec<TypedAnnotation>,
+}
+
+/// A label or annotation value that one transformer run wrote into several
+/// maps of a resource (labels, selectors, templates). Kustomize gives those
+/// fields one YAML node, so a later in-place change of any of them (a
+/// higher level's labels, a strategic merge, a replacement) changes all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedValue {
+    /// The key (label or annotation name).
+    pub key: CompactString,
+    /// The value the fields share, as last written.
+    pub value: krusty_yaml::Node,
+    /// The field-spec paths of the transformer run that wrote it.
+    pub paths: std::sync::Arc<[Box<str>]>,
+    /// Which of `paths` lead to maps holding it: bit `i` for `paths[i]`
+    /// (the first 128 paths).
+    pub members: u128,
 }

@@ -1,12 +1,14 @@
 //! LabelTransformer and AnnotationsTransformer: add key/value pairs to the
 //! mappings that field specs name (labels, selectors, template metadata).
 
-use krusty_resource::{Behavior, Origin, ResMap, Resource};
-use krusty_yaml::{Node, Value};
+use std::sync::Arc;
+
+use krusty_resource::{Behavior, Origin, ResMap, Resource, SharedValue};
+use krusty_yaml::{resolve_input, Node};
 
 use crate::env::Env;
 use crate::error::{OpError, OpResult};
-use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
+use crate::fieldspec::{self, apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
 
 /// Adds `pairs` to the mapping at every field in `specs`, in every resource.
@@ -19,15 +21,21 @@ pub struct SetMapEntries {
 }
 
 impl SetMapEntries {
-    /// Applies the pairs.
+    /// Applies the pairs. Values one resource gets in several maps are
+    /// recorded as shared (see [`SharedValue`]); writing over a shared
+    /// value changes it everywhere it is.
     pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
         if self.pairs.is_empty() {
             return Ok(());
         }
         let index = KindIndex::new(self.specs.iter().map(|s| s.gvk.kind.as_str()));
+        let paths: Arc<[Box<str>]> = self.specs.iter().map(|s| s.path.as_str().into()).collect();
         parallel::try_each(resources.resources_mut(), |r| {
             let gvk = r.gvk();
-            for spec in index.positions(&gvk.kind).map(|i| &self.specs[i]) {
+            // Per pair, the specs whose maps got the key anew, and how many.
+            let mut fresh = vec![(0u128, 0u32); self.pairs.len()];
+            for i in index.positions(&gvk.kind) {
+                let spec = &self.specs[i];
                 if finds_records(spec) && spec.selects(&gvk) && has_records(r, env) {
                     ensure_annotations(r);
                 }
@@ -36,16 +44,110 @@ impl SetMapEntries {
                     &gvk,
                     spec,
                     CreateKind::Map,
-                    &mut |n: &mut Node| set_entries(n, &self.pairs),
+                    &mut |n: &mut Node| set_entries(n, &self.pairs, i, &mut fresh),
                 )
                 .map_err(|e| {
                     let id = r.id();
                     e.context(format!("considering field '{}' of object {id}", spec.path))
                 })?;
             }
+            reconcile_shared(r);
+            self.record_shared(r, &paths, &fresh);
             Ok(())
         })
     }
+
+    /// Records the pairs written anew into more than one map of `r`.
+    fn record_shared(&self, r: &mut Resource, paths: &Arc<[Box<str>]>, fresh: &[(u128, u32)]) {
+        for ((key, value), &(members, count)) in self.pairs.iter().zip(fresh) {
+            if count > 1 && members.count_ones() > 0 {
+                r.meta.shared.push(SharedValue {
+                    key: key.as_str().into(),
+                    value: Node::string(value.as_str()),
+                    paths: Arc::clone(paths),
+                    members,
+                });
+            }
+        }
+    }
+}
+
+/// Makes every field of each shared value of `r` hold what one of them was
+/// changed to in place (the first in spec order), as Kustomize's one node
+/// would; values no longer in at least two maps stop being shared.
+pub fn reconcile_shared(r: &mut Resource) {
+    reconcile(r, false);
+}
+
+/// [`reconcile_shared`] after a strategic merge, which replaces lists
+/// rather than changing them in place: a value inside a list (a
+/// StatefulSet's `volumeClaimTemplates`) that differs is a new node, no
+/// longer shared.
+pub fn reconcile_shared_after_merge(r: &mut Resource) {
+    reconcile(r, true);
+}
+
+fn reconcile(r: &mut Resource, lists_replaced: bool) {
+    if r.meta.shared.is_empty() {
+        return;
+    }
+    let mut shared = std::mem::take(&mut r.meta.shared);
+    shared.retain_mut(|s| reconcile_one(&mut r.node, s, lists_replaced));
+    r.meta.shared = shared;
+}
+
+/// Reconciles one shared value; `false` once it is in fewer than two maps.
+fn reconcile_one(root: &mut Node, s: &mut SharedValue, lists_replaced: bool) -> bool {
+    let mut held = 0;
+    let mut changed: Option<Node> = None;
+    let mut replaced = 0u128;
+    for (bit, path) in member_paths(s) {
+        let in_list = lists_replaced && path.contains("[]");
+        // A path that no longer leads to a map is simply not visited.
+        let _ = fieldspec::visit(root, path, &mut |map: &mut Node| {
+            if let Some(v) = map.get(&s.key).filter(|v| v.as_scalar().is_some()) {
+                if !differs(v, &s.value) {
+                    held += 1;
+                } else if in_list {
+                    replaced |= bit;
+                } else {
+                    held += 1;
+                    changed.get_or_insert_with(|| v.clone());
+                }
+            }
+            Ok(())
+        });
+    }
+    s.members &= !replaced;
+    if let Some(new) = changed {
+        for (_, path) in member_paths(s) {
+            let _ = fieldspec::visit(root, path, &mut |map: &mut Node| {
+                if let Some(v) = map.get_mut(&s.key).filter(|v| v.as_scalar().is_some()) {
+                    v.replace_keeping_pos(new.clone());
+                }
+                Ok(())
+            });
+        }
+        s.value = new;
+    }
+    held > 1
+}
+
+/// The paths of the maps a shared value is in, with their bits.
+fn member_paths(s: &SharedValue) -> impl Iterator<Item = (u128, &str)> + '_ {
+    s.paths
+        .iter()
+        .take(128)
+        .enumerate()
+        .map(|(i, p)| (1u128 << i, &**p))
+        .filter(move |(bit, _)| s.members & bit != 0)
+}
+
+/// `true` when `v` is no longer the shared value: other text, or the same
+/// text read as another type.
+fn differs(v: &Node, shared: &Node) -> bool {
+    v.as_scalar().map(|s| &s.text) != shared.as_scalar().map(|s| &s.text)
+        || resolve_input(v) != resolve_input(shared)
 }
 
 /// `true` for a spec that names `metadata/annotations` without `create`:
@@ -85,23 +187,34 @@ fn ensure_annotations(r: &mut Resource) {
     }
 }
 
-fn set_entries(node: &mut Node, pairs: &[(String, String)]) -> OpResult<()> {
+/// Sets the pairs in the map `node`; for each pair the map did not hold,
+/// marks spec `spec` in `fresh` and counts the map.
+fn set_entries(
+    node: &mut Node,
+    pairs: &[(String, String)],
+    spec: usize,
+    fresh: &mut [(u128, u32)],
+) -> OpResult<()> {
     if node.is_null() {
         *node = Node::map();
     }
-    if !matches!(node.value, Value::Map(_)) {
+    let Some(map) = node.as_map_mut() else {
         return Err(OpError::new(
             "wrong node kind: expected a mapping to add entries to",
         ));
+    };
+    let mut new = 0;
+    for ((k, _), f) in pairs.iter().zip(fresh.iter_mut()) {
+        if !map.iter().any(|(e, _)| e.key_str() == Some(k)) {
+            new += 1;
+            f.1 += 1;
+            if spec < 128 {
+                f.0 |= 1u128 << spec;
+            }
+        }
     }
-    if let Some(map) = node.as_map_mut() {
-        // Room for exactly the new keys (pushing would double the list).
-        let new = pairs
-            .iter()
-            .filter(|(k, _)| !map.iter().any(|(e, _)| e.key_str() == Some(k)))
-            .count();
-        map.reserve_exact(new);
-    }
+    // Room for exactly the new keys (pushing would double the list).
+    map.reserve_exact(new);
     for (k, v) in pairs {
         node.set(k, Node::string(v.as_str()));
     }

@@ -372,6 +372,7 @@ fn apply_strategic_one(
         Ok(None) => return Ok(false),
         Ok(Some(merged)) => r.node = merged,
     }
+    crate::builtins::metadata_map::reconcile_shared_after_merge(r);
     if r.node.as_map().is_none_or(|m| m.is_empty()) {
         return Ok(false);
     }
@@ -417,6 +418,8 @@ fn holds_string(node: Option<&Node>, text: &str) -> bool {
 /// taken away again.
 fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     let id = r.id();
+    // Kustomize's JSON round trip gives every field a node of its own.
+    r.meta.shared.clear();
     r.annotations_through_json()
         .map_err(|e| OpError::new(e.to_string()))?;
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
