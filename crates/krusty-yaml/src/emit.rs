@@ -222,6 +222,11 @@ impl<'n> Emitter<'_, 'n> {
             } else if key.len() <= MAX_SIMPLE_KEY && is_plain_word(key) {
                 // Most keys: simple (no line break), and written by typing alone.
                 self.plain_word(key, indent, true);
+            } else if !self.preserve && key.contains('\u{85}') {
+                // Go's JSON keeps NEL as it is: read back, it ends the key's line.
+                return Err(EmitError(format!(
+                    "yaml: did not find expected ',' or '}}' (key {key:?} holds a NEL)"
+                )));
             } else if is_simple_key(key) {
                 self.string(key, indent, true)?;
             } else {
@@ -338,11 +343,8 @@ impl<'n> Emitter<'_, 'n> {
         self.push_char('?');
         self.push_char(' ');
         self.string(key, indent + BEST_INDENT, false)?;
-        if !self.out.ends_with('\n') {
-            self.newline();
-        } else {
-            self.col = 0;
-        }
+        // A literal key leaves its last line break to this.
+        self.newline();
         self.pad_to(indent);
         self.push_char(':');
         self.push_char(' ');
@@ -700,7 +702,7 @@ fn json_key_too_long(key: &str) -> bool {
 /// go-yaml writes a key inline only when it is at most 128 characters long
 /// and on one line.
 fn is_simple_key(key: &str) -> bool {
-    !key.contains('\n') && key.len() <= MAX_SIMPLE_KEY
+    !key.contains(['\n', '\r', '\u{2028}', '\u{2029}']) && key.len() <= MAX_SIMPLE_KEY
 }
 
 /// The style go-yaml v2 ends up with for a string.
