@@ -2,22 +2,25 @@
 //! `validators:`: resolving what a config declares, and running it over
 //! the accumulated resources through the wire format.
 //!
-//! Each resource goes out with the internal annotations of the
-//! specification (`internal.config.kubernetes.io/path`, `/index`, their
-//! legacy `config.kubernetes.io/` forms, and an id) and comes back without
-//! them. The id ties an output item to the resource it was, so what the
-//! build knows about it (earlier names, hash suffix, origin) survives the
-//! trip; items without one are new.
+//! Each resource goes out with the annotations Kustomize sends (its
+//! build records, identity and position: see [`records`]) and comes back
+//! without them. As in Kustomize, a transformer's output is matched to
+//! the resources it was given by current identity (group, version, kind,
+//! name and namespace): matched items keep their place in the list, in the
+//! order the resources had, and the rest (new items, and renamed ones)
+//! follow in the order the function printed them. The build records an
+//! item comes back with are the ones it has from then on.
+
+mod records;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use krusty_fn::wire::annotations::{ID, INDEX, INTERNAL_PREFIX, PATH};
 use krusty_fn::{object, FnResult, ResourceList, Severity};
 use krusty_ops::absorb::absorb;
-use krusty_resource::{Behavior, BuildMeta, Origin, ResMap, Resource};
+use krusty_resource::{Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, Resource};
 use krusty_runtime::{Policy, Runtime, StarlarkSource};
-use krusty_yaml::Node;
+use krusty_yaml::{CompactString, Node};
 
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
@@ -52,8 +55,9 @@ pub(crate) struct FunctionStep {
 
 impl FunctionStep {
     /// The function `config` declares, if it declares one. Exec paths and
-    /// Starlark files are resolved against the kustomization's directory,
-    /// under its load restrictions.
+    /// Starlark files are resolved against the kustomization's directory;
+    /// Starlark files are read under its load restrictions, exec paths are
+    /// not subject to them (`--enable-exec` is the user's trust in them).
     pub(crate) fn resolve(
         config: &Resource,
         loader: &Loader,
@@ -68,25 +72,10 @@ impl FunctionStep {
         let label = format!("{id} ({} function)", runtime.name());
         let in_config = |e: BuildError| e.context(format!("function config {id}"));
         let runtime = match runtime {
-            Runtime::Exec { path, args } => {
-                let resolved = loader.file(&path).map_err(|e| {
-                    in_config(BuildError::new(format!(
-                        "exec path '{path}' (relative to {}): {}",
-                        loader.root.display(),
-                        e.0
-                    )))
-                })?;
-                if resolved.is_dir() {
-                    return Err(in_config(BuildError::new(format!(
-                        "exec path '{}' is a directory, not an executable",
-                        resolved.display()
-                    ))));
-                }
-                Runtime::Exec {
-                    path: resolved.to_string_lossy().into_owned(),
-                    args,
-                }
-            }
+            Runtime::Exec { path, args } => Runtime::Exec {
+                path: exec_path(&path, &loader.root).map_err(in_config)?,
+                args,
+            },
             Runtime::Starlark(StarlarkSource::Path(path)) => {
                 let file = loader.file(&path).map_err(in_config)?;
                 let program = loader.read(&file, None).map_err(in_config)?;
@@ -129,11 +118,12 @@ impl FunctionStep {
             Role::Validator => annotate(resources.iter().map(|r| (r.node.clone(), &r.meta))),
             Role::Transformer => {
                 let taken = std::mem::take(resources).into_vec();
+                let ids: Vec<ResId> = taken.iter().map(Resource::id).collect();
                 let (nodes, metas): (Vec<Node>, Vec<BuildMeta>) =
                     taken.into_iter().map(|r| (r.node, r.meta)).unzip();
                 let items = annotate(nodes.into_iter().zip(metas.iter()));
                 let output = self.call(items, policy, notes)?;
-                return self.replace(resources, output, metas, origin);
+                return self.replace(resources, output, &ids, metas, origin);
             }
         };
         let output = self.call(items, policy, notes)?;
@@ -186,25 +176,46 @@ impl FunctionStep {
         Ok(output.items)
     }
 
-    /// A transformer's output replaces the resources.
+    /// A transformer's output replaces the resources: items matching one
+    /// of them (by current id, `ids`) take its place and keep what the
+    /// build knows about it (`metas`) beyond the records they came back
+    /// with; the other items follow as new ones.
     fn replace(
         &self,
         resources: &mut ResMap,
         items: Vec<Node>,
+        ids: &[ResId],
         metas: Vec<BuildMeta>,
         origin: &Origin,
     ) -> BuildResult<()> {
-        let mut metas: Vec<Option<BuildMeta>> = metas.into_iter().map(Some).collect();
-        let mut out = Vec::with_capacity(items.len());
-        for (i, mut node) in items.into_iter().enumerate() {
-            let id = strip_internal(&mut node);
-            let mut r = self.resource(node, i)?;
-            match id.and_then(|id| metas.get_mut(id)).and_then(Option::take) {
-                Some(meta) => r.meta = meta,
-                None => r.meta.origin = Some(Box::new(origin.clone())),
-            }
-            out.push(r);
+        let mut place: HashMap<ResId, usize> = HashMap::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate().rev() {
+            place.insert(comparable(id), i);
         }
+        let mut metas: Vec<Option<BuildMeta>> = metas.into_iter().map(Some).collect();
+        let mut kept: Vec<Option<Resource>> = vec![None; ids.len()];
+        let mut added = Vec::new();
+        for (i, mut node) in items.into_iter().enumerate() {
+            let returned = self.take_records(&mut node, i)?;
+            let mut r = self.resource(node, i)?;
+            let matched = place
+                .get(&comparable(&r.id()))
+                .copied()
+                .filter(|&at| kept[at].is_none());
+            match matched.and_then(|at| Some((at, metas[at].take()?))) {
+                Some((at, meta)) => {
+                    r.meta = meta;
+                    returned.apply_to(&mut r.meta);
+                    kept[at] = Some(r);
+                }
+                None => {
+                    r.meta.origin = Some(Box::new(origin.clone()));
+                    returned.apply_to(&mut r.meta);
+                    added.push(r);
+                }
+            }
+        }
+        let out: Vec<Resource> = kept.into_iter().flatten().chain(added).collect();
         *resources = ResMap::from_vec(out).map_err(|e| {
             BuildError::new(format!(
                 "function {} returned duplicate resources: {e}",
@@ -214,15 +225,27 @@ impl FunctionStep {
         Ok(())
     }
 
+    /// Removes the orchestrator's annotations from returned item `i`;
+    /// returns the build records they held.
+    fn take_records(&self, node: &mut Node, i: usize) -> BuildResult<records::Returned> {
+        records::take(node).map_err(|e| {
+            BuildError::new(format!(
+                "function {} returned an invalid item {i}: {e}",
+                self.label
+            ))
+        })
+    }
+
     /// A generator's output is added, merging or replacing as each item's
     /// behavior annotation asks.
     fn add(&self, resources: &mut ResMap, items: Vec<Node>, origin: &Origin) -> BuildResult<()> {
         for (i, mut node) in items.into_iter().enumerate() {
-            strip_internal(&mut node);
+            let returned = self.take_records(&mut node, i)?;
             let needs_hash = object::remove_annotation(&mut node, NEEDS_HASH);
             let behavior = object::remove_annotation(&mut node, BEHAVIOR);
             let mut r = self.resource(node, i)?;
-            r.meta.needs_hash = needs_hash.as_ref().and_then(Node::as_str) == Some("true");
+            returned.apply_to(&mut r.meta);
+            r.meta.needs_hash |= needs_hash.as_ref().and_then(Node::as_str) == Some("true");
             if let Some(b) = behavior.as_ref().and_then(Node::as_str) {
                 r.meta.behavior = Behavior::parse(b);
             }
@@ -250,8 +273,10 @@ impl FunctionStep {
             )));
         }
         let mut seen = vec![false; resources.len()];
-        for mut node in items {
-            let Some(i) = strip_internal(&mut node).filter(|&i| i < seen.len() && !seen[i]) else {
+        for (i, mut node) in items.into_iter().enumerate() {
+            let returned = self.take_records(&mut node, i)?;
+            let sent = returned.id.and_then(|id| id.checked_sub(1));
+            let Some(i) = sent.filter(|&i| i < seen.len() && !seen[i]) else {
                 return Err(changed(
                     "an item was added or its id annotation was changed".into(),
                 ));
@@ -277,68 +302,41 @@ impl FunctionStep {
     }
 }
 
-/// Adds the internal annotations: a path (the file the resource came
-/// from, or a made-up one for generated resources), its index in that
-/// path, and an id (its position in the list).
+/// The executable an exec function's `path` names: an absolute path as
+/// it is, a relative one against the kustomization's directory `root`.
+fn exec_path(path: &str, root: &std::path::Path) -> BuildResult<String> {
+    let resolved = root.join(path);
+    let problem = match std::fs::metadata(&resolved) {
+        Ok(m) if m.is_dir() => "is a directory, not an executable".to_string(),
+        Ok(_) => return Ok(resolved.to_string_lossy().into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        Err(e) => e.to_string(),
+    };
+    Err(BuildError::new(format!(
+        "exec path '{path}' (relative to {}): {problem}",
+        root.display()
+    )))
+}
+
+/// Adds Kustomize's annotations to each resource sent.
 fn annotate<'m>(resources: impl Iterator<Item = (Node, &'m BuildMeta)>) -> Vec<Node> {
-    let mut per_path: HashMap<String, usize> = HashMap::new();
     resources
         .enumerate()
         .map(|(i, (mut node, meta))| {
-            let path = match meta.origin.as_deref() {
-                Some(Origin::File(p)) => file_name_of(p),
-                _ => "generated.yaml".to_string(),
-            };
-            let index = per_path.entry(path.clone()).or_default();
-            let index_text = index.to_string();
-            *index += 1;
-            let id = i.to_string();
-            if let Some(annotations) = node
-                .entry_map("metadata")
-                .and_then(|m| m.entry_map("annotations"))
-            {
-                for key in PATH {
-                    annotations.set(key, Node::string(&path));
-                }
-                for key in INDEX {
-                    annotations.set(key, Node::string(&index_text));
-                }
-                annotations.set(ID[1], Node::string(&id));
-            }
+            records::annotate(&mut node, meta, i);
             node
         })
         .collect()
 }
 
-/// The slash-separated path recorded for a resource read from `path`.
-fn file_name_of(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "resource.yaml".into())
-}
-
-/// Removes the orchestrator's annotations from an item; returns its id.
-fn strip_internal(node: &mut Node) -> Option<usize> {
-    let annotations = node.get_mut("metadata")?.get_mut("annotations")?;
-    let id = ID
-        .iter()
-        .find_map(|k| annotations.get(k).and_then(Node::as_str))
-        .and_then(|s| s.parse().ok());
-    if let Some(entries) = annotations.as_map_mut() {
-        entries.retain(|(k, _)| {
-            let key = k.key_str().unwrap_or_default();
-            !(key.starts_with(INTERNAL_PREFIX)
-                || PATH.contains(&key)
-                || INDEX.contains(&key)
-                || ID.contains(&key))
-        });
-        if entries.is_empty() {
-            if let Some(meta) = node.get_mut("metadata") {
-                meta.remove("annotations");
-            }
-        }
+/// `id` in a form that compares as Kustomize compares ids (an unset
+/// namespace is `default`).
+fn comparable(id: &ResId) -> ResId {
+    ResId {
+        gvk: Gvk::clone(&id.gvk),
+        name: id.name.clone(),
+        namespace: CompactString::from(id.effective_namespace()),
     }
-    id
 }
 
 /// Results, one per line, for an error message.

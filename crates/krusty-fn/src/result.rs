@@ -163,15 +163,20 @@ impl FnResult {
         self
     }
 
-    /// Reads a result from its wire form.
+    /// Reads a result from its wire form. A severity other than `error`,
+    /// `warning` and `info` is read as `warning`, its message saying so.
     pub fn from_node(node: &Node) -> Result<FnResult, String> {
         if node.as_map().is_none() {
             return Err("a result must be a mapping".into());
         }
         let severity_text = object::get_str(node, &["severity"]);
-        let severity = Severity::parse(severity_text).ok_or_else(|| {
-            format!("unknown result severity '{severity_text}' (use error, warning or info)")
-        })?;
+        let mut message = object::get_str(node, &["message"]).to_string();
+        // An unknown severity does not fail the run: the result is kept,
+        // as a warning that says what it was.
+        let severity = Severity::parse(severity_text).unwrap_or_else(|| {
+            message = format!("{message} (unknown severity '{severity_text}', read as a warning)");
+            Severity::Warning
+        });
         let resource_ref = node.get("resourceRef").map(|r| ResourceRef {
             api_version: object::get_str(r, &["apiVersion"]).to_string(),
             kind: object::get_str(r, &["kind"]).to_string(),
@@ -202,7 +207,7 @@ impl FnResult {
             })
             .unwrap_or_default();
         Ok(FnResult {
-            message: object::get_str(node, &["message"]).to_string(),
+            message,
             severity,
             resource_ref,
             field,
@@ -273,5 +278,25 @@ impl fmt::Display for FnResult {
             }
         }
         write!(f, ": {}", self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_severity_is_a_warning_that_says_so() {
+        let node = krusty_yaml::parse_stream("message: odd\nseverity: bogus\n")
+            .unwrap()
+            .into_iter()
+            .find_map(|d| d.root)
+            .unwrap();
+        let r = FnResult::from_node(&node).unwrap();
+        assert_eq!(r.severity, Severity::Warning);
+        assert_eq!(
+            r.message,
+            "odd (unknown severity 'bogus', read as a warning)"
+        );
     }
 }

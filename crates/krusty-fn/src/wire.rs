@@ -33,6 +33,13 @@ pub mod annotations {
     pub const ID: [&str; 2] = ["internal.config.kubernetes.io/id", "config.k8s.io/id"];
     /// Every annotation under this prefix is the orchestrator's.
     pub const INTERNAL_PREFIX: &str = "internal.config.kubernetes.io/";
+    /// Kustomize's record of an item's identity when it was sent: its
+    /// group, version, kind, name and namespace, as a YAML mapping.
+    pub const RESOURCE_ID: &str = "kustomize.config.k8s.io/id";
+    /// Kustomize's copy of the item's index, kept for annotation
+    /// migration.
+    pub const MIGRATION_ID: &str =
+        "internal.config.kubernetes.io/annotations-migration-resource-id";
 }
 
 /// Why a text is not a valid `ResourceList`.

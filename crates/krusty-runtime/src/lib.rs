@@ -64,7 +64,12 @@ pub fn invoke(
         } => {
             let cli = container::cli(policy).map_err(Failed::new)?;
             let podman = container::prepare_cli(&cli);
-            let prepared = container::prepare(&cli, podman, image, *network, envs, dir, policy);
+            let envs: Vec<String> = KUSTOMIZE_ENV
+                .iter()
+                .map(|e| e.to_string())
+                .chain(envs.iter().cloned())
+                .collect();
+            let prepared = container::prepare(&cli, podman, image, *network, &envs, dir, policy);
             let registration = container::track(&prepared.cli, &prepared.name);
             let (cli, name) = (prepared.cli.clone(), prepared.name.clone());
             let memory = Some(policy.max_memory);
@@ -80,6 +85,10 @@ pub fn invoke(
         )),
     }
 }
+
+/// The environment Kustomize gives every container function (a function's
+/// own `envs` may override it).
+const KUSTOMIZE_ENV: [&str; 2] = ["LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true"];
 
 /// Frees `items` on another thread: freeing a large tree costs about as
 /// much as writing it, and that work can overlap the build on a second core.
@@ -152,12 +161,18 @@ fn run_process(
             results: parsed.map(|l| l.results).unwrap_or_default(),
         });
     }
-    parsed.map_err(|e| {
+    let list = parsed.map_err(|e| {
         let text = String::from_utf8_lossy(&done.stdout);
         let start: String = text.chars().take(200).collect();
         Failed::new(format!(
             "did not print a ResourceList: {e}; its output starts with {start:?}; its stderr: {}",
             stderr_excerpt(&done.stderr)
         ))
-    })
+    })?;
+    // What a function that succeeds writes on stderr is for the user.
+    if !done.stderr.is_empty() {
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(&done.stderr);
+    }
+    Ok(list)
 }
