@@ -211,7 +211,7 @@ fn scalar_text(n: &Node) -> &str {
 /// output, as in Kustomize.
 fn keeps_printed(r: &Resource) -> bool {
     r.annotation("config.kubernetes.io/local-config")
-        .map_or(true, |v| v == "false")
+        .is_none_or(|v| v == "false")
 }
 
 pub(crate) struct Context {
