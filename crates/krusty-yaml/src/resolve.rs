@@ -126,7 +126,7 @@ fn is_go_base64(text: &str) -> bool {
         }
         count += 1;
     }
-    count % 4 == 0 && padding <= 2
+    count.is_multiple_of(4) && padding <= 2
 }
 
 /// go-yaml v2's resolution of an unquoted scalar decoded into a Go
@@ -621,6 +621,31 @@ fn is_base60_float(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_is_base64_as_go_decodes_it() {
+        for good in ["", "aGk=", "aGVsbG8=", "aGVs\nbG8=", "aA==", "aGVsbG8h\r\n"] {
+            assert!(is_go_base64(good), "{good:?}");
+        }
+        for bad in ["aGVsbG8", "aGVs bG8=", "a===", "aA=a", "aA==aGk=", "!!!", "="] {
+            assert!(!is_go_base64(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn core_tags_check_their_text() {
+        assert!(check_tagged_scalar("1", Tag::Float).is_ok());
+        assert!(check_tagged_scalar("2001-12-14", Tag::Timestamp).is_ok());
+        assert!(check_tagged_scalar("x", Tag::Str).is_ok());
+        assert_eq!(
+            check_tagged_scalar("2001-12-14", Tag::Int),
+            Err("cannot decode !!str `2001-12-14` as a !!int".into())
+        );
+        assert_eq!(
+            check_tagged_scalar("", Tag::Int),
+            Err("cannot decode !!null `` as a !!int".into())
+        );
+    }
 
     #[test]
     fn no_special_word_is_longer_than_the_length_gate() {
