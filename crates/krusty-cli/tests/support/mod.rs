@@ -78,3 +78,62 @@ pub fn diff(expected: &str, actual: &str) -> String {
     }
     out.join("\n")
 }
+
+/// `name` found in a directory of `PATH`.
+pub fn find_in_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The base seed of a differential test: `KRUSTY_DIFF_SEED` (decimal, or
+/// hex with `0x`) when set, else `default`.
+pub fn diff_seed(default: u64) -> u64 {
+    std::env::var("KRUSTY_DIFF_SEED")
+        .ok()
+        .and_then(|s| match s.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => s.parse().ok(),
+        })
+        .unwrap_or(default)
+}
+
+/// A small deterministic generator (splitmix64 seeding, xorshift64*), so
+/// generated trees are the same on every run for a seed.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed` (any value, zero included).
+    pub fn new(seed: u64) -> Rng {
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        Rng(z.max(1))
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// `true` `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent as usize
+    }
+
+    /// One of `items` (not empty).
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
