@@ -1118,24 +1118,14 @@ fn build_image(dir: &Path, name: &str, binary: &Path, entrypoint: &[&str]) {
     assert!(out.status.success(), "podman import: {}", text(&out.stderr));
 }
 
+/// Names of the containers krusty started from this test's images (the
+/// label krusty gives them), in any state. Other tests on the machine may
+/// run krusty on images of their own at the same time.
 fn leftover_containers() -> String {
-    let out = with_podman_conf(Command::new("podman"))
-        .args(["ps", "-a", "--format", "{{.Names}}"])
-        .output()
-        .expect("podman ps");
-    text(&out.stdout)
-        .lines()
-        .filter(|n| n.starts_with("krusty-fn-"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Names of the containers krusty started (its label), in any state.
-fn labelled_containers() -> String {
     containers(&["-a"])
 }
 
-/// Names of krusty's containers that are running.
+/// Names of the running containers krusty started from this test's images.
 fn running_containers() -> String {
     containers(&["--filter", "status=running"])
 }
@@ -1148,11 +1138,17 @@ fn containers(filter: &[&str]) -> String {
             "--filter",
             "label=dev.krusty.owner",
             "--format",
-            "{{.Names}}",
+            "{{.Names}} {{.Image}}",
         ])
         .output()
         .expect("podman ps");
-    text(&out.stdout).lines().collect::<Vec<_>>().join(",")
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, image)| image.starts_with("localhost/krusty-test/"))
+        .map(|(name, _)| name)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[test]
@@ -1219,7 +1215,7 @@ fn container_functions_run_in_podman_like_kustomize() {
     expect_stderr(&out, "timed out after 3 s");
     assert!(took < Duration::from_millis(5000), "{took:?}");
     assert_eq!(
-        labelled_containers(),
+        leftover_containers(),
         "",
         "the timed-out container was not removed"
     );
@@ -1281,7 +1277,7 @@ fn container_functions_run_in_podman_like_kustomize() {
     }
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
-    let orphan = labelled_containers();
+    let orphan = leftover_containers();
     assert!(orphan.starts_with("krusty-fn-"), "no orphan: {orphan:?}");
     container_function(
         &tree,
@@ -1290,7 +1286,55 @@ fn container_functions_run_in_podman_like_kustomize() {
     );
     let out = podman_build(&tree, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(labelled_containers(), "", "the orphan was not removed");
+    assert_eq!(leftover_containers(), "", "the orphan was not removed");
+
+    // A krusty that is still running keeps its container: another run
+    // does not take it for an orphan.
+    let tree2 = dir.join("k2");
+    write(&tree2, "resources.yaml", RESOURCES);
+    write(
+        &tree2,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- labels.yaml\n",
+    );
+    container_function(
+        &tree2,
+        "localhost/krusty-test/krm-set-labels:v1",
+        "labels:\n  team: web\n",
+    );
+    container_function(&tree, "localhost/krusty-test/hang:v1", "");
+    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+            ".",
+        ])
+        .current_dir(&tree)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running_containers().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let running = running_containers();
+    assert!(!running.is_empty(), "the container never started");
+    let out = podman_build(&tree2, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        running_containers(),
+        running,
+        "a live krusty's container was removed"
+    );
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    // Now gone, it leaves an orphan that the next run removes.
+    let out = podman_build(&tree2, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(leftover_containers(), "", "the orphan was not removed");
 
     // And podman itself stops it at the time limit (`podman run --timeout`,
     // a second later than krusty's own), with no later krusty run.
@@ -1317,11 +1361,11 @@ fn container_functions_run_in_podman_like_kustomize() {
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !labelled_containers().is_empty() && Instant::now() < deadline {
+    while !leftover_containers().is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(
-        labelled_containers(),
+        leftover_containers(),
         "",
         "podman's time limit did not stop it"
     );
@@ -1341,7 +1385,7 @@ fn container_functions_run_in_podman_like_kustomize() {
         &out,
         "most likely for using more than its memory limit of 64 MiB (--function-max-memory)",
     );
-    assert_eq!(labelled_containers(), "");
+    assert_eq!(leftover_containers(), "");
 
     // Network is refused unless both the function and the user ask.
     container_function(

@@ -162,13 +162,14 @@ fn find_orphans(cli: &Path) -> Vec<String> {
     String::from_utf8_lossy(&listed.stdout)
         .lines()
         .map(str::trim)
-        .filter(|name| is_orphan(name, me))
+        .filter(|name| is_orphan(name))
         .map(str::to_string)
         .collect()
 }
 
-/// Whether container `name` was started by a krusty that is gone.
-fn is_orphan(name: &str, me: &Owner) -> bool {
+/// Whether container `name` was started by a krusty that is gone: no
+/// process has its id and start time (this krusty's have).
+fn is_orphan(name: &str) -> bool {
     let Some(rest) = name.strip_prefix(NAME_PREFIX) else {
         return false;
     };
@@ -176,9 +177,6 @@ fn is_orphan(name: &str, me: &Owner) -> bool {
     let (Some(Ok(pid)), Some(Ok(start))) = (parts.next(), parts.next()) else {
         return false;
     };
-    if pid == u64::from(me.pid) {
-        return false;
-    }
     u32::try_from(pid).map_or(true, |pid| start_time(pid) != Some(start))
 }
 
@@ -337,17 +335,17 @@ mod tests {
     fn orphans_are_containers_of_krusty_processes_that_are_gone() {
         let me = owner();
         let mine = format!("{NAME_PREFIX}{}-{}-3", me.pid, me.start);
-        assert!(!is_orphan(&mine, me));
+        assert!(!is_orphan(&mine));
         // The parent of the test runs, with its real start time: alive.
         let parent = std::os::unix::process::parent_id();
         if let Some(start) = start_time(parent) {
-            assert!(!is_orphan(&format!("{NAME_PREFIX}{parent}-{start}-0"), me));
+            assert!(!is_orphan(&format!("{NAME_PREFIX}{parent}-{start}-0")));
             // The same id with another start time: a process since gone.
             let earlier = start.wrapping_sub(1);
-            assert!(is_orphan(&format!("{NAME_PREFIX}{parent}-{earlier}-0"), me));
+            assert!(is_orphan(&format!("{NAME_PREFIX}{parent}-{earlier}-0")));
         }
-        assert!(!is_orphan("someone-else", me));
-        assert!(!is_orphan(&format!("{NAME_PREFIX}x-y-0"), me));
+        assert!(!is_orphan("someone-else"));
+        assert!(!is_orphan(&format!("{NAME_PREFIX}x-y-0")));
     }
 
     #[test]
