@@ -729,3 +729,87 @@ fn exec_paths_are_relative_to_the_kustomization_and_not_restricted() {
         text(&out.stderr)
     );
 }
+
+/// What Kustomize removes from returned items (its own annotations, build
+/// records, `buildMetadata` annotations) and what it keeps (other
+/// `internal.` annotations, generator options on a transformer's output);
+/// legacy and internal annotations that disagree fail the build.
+#[test]
+fn returned_annotations_are_removed_as_kustomize_removes_them() {
+    let Some(bench) = Bench::new("returned-annotations") else {
+        return;
+    };
+    let image = bench.image("config");
+    let tree = bench.dir.join("k");
+    write(
+        &tree,
+        "res.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    write(
+        &tree,
+        "kustomization.yaml",
+        "resources:\n- res.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    let annotations = [
+        "config.kubernetes.io/path: foo.yaml",
+        "internal.config.kubernetes.io/path: foo.yaml",
+        "config.kubernetes.io/index: '3'",
+        "internal.config.kubernetes.io/foo: x",
+        "internal.config.kubernetes.io/bar: x",
+        "internal.config.kubernetes.io/refBy: x",
+        "internal.config.kubernetes.io/seqindent: compact",
+        "internal.config.kubernetes.io/allowNameChange: allowed",
+        "internal.config.kubernetes.io/annotations-migration-resource-id: '7'",
+        "internal.config.kubernetes.io/prefixes: p-",
+        "kustomize.config.k8s.io/id: 'kind: Nope'",
+        "config.k8s.io/id: '9'",
+        "config.kubernetes.io/id: '3'",
+        "kustomize.config.k8s.io/needs-hash: \"true\"",
+        "kustomize.config.k8s.io/behavior: merge",
+        "config.kubernetes.io/origin: 'path: x.yaml'",
+        "alpha.config.kubernetes.io/transformations: x",
+        "config.kubernetes.io/local-config: \"false\"",
+    ];
+    let extra: String = annotations.iter().map(|a| format!("      {a}\n")).collect();
+    let items = [
+        item(
+            "v1",
+            "ConfigMap",
+            "a",
+            "",
+            &format!("    annotations:\n{extra}"),
+        ),
+        item(
+            "v1",
+            "ConfigMap",
+            "local",
+            "",
+            "    annotations:\n      config.kubernetes.io/local-config: \"true\"\n",
+        ),
+    ]
+    .concat();
+    write(&tree, "fn.yaml", &config_function(&image, &items, ""));
+    let (out, _, _) = bench.same(&tree, "returned annotations");
+    assert!(
+        out.contains("internal.config.kubernetes.io/foo: x"),
+        "{out}"
+    );
+
+    let mismatched = item(
+        "v1",
+        "ConfigMap",
+        "a",
+        "",
+        "    annotations:\n      config.kubernetes.io/path: a.yaml\n      internal.config.kubernetes.io/path: b.yaml\n",
+    );
+    write(&tree, "fn.yaml", &config_function(&image, &mismatched, ""));
+    let want = bench.kubectl(&tree);
+    assert!(!want.status.success());
+    let want_err = text(&want.stderr);
+    let message = "mismatched legacy and internal path annotations";
+    assert!(want_err.contains(message), "{want_err}");
+    let got = bench.krusty(&tree);
+    assert!(!got.status.success());
+    assert!(text(&got.stderr).contains(message), "{}", text(&got.stderr));
+}

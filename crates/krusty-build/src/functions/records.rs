@@ -13,7 +13,7 @@
 //! from 0, `internal.config.kubernetes.io/id` and `config.k8s.io/id` from 1.
 //! It sends no path annotations.
 
-use krusty_fn::wire::annotations::{ID, INDEX, INTERNAL_PREFIX, MIGRATION_ID, PATH, RESOURCE_ID};
+use krusty_fn::wire::annotations::{ID, INDEX, MIGRATION_ID, PATH, RESOURCE_ID};
 use krusty_resource::{Behavior, BuildMeta, Origin, PreviousId};
 use krusty_yaml::{CompactString, Node, Pos, ScalarStyle};
 
@@ -24,6 +24,19 @@ const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
 const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
 const PREFIXES: &str = "internal.config.kubernetes.io/prefixes";
 const SUFFIXES: &str = "internal.config.kubernetes.io/suffixes";
+
+/// Annotations Kustomize removes from what a function returns, besides
+/// the path, index and id annotations and the records above: other build
+/// records, and what `buildMetadata` adds. Other `internal.` annotations
+/// stay.
+const ALSO_REMOVED: [&str; 6] = [
+    "internal.config.kubernetes.io/allowNameChange",
+    "internal.config.kubernetes.io/allowKindChange",
+    "internal.config.kubernetes.io/refBy",
+    "internal.config.kubernetes.io/seqindent",
+    "config.kubernetes.io/origin",
+    "alpha.config.kubernetes.io/transformations",
+];
 
 /// Adds Kustomize's annotations to `node`, item `index` (from 0) of the
 /// list sent to a function, whose build records are `meta`.
@@ -154,6 +167,14 @@ pub(super) fn take(node: &mut Node) -> Result<Returned, String> {
     else {
         return Ok(returned);
     };
+    for (what, [internal, legacy]) in [("path", PATH), ("index", INDEX), ("id", ID)] {
+        let (a, b) = (annotations.get(internal), annotations.get(legacy));
+        if a.is_some() && b.is_some() && a.and_then(Node::as_str) != b.and_then(Node::as_str) {
+            return Err(format!(
+                "resource input to function has mismatched legacy and internal {what} annotations"
+            ));
+        }
+    }
     let text = |key: &str| {
         annotations
             .get(key)
@@ -208,13 +229,24 @@ pub(super) fn take(node: &mut Node) -> Result<Returned, String> {
     Ok(returned)
 }
 
-/// `true` for the annotations an orchestrator sets and removes.
+/// `true` for the annotations Kustomize removes from returned items.
 fn is_orchestrators(key: &str) -> bool {
-    key.starts_with(INTERNAL_PREFIX)
-        || key == RESOURCE_ID
+    key == RESOURCE_ID
+        || key == MIGRATION_ID
         || PATH.contains(&key)
         || INDEX.contains(&key)
         || ID.contains(&key)
+        || [
+            GENERATOR_BEHAVIOR,
+            NEEDS_HASH_SUFFIX,
+            PREVIOUS_NAMES,
+            PREVIOUS_KINDS,
+            PREVIOUS_NAMESPACES,
+            PREFIXES,
+            SUFFIXES,
+        ]
+        .contains(&key)
+        || ALSO_REMOVED.contains(&key)
 }
 
 #[cfg(test)]
@@ -267,6 +299,25 @@ mod tests {
         assert!(back.needs_hash);
         assert_eq!(back.behavior, Behavior::Merge);
         assert!(item.get("metadata").unwrap().get("annotations").is_none());
+    }
+
+    #[test]
+    fn other_internal_annotations_stay_and_mismatched_pairs_fail() {
+        let mut item = node("kind: A\nmetadata:\n  name: a\n  annotations:\n    internal.config.kubernetes.io/foo: x\n    internal.config.kubernetes.io/seqindent: compact\n    config.kubernetes.io/origin: 'path: a.yaml'\n    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/path: a.yaml\n");
+        take(&mut item).unwrap();
+        let annotations = item.get("metadata").unwrap().get("annotations").unwrap();
+        let keys: Vec<&str> = annotations
+            .as_map()
+            .unwrap()
+            .iter()
+            .filter_map(|(k, _)| k.key_str())
+            .collect();
+        assert_eq!(keys, ["internal.config.kubernetes.io/foo"]);
+        let mut item = node("kind: A\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/index: '3'\n    internal.config.kubernetes.io/index: '4'\n");
+        assert_eq!(
+            take(&mut item).unwrap_err(),
+            "resource input to function has mismatched legacy and internal index annotations"
+        );
     }
 
     #[test]
