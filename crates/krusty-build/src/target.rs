@@ -682,7 +682,10 @@ fn run_steps(
     };
     let mut next = 0;
     while next < steps.len() {
-        if role == Role::Transformer {
+        // With build records, a JSON patch may erase a resource's records
+        // at any entry, and what the later entries record depends on it:
+        // the entries then run one by one.
+        if role == Role::Transformer && !env.build_records {
             let chain = patch_chain(&steps[next..]);
             if chain.len() > 1 {
                 let ran = chain_patch(&steps[next..next + chain.len()], &chain, resmap, env);

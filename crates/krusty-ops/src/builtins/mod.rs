@@ -14,7 +14,7 @@ pub mod prefix_suffix;
 pub mod replicas;
 pub mod value_add;
 
-use krusty_resource::{Origin, ResId, ResMap};
+use krusty_resource::{Origin, ResId, ResMap, Resource};
 use krusty_yaml::Node;
 
 use crate::absorb::absorb;
@@ -70,6 +70,19 @@ pub enum Builtin {
     ValueAdd(ValueAdd),
 }
 
+/// Records a step that ran over `r` (`times` transformations when `record`);
+/// a resource whose records were erased (no origin) takes the step as its
+/// origin instead, as in Kustomize.
+fn record_step(r: &mut Resource, origin: &Origin, times: usize, record: bool) {
+    if r.meta.origin.is_none() {
+        r.meta.origin = Some(Box::new(origin.clone()));
+    } else if record {
+        for _ in 0..times {
+            r.meta.transformations.push(origin.clone());
+        }
+    }
+}
+
 impl Builtin {
     /// Runs the operation over `resources` in `env` (files are read through
     /// it). `origin` names the configuration: generated resources record it
@@ -85,17 +98,15 @@ impl Builtin {
             return absorb(resources, generated);
         }
         self.transform(resources, env)?;
-        if env.record_transformations {
+        if env.record_transformations || env.build_records {
             // A batch of entries counts as one transformer per entry.
             let times = match self {
                 Builtin::Images(op) => op.changes.len(),
                 Builtin::ReplicaCounts(ops) => ops.len(),
                 _ => 1,
             };
-            for r in resources.resources_mut() {
-                for _ in 0..times {
-                    r.meta.transformations.push(origin.clone());
-                }
+            for r in resources.resources_mut_keeping_identity() {
+                record_step(r, origin, times, env.record_transformations);
             }
         }
         Ok(())

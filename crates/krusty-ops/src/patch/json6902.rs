@@ -83,6 +83,20 @@ impl JsonPatch {
         self.0.is_empty()
     }
 
+    /// `true` when an operation replaces or removes `/metadata` or
+    /// `/metadata/annotations` as a whole (where Kustomize keeps its
+    /// origin and transformation records).
+    pub fn replaces_annotations(&self) -> bool {
+        let whole = |p: &Option<String>| {
+            matches!(p.as_deref(), Some("/metadata" | "/metadata/annotations"))
+        };
+        self.0.iter().any(|op| match op.op.as_str() {
+            "add" | "replace" | "remove" | "copy" => whole(&op.path),
+            "move" => whole(&op.path) || whole(&op.from),
+            _ => false,
+        })
+    }
+
     /// Applies the operations in order to `doc`.
     pub fn apply(&self, doc: &mut Node) -> OpResult<()> {
         for op in &self.0 {

@@ -420,6 +420,12 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     let id = r.id();
     // Kustomize's JSON round trip gives every field a node of its own.
     r.meta.shared.clear();
+    if ops.replaces_annotations() {
+        // Kustomize's origin and transformation records go with them; the
+        // step that ran becomes the origin (see `Builtin::apply`).
+        r.meta.origin = None;
+        r.meta.transformations.clear();
+    }
     r.annotations_through_json()
         .map_err(|e| OpError::new(e.to_string()))?;
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
