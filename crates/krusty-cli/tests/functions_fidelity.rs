@@ -813,3 +813,96 @@ fn returned_annotations_are_removed_as_kustomize_removes_them() {
     assert!(!got.status.success());
     assert!(text(&got.stderr).contains(message), "{}", text(&got.stderr));
 }
+
+/// A generator's items are added as Kustomize adds them: the public
+/// `needs-hash` and `behavior` options, the internal `needsHashSuffix`
+/// record, merging into an existing ConfigMap; under fifo and legacy order.
+#[test]
+fn generator_output_is_added_like_kustomize() {
+    let Some(bench) = Bench::new("generator") else {
+        return;
+    };
+    let image = bench.image("config");
+    let tree = bench.dir.join("k");
+    write(
+        &tree,
+        "res.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n",
+    );
+    let items = [
+        item(
+            "v1",
+            "ConfigMap",
+            "z",
+            "",
+            "    annotations:\n      kustomize.config.k8s.io/needs-hash: \"true\"\n  data: {a: b}\n",
+        ),
+        item(
+            "v1",
+            "ConfigMap",
+            "a",
+            "",
+            "    annotations:\n      kustomize.config.k8s.io/behavior: merge\n  data: {m: n}\n",
+        ),
+        item(
+            "v1",
+            "ConfigMap",
+            "h",
+            "",
+            "    annotations:\n      internal.config.kubernetes.io/needsHashSuffix: enabled\n      internal.config.kubernetes.io/foo: x\n      config.kubernetes.io/path: foo.yaml\n  data: {a: c}\n",
+        ),
+        item("v1", "Secret", "b", "", ""),
+    ]
+    .concat();
+    write(&tree, "fn.yaml", &config_function(&image, &items, ""));
+    for order in ["", "sortOptions:\n  order: fifo\n"] {
+        write(
+            &tree,
+            "kustomization.yaml",
+            &format!("resources:\n- res.yaml\ngenerators:\n- fn.yaml\n{order}"),
+        );
+        bench.same(&tree, &format!("generator, order {order:?}"));
+    }
+}
+
+/// Name references follow a rename a function reports in the earlier
+/// names it returns an item with, and only then.
+#[test]
+fn name_references_follow_the_earlier_names_an_item_comes_back_with() {
+    let Some(bench) = Bench::new("references") else {
+        return;
+    };
+    let image = bench.image("config");
+    let tree = bench.dir.join("k");
+    write(
+        &tree,
+        "res.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+    );
+    let items = [
+        item(
+            "v1",
+            "ConfigMap",
+            "a2",
+            "",
+            "    annotations:\n      internal.config.kubernetes.io/previousNames: a\n      internal.config.kubernetes.io/previousKinds: ConfigMap\n      internal.config.kubernetes.io/previousNamespaces: default\n",
+        ),
+        item("v1", "ConfigMap", "b2", "", ""),
+        item(
+            "apps/v1",
+            "Deployment",
+            "d",
+            "",
+            "  spec:\n    template:\n      spec:\n        volumes:\n        - name: v\n          configMap:\n            name: a\n        - name: w\n          configMap:\n            name: b\n",
+        ),
+    ]
+    .concat();
+    write(&tree, "fn.yaml", &config_function(&image, &items, ""));
+    write(
+        &tree,
+        "kustomization.yaml",
+        "resources:\n- res.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    let (out, _, _) = bench.same(&tree, "references");
+    assert!(out.contains("name: a2\n        name: v"), "{out}");
+}
