@@ -3,7 +3,7 @@
 //! or as one more part of a file path held by the field.
 
 use krusty_resource::{ResMap, Resource};
-use krusty_yaml::{Node, ThinVec, Value};
+use krusty_yaml::{Node, Resolved, ThinVec, Value};
 
 use super::namespace::{SetNamespace, SubjectsMode};
 use crate::error::{OpError, OpResult};
@@ -11,7 +11,7 @@ use crate::files::FileSource;
 use crate::parallel;
 use crate::path::wrong_kind;
 use crate::selector::Selector;
-use crate::typed::{self, At, Strictness};
+use crate::typed::{self, Strictness};
 
 /// What a builtin config may consult besides its own fields.
 pub struct ConfigSite<'a> {
@@ -51,10 +51,7 @@ impl ValueAdd {
     /// name when empty), `targets`, and the `targets` of the file named by
     /// `targetFilePath`, appended. Unknown fields are ignored.
     pub fn from_config(config: &Node, site: &ConfigSite<'_>) -> OpResult<ValueAdd> {
-        let value = config
-            .get("value")
-            .map(typed::lenient_string)
-            .unwrap_or_default()
+        let value = text_field(config.get("value"), "ValueAddTransformerPlugin", "value")?
             .trim()
             .to_string();
         let value = if value.is_empty() {
@@ -63,10 +60,11 @@ impl ValueAdd {
             value
         };
         let mut targets = read_targets(config.get("targets"))?;
-        let file = config
-            .get("targetFilePath")
-            .map(typed::lenient_string)
-            .unwrap_or_default();
+        let file = text_field(
+            config.get("targetFilePath"),
+            "ValueAddTransformerPlugin",
+            "targetFilePath",
+        )?;
         if !file.is_empty() {
             let bytes = site.files.read_bytes(&file)?;
             let text = String::from_utf8_lossy(&bytes);
@@ -169,13 +167,27 @@ impl ValueAdd {
 
 /// Reads a `targets:` list (absent or null: none).
 fn read_targets(node: Option<&Node>) -> OpResult<Vec<ValueAddTarget>> {
-    let Some(items) = node.and_then(Node::as_seq) else {
+    let Some(node) = node.filter(|n| !n.is_null()) else {
         return Ok(Vec::new());
+    };
+    let Some(items) = node.as_seq() else {
+        return Err(decode_error(
+            node,
+            "ValueAddTransformerPlugin.targets",
+            "[]builtins.Target",
+        ));
     };
     items.iter().map(read_target).collect()
 }
 
 fn read_target(node: &Node) -> OpResult<ValueAddTarget> {
+    if node.as_map().is_none() && !node.is_null() {
+        return Err(decode_error(
+            node,
+            "ValueAddTransformerPlugin.targets",
+            "builtins.Target",
+        ));
+    }
     let selector = match node.get("selector") {
         Some(s) if !s.is_null() => Some(Selector::from_node(
             s,
@@ -184,24 +196,51 @@ fn read_target(node: &Node) -> OpResult<ValueAddTarget> {
         )?),
         _ => None,
     };
-    let file_path_position = match node.get("filePathPosition") {
-        Some(n) if !n.is_null() => typed::integer(
-            n,
-            At {
-                owner: "Target",
-                path: "filePathPosition",
-            },
-        )?,
-        _ => 0,
-    };
     Ok(ValueAddTarget {
         selector,
-        field_path: node
-            .get("fieldPath")
-            .map(typed::lenient_string)
-            .unwrap_or_default(),
-        file_path_position,
+        field_path: text_field(node.get("fieldPath"), "Target", "targets.fieldPath")?,
+        file_path_position: int_field(node.get("filePathPosition"))?,
     })
+}
+
+/// A string field: a scalar's text in Go's form (`123`, `true`), empty
+/// when absent or null; a list or map is an error.
+fn text_field(node: Option<&Node>, owner: &str, path: &str) -> OpResult<String> {
+    match node {
+        Some(n) if n.as_scalar().is_none() => {
+            Err(decode_error(n, &format!("{owner}.{path}"), "string"))
+        }
+        Some(n) => Ok(typed::lenient_string(n)),
+        None => Ok(String::new()),
+    }
+}
+
+/// `filePathPosition`: an integer (a whole float is one), 0 when absent.
+fn int_field(node: Option<&Node>) -> OpResult<i64> {
+    const FIELD: &str = "Target.targets.filePathPosition";
+    let Some(n) = node.filter(|n| !n.is_null()) else {
+        return Ok(0);
+    };
+    match n.as_scalar().map(|_| krusty_yaml::resolve_input(n)) {
+        Some(Resolved::Int(i)) => i64::try_from(i).map_err(|_| decode_error(n, FIELD, "int")),
+        Some(Resolved::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(f as i64),
+        Some(Resolved::Float(f)) => Err(OpError::new(format!(
+            "{DECODING}json: cannot unmarshal number {} into Go struct field {FIELD} of type int",
+            krusty_yaml::go_json_float(f)
+        ))),
+        _ => Err(decode_error(n, FIELD, "int")),
+    }
+}
+
+/// How Kustomize's JSON decoding of the config words its errors.
+const DECODING: &str = "error unmarshaling JSON: while decoding JSON: ";
+
+/// Go's error for a value of the wrong JSON type in `field` (`Type.path`).
+fn decode_error(n: &Node, field: &str, go_type: &str) -> OpError {
+    OpError::new(format!(
+        "{DECODING}json: cannot unmarshal {} into Go struct field {field} of type {go_type}",
+        typed::json_type(n)
+    ))
 }
 
 /// Splits a field path at slashes, `\/` standing for a slash within a
