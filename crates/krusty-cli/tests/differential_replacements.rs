@@ -290,9 +290,9 @@ impl Level {
 }
 
 /// Names that a selector may use for `r`: any it has had, or one it never had.
-fn some_name(rng: &mut Rng, r: &Res) -> String {
+fn some_name(rng: &mut Rng, r: &Res, source: bool) -> String {
     match rng.below(30) {
-        0 => format!("{}-nope", r.names[0]),
+        0 if !source => format!("{}-nope", r.names[0]),
         1..=10 => r.names[0].clone(),
         11..=20 => r.current().to_string(),
         _ => rng.pick(&r.names).clone(),
@@ -316,19 +316,38 @@ fn rename_all(rs: &mut [Res], prefix: &str, suffix: &str) {
 
 /// Adds the level's own transformers: maybe a renaming patch, a namespace,
 /// a prefix and a suffix, then replacements; updates the names in `rs`.
-fn transformers(rng: &mut Rng, level: &mut Level, rs: &mut [Res], tag: &str) {
-    if !rs.is_empty() && rng.chance(25) {
+fn transformers(
+    rng: &mut Rng,
+    level: &mut Level,
+    rs: &mut [Res],
+    tag: &str,
+    force_prefix: bool,
+    is_base: bool,
+) {
+    if is_base && !rs.is_empty() && rng.chance(40) {
+        // Renames only where no replacement ran before: a patch changes how
+        // Kustomize types the fields replacements made (see "Known
+        // differences" in docs/compatibility.md).
         let i = rng.below(rs.len());
         let r = &rs[i];
         let new_name = format!("{}-{tag}r", rng.pick(&WORDS));
-        let _ = write!(
-            level.yaml,
-            "patches:\n- target:\n    kind: {}\n    name: {}\n  options:\n    allowNameChange: true\n  patch: |\n    apiVersion: {}\n    kind: {}\n    metadata:\n      name: {new_name}\n",
-            r.kind.name(),
-            r.current(),
-            if r.kind == Kind::Deployment { "apps/v1" } else { "v1" },
-            r.kind.name(),
-        );
+        let (kind, name) = (r.kind.name(), r.current());
+        let _ = if rng.chance(50) {
+            write!(
+                level.yaml,
+                "patches:\n- target:\n    kind: {kind}\n    name: {name}\n  patch: |\n    - op: replace\n      path: /metadata/name\n      value: {new_name}\n",
+            )
+        } else {
+            let api_version = if r.kind == Kind::Deployment {
+                "apps/v1"
+            } else {
+                "v1"
+            };
+            write!(
+                level.yaml,
+                "patches:\n- target:\n    kind: {kind}\n    name: {name}\n  options:\n    allowNameChange: true\n  patch: |\n    apiVersion: {api_version}\n    kind: {kind}\n    metadata:\n      name: {new_name}\n",
+            )
+        };
         rs[i].names.push(new_name);
     }
     if rng.chance(15) {
@@ -338,7 +357,7 @@ fn transformers(rng: &mut Rng, level: &mut Level, rs: &mut [Res], tag: &str) {
             r.namespaces.push(ns.clone());
         }
     }
-    let prefix = if rng.chance(50) {
+    let prefix = if force_prefix || rng.chance(50) {
         format!("{tag}-")
     } else {
         String::new()
@@ -366,7 +385,7 @@ fn source_field(rng: &mut Rng, r: &Res) -> (String, String) {
         (_, 0) => ("metadata.name".into(), String::new()),
         (_, 1) => (
             "metadata.name".into(),
-            format!("\n    options: {{delimiter: '-', index: {}}}", rng.below(3)),
+            format!("\n    options: {{delimiter: '-', index: {}}}", rng.below(2)),
         ),
         (Kind::ConfigMap, _) => (format!("data.{}", rng.pick(&DATA_KEYS)), String::new()),
         (Kind::Deployment, 2) => (
@@ -387,7 +406,7 @@ fn source_field(rng: &mut Rng, r: &Res) -> (String, String) {
 /// A target field of a resource of `kind`, with options.
 fn target_field(rng: &mut Rng, kind: Kind) -> (String, String) {
     let create = |rng: &mut Rng| {
-        if rng.chance(90) {
+        if rng.chance(96) {
             "\n    options: {create: true}".to_string()
         } else {
             String::new()
@@ -439,15 +458,18 @@ fn target_field(rng: &mut Rng, kind: Kind) -> (String, String) {
 /// or had.
 fn selector_for(rng: &mut Rng, r: &Res, indent: &str, source: bool) -> String {
     let mut s = String::new();
+    if !source && r.kind == Kind::Deployment && rng.chance(15) {
+        let _ = writeln!(s, "{indent}labelSelector: app={}", r.names[0]);
+    }
     if rng.chance(85) {
-        let _ = write!(s, "{indent}kind: {}\n", r.kind.name());
+        let _ = writeln!(s, "{indent}kind: {}", r.kind.name());
     }
     if source || rng.chance(85) || s.is_empty() {
-        let _ = write!(s, "{indent}name: {}\n", some_name(rng, r));
+        let _ = writeln!(s, "{indent}name: {}", some_name(rng, r, source));
     }
     if rng.chance(10) {
         if let Some(ns) = r.namespaces.last().filter(|ns| !ns.is_empty()) {
-            let _ = write!(s, "{indent}namespace: {ns}\n");
+            let _ = writeln!(s, "{indent}namespace: {ns}");
         }
     }
     s
@@ -479,7 +501,10 @@ fn replacements(rng: &mut Rng, level: &mut Level, rs: &mut [Res]) {
                     options = o;
                 }
             }
-            if rng.chance(4) {
+            // A renaming target; only names are copied into names, as a
+            // number written into a name set by a prefix, suffix or patch
+            // prints unquoted in Kustomize (docs/compatibility.md).
+            if field == "metadata.name" && rng.chance(8) {
                 fields.push("metadata.name".into());
             }
             let _ = write!(
@@ -521,7 +546,23 @@ fn base(rng: &mut Rng, root: &Path, dir: &str, tag: &str) -> Vec<Res> {
     write(root, &format!("{dir}/resources.yaml"), &text);
     let mut level = Level::new(false);
     level.list("resources", &["resources.yaml".to_string()]);
-    transformers(rng, &mut level, &mut rs, tag);
+    if rng.chance(30) {
+        let name = format!("gen-{tag}");
+        let _ = write!(
+            level.yaml,
+            "configMapGenerator:\n- name: {name}\n  literals:\n  - host={}.example.com\n  - mode={}\n  - image=nginx:1.{}\n  - port=\"80{}\"\n",
+            rng.pick(&WORDS),
+            rng.pick(&WORDS),
+            rng.below(30),
+            rng.below(90) + 10
+        );
+        rs.push(Res {
+            kind: Kind::ConfigMap,
+            names: vec![name],
+            namespaces: vec![String::new()],
+        });
+    }
+    transformers(rng, &mut level, &mut rs, tag, false, true);
     write(root, &format!("{dir}/kustomization.yaml"), &level.yaml);
     rs
 }
@@ -540,7 +581,7 @@ fn component(rng: &mut Rng, root: &Path, dir: &str, tag: &str, rs: &mut Vec<Res>
         level.list("resources", &["extra.yaml".to_string()]);
         rs.push(r);
     }
-    transformers(rng, &mut level, rs, tag);
+    transformers(rng, &mut level, rs, tag, false, false);
     write(root, &format!("{dir}/kustomization.yaml"), &level.yaml);
 }
 
@@ -552,6 +593,7 @@ fn overlay(
     dir: &str,
     tag: &str,
     below: Vec<(String, Vec<Res>)>,
+    force_prefix: bool,
 ) -> Vec<Res> {
     let mut level = Level::new(false);
     let mut rs = Vec::new();
@@ -566,7 +608,7 @@ fn overlay(
         component(rng, root, &c, &format!("{tag}c"), &mut rs);
         level.list("components", &[format!("../{c}")]);
     }
-    transformers(rng, &mut level, &mut rs, tag);
+    transformers(rng, &mut level, &mut rs, tag, force_prefix, false);
     write(root, &format!("{dir}/kustomization.yaml"), &level.yaml);
     rs
 }
@@ -575,23 +617,44 @@ fn overlay(
 fn write_tree(root: &Path, seed: u64) -> PathBuf {
     let _ = fs::remove_dir_all(root);
     let mut rng = Rng::new(seed);
-    let mut below = vec![("base1".to_string(), base(&mut rng, root, "base1", "a"))];
+    let base1 = base(&mut rng, root, "base1", "a");
+    if rng.chance(25) {
+        // One base twice, through two overlays that rename it apart.
+        let left = overlay(
+            &mut rng,
+            root,
+            "left",
+            "l",
+            vec![("base1".into(), base1.clone())],
+            true,
+        );
+        let right = overlay(
+            &mut rng,
+            root,
+            "right",
+            "r",
+            vec![("base1".into(), base1)],
+            true,
+        );
+        let below = vec![("left".to_string(), left), ("right".to_string(), right)];
+        overlay(&mut rng, root, "top", "t", below, false);
+        return root.join("top");
+    }
+    let mut below = vec![("base1".to_string(), base1)];
     if rng.chance(40) {
         below.push(("base2".to_string(), base(&mut rng, root, "base2", "b")));
     }
-    let levels = rng.below(3);
+    let levels = match rng.below(3) {
+        0 if below.len() == 2 => 1,
+        n => n,
+    };
     let mut top = below[0].0.clone();
     for l in 0..levels {
         let dir = format!("overlay{l}");
         let tag = ["m", "t"][l];
-        let rs = overlay(&mut rng, root, &dir, tag, std::mem::take(&mut below));
+        let rs = overlay(&mut rng, root, &dir, tag, std::mem::take(&mut below), false);
         below = vec![(dir.clone(), rs)];
         top = dir;
-    }
-    if levels == 0 && below.len() == 2 {
-        let rs = overlay(&mut rng, root, "overlay0", "m", below);
-        let _ = rs;
-        top = "overlay0".to_string();
     }
     root.join(top)
 }
