@@ -34,7 +34,12 @@ impl Limits {
     }
 }
 
-/// What a mapping key written twice does.
+/// What a mapping key written twice does. Each choice is how Kustomize
+/// reads one kind of file, which decides two more things: directives
+/// (`%YAML 1.1`, `%TAG`) are read only where a file is decoded whole with
+/// go-yaml v2 (`LastWins`), and a kept block scalar's trailing empty lines
+/// gain a line break before comments that end a document only in
+/// resources (`Error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DuplicateKeys {
     /// It is an error (go-yaml v3, how Kustomize reads resources).
@@ -349,6 +354,43 @@ impl<'a> Parser<'a> {
             Ok(found) => self.special_breaks[found].1,
             Err(_) => '\n',
         }
+    }
+
+    /// From the line break at `from` to the end of the document there are
+    /// only blank lines and comments, at least one, none indented less
+    /// than the one before it.
+    fn only_comments_follow(&self, from: usize) -> bool {
+        let mut comment = false;
+        let mut last_col = 0;
+        let mut i = from;
+        while i < self.b.len() {
+            // `i` is at a line break: look at the next line.
+            i += 1;
+            let line_start = i;
+            while i < self.b.len() && is_ws(self.b[i]) {
+                i += 1;
+            }
+            match self.b.get(i) {
+                None => break,
+                Some(b'\n') => continue,
+                Some(b'#') if i - line_start >= last_col => {
+                    comment = true;
+                    last_col = i - line_start;
+                }
+                Some(b'-' | b'.') if i == line_start => {
+                    let marker = &self.b[i..];
+                    let ends = matches!(marker.get(3), None | Some(b' ' | b'\t' | b'\n'));
+                    return (marker.starts_with(b"---") || marker.starts_with(b"..."))
+                        && ends
+                        && comment;
+                }
+                Some(_) => return false,
+            }
+            while i < self.b.len() && self.b[i] != b'\n' {
+                i += 1;
+            }
+        }
+        comment
     }
 
     /// Joins a flow or plain scalar's lines across the `count` line breaks
@@ -1326,6 +1368,15 @@ impl<'a> Parser<'a> {
         // The stream's end right after the last content line: that line
         // has no line break, so neither clipping nor keeping adds one.
         let unterminated = content_count > 0 && end_pos == self.b.len();
+        // Kept trailing empty lines with only comments after them to the
+        // end of a resource's document gain one more line break in
+        // Kustomize (go-yaml v3 writes a blank line before those comments
+        // and reads it back into the scalar).
+        let extra_break = chomp > 0
+            && content_count > 0
+            && lines.len() > content_count
+            && self.limits.duplicate_keys == DuplicateKeys::Error
+            && self.only_comments_follow(self.i);
         if content_count > 0 {
             self.i = end_pos;
             (self.line, self.line_start) = end_line;
@@ -1351,6 +1402,9 @@ impl<'a> Parser<'a> {
         }
         if chomp > 0 {
             text.extend((content_count..lines.len()).map(break_after));
+        }
+        if extra_break {
+            text.push('\n');
         }
         let style = if literal {
             ScalarStyle::Literal
