@@ -160,6 +160,7 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
         items: SCRATCH_ITEMS.take(),
         entries: SCRATCH_ENTRIES.take(),
         key_indexes: Vec::new(),
+        tag_handles: Vec::new(),
     };
     let parsed = parser.stream();
     parser.items.clear();
@@ -249,6 +250,9 @@ struct Parser<'a> {
     /// Where the keys of open mappings are, for those grown too long to
     /// scan for duplicates, innermost last.
     key_indexes: Vec<KeyIndex>,
+    /// The tag handles (`!e!`) the current document's %TAG directives
+    /// declare.
+    tag_handles: Vec<String>,
 }
 
 /// The keys of one open mapping (whose entries start at `first` in
@@ -547,6 +551,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             let (mut directives, mut version_seen) = (false, false);
+            self.tag_handles.clear();
             while self.peek() == Some(b'%') && self.i == self.line_start {
                 self.directive(&mut version_seen)?;
                 directives = true;
@@ -641,12 +646,13 @@ impl<'a> Parser<'a> {
                 }
             }
             "TAG" => {
-                if words.next().is_none() || words.next().is_none() {
+                let (Some(handle), Some(_prefix)) = (words.next(), words.next()) else {
                     return Err(YamlError::new(
                         start,
                         "did not find expected whitespace or line break in a %TAG directive",
                     ));
-                }
+                };
+                self.tag_handles.push(handle.to_string());
             }
             _ => return Err(YamlError::new(start, "found unknown directive name")),
         }
@@ -1815,11 +1821,31 @@ impl<'a> Parser<'a> {
             }
         }
         let t = &self.src[start..self.i];
-        Ok(match t {
-            "!<tag:yaml.org,2002:str>" => "!!str".into(),
-            "!<tag:yaml.org,2002:int>" => "!!int".into(),
-            _ => t.to_string(),
-        })
+        if let Some(verbatim) = t.strip_prefix("!<").and_then(|v| v.strip_suffix('>')) {
+            // `!<tag:yaml.org,2002:int>` is `!!int`.
+            return Ok(match verbatim.strip_prefix("tag:yaml.org,2002:") {
+                Some(name) => format!("!!{name}"),
+                None => t.to_string(),
+            });
+        }
+        if t == "!!" {
+            return Err(YamlError::new(
+                self.pos_at(start),
+                "did not find expected tag URI",
+            ));
+        }
+        // A named handle (`!e!x`) must have been declared by a %TAG.
+        let named = t[1..].find('!').filter(|_| !t.starts_with("!!"));
+        if let Some(end) = named {
+            let handle = &t[..end + 2];
+            if !self.tag_handles.iter().any(|h| h == handle) {
+                return Err(YamlError::new(
+                    self.pos_at(start),
+                    "found undefined tag handle",
+                ));
+            }
+        }
+        Ok(t.to_string())
     }
 
     fn alias(&mut self) -> PResult<Node> {
