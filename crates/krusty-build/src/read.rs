@@ -63,10 +63,27 @@ fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResul
     }
     let mut root = root;
     let needs_hash = strip_bookkeeping(&mut root);
+    let unusable = take_unusable_annotations(&mut root);
     let mut r = Resource::from_node(root).map_err(|e| at(e.0))?;
     r.meta.needs_hash |= needs_hash;
+    if let (Some(annotations), Some(metadata)) = (unusable, r.node.get_mut("metadata")) {
+        metadata.set("annotations", annotations);
+    }
     out.push(r);
     Ok(())
+}
+
+/// A `metadata.annotations` that is neither a mapping nor null (a scalar,
+/// a list), taken out. Kustomize keeps it until it records something in
+/// that map, which then replaces it; a transformer meeting it before
+/// fails. It is never printed.
+fn take_unusable_annotations(root: &mut Node) -> Option<Node> {
+    let metadata = root.get_mut("metadata")?;
+    let annotations = metadata.get("annotations")?;
+    if annotations.as_map().is_some() || annotations.is_null() {
+        return None;
+    }
+    metadata.remove("annotations")
 }
 
 /// The annotations Kustomize keeps its build records in, which it removes

@@ -201,6 +201,25 @@ fn custom_schema(file: &Path, text: &str) -> Schema {
     }
 }
 
+/// Fails for a resource whose `metadata.annotations` is neither a mapping
+/// nor null, where Kustomize, keeping build records, cannot record where
+/// it was read.
+fn check_annotations_map(r: &Resource, entry: &str) -> BuildResult<()> {
+    let kind = match r
+        .node
+        .get_path(&["metadata", "annotations"])
+        .map(|a| &a.value)
+    {
+        Some(krusty_yaml::Value::Scalar(_)) => "ScalarNode",
+        Some(krusty_yaml::Value::Seq(_)) => "SequenceNode",
+        _ => return Ok(()),
+    };
+    Err(BuildError::new(format!(
+        "cannot add path annotation for '{entry}': considering field 'metadata/annotations' of object {}: wrong node kind: expected MappingNode but got {kind}",
+        r.id()
+    )))
+}
+
 /// A scalar's text; empty for a collection.
 fn scalar_text(n: &Node) -> &str {
     n.as_scalar().map_or("", |s| s.text.as_str())
@@ -504,6 +523,9 @@ impl Context {
                 let text = loader.read_found(found).map_err(from)?;
                 let mut resources = resources_from_text(&text, &path).map_err(from)?;
                 for r in &mut resources {
+                    if self.build_records {
+                        check_annotations_map(r, entry).map_err(from)?;
+                    }
                     r.meta.origin = Some(Box::new(Origin::File(path.clone())));
                 }
                 Ok((Hashed::of(resources), None))

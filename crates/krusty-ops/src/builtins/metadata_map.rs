@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use krusty_resource::{Behavior, Origin, ResMap, Resource, SharedValue};
-use krusty_yaml::{resolve_input, Node};
+use krusty_yaml::{resolve_input, Node, Value};
 
 use crate::env::Env;
 use crate::error::{OpError, OpResult};
@@ -150,11 +150,11 @@ fn differs(v: &Node, shared: &Node) -> bool {
         || resolve_input(v) != resolve_input(shared)
 }
 
-/// `true` for a spec that names `metadata/annotations` without `create`:
-/// in Kustomize it still finds that map on a resource holding build
-/// records there.
+/// `true` for a spec that names `metadata/annotations`: in Kustomize it
+/// finds the map of build records there (even without `create`), which
+/// replaced annotations that were not a mapping.
 fn finds_records(spec: &FieldSpec) -> bool {
-    !spec.create && spec.path == "metadata/annotations"
+    spec.path == "metadata/annotations"
 }
 
 /// `true` when Kustomize would hold build records in the resource's
@@ -177,11 +177,15 @@ fn is_generated_anew(r: &Resource) -> bool {
         && !matches!(r.meta.behavior, Behavior::Merge | Behavior::Replace)
 }
 
-/// Gives the resource the (empty) annotations map its records would be in;
-/// left empty, it disappears on output.
+/// Gives the resource the (empty) annotations map its records would be in,
+/// in place of a missing, null or other value; left empty, it disappears
+/// on output.
 fn ensure_annotations(r: &mut Resource) {
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
-        if metadata.get("annotations").is_none_or(Node::is_null) {
+        if metadata
+            .get("annotations")
+            .is_none_or(|a| a.as_map().is_none())
+        {
             metadata.set("annotations", Node::map());
         }
     }
@@ -198,10 +202,15 @@ fn set_entries(
     if node.is_null() {
         *node = Node::map();
     }
+    let kind = match node.value {
+        Value::Map(_) => "MappingNode",
+        Value::Seq(_) => "SequenceNode",
+        Value::Scalar(_) => "ScalarNode",
+    };
     let Some(map) = node.as_map_mut() else {
-        return Err(OpError::new(
-            "wrong node kind: expected a mapping to add entries to",
-        ));
+        return Err(OpError::new(format!(
+            "wrong node kind: expected MappingNode but got {kind}"
+        )));
     };
     let mut new = 0;
     for ((k, _), f) in pairs.iter().zip(fresh.iter_mut()) {

@@ -429,7 +429,11 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     r.annotations_through_json()
         .map_err(|e| OpError::new(e.to_string()))?;
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
-        if metadata.get("annotations").is_none_or(Node::is_null) {
+        // Annotations that are not a mapping were replaced by the records.
+        if metadata
+            .get("annotations")
+            .is_none_or(|a| a.as_map().is_none())
+        {
             metadata.set("annotations", Node::map());
         }
     }
