@@ -266,6 +266,8 @@ fn resource_yaml(rng: &mut Rng, r: &Res) -> String {
 /// One kustomization being written, and the resources it sees.
 struct Level {
     yaml: String,
+    /// Other files of the level's directory (name, text).
+    files: Vec<(&'static str, String)>,
 }
 
 impl Level {
@@ -275,7 +277,18 @@ impl Level {
         } else {
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n".to_string()
         };
-        Level { yaml }
+        Level {
+            yaml,
+            files: Vec::new(),
+        }
+    }
+
+    /// Writes the kustomization and the level's other files into `dir`.
+    fn write_to(&self, root: &Path, dir: &str) {
+        write(root, &format!("{dir}/kustomization.yaml"), &self.yaml);
+        for (name, text) in &self.files {
+            write(root, &format!("{dir}/{name}"), text);
+        }
     }
 
     fn list(&mut self, field: &str, items: &[String]) {
@@ -475,13 +488,39 @@ fn selector_for(rng: &mut Rng, r: &Res, indent: &str, source: bool) -> String {
     s
 }
 
+/// Adds replacements between `rs`: inline, in a file named by `path:`, or
+/// in a ReplacementTransformer config named by `transformers:`.
 fn replacements(rng: &mut Rng, level: &mut Level, rs: &mut [Res]) {
-    level.yaml.push_str("replacements:\n");
+    let list = replacement_list(rng, rs);
+    match rng.below(5) {
+        0 => {
+            level
+                .yaml
+                .push_str("replacements:\n- path: replacements.yaml\n");
+            level.files.push(("replacements.yaml", list));
+        }
+        1 => {
+            level.yaml.push_str("transformers:\n- replacer.yaml\n");
+            let config = format!(
+                "apiVersion: builtin\nkind: ReplacementTransformer\nmetadata:\n  name: replacer\nreplacements:\n{list}"
+            );
+            level.files.push(("replacer.yaml", config));
+        }
+        _ => {
+            level.yaml.push_str("replacements:\n");
+            level.yaml.push_str(&list);
+        }
+    }
+}
+
+/// One to three replacements between `rs`, as a YAML list.
+fn replacement_list(rng: &mut Rng, rs: &[Res]) -> String {
+    let mut out = String::new();
     for _ in 0..1 + rng.below(3) {
         let src = rng.pick(rs).clone();
         let (field, options) = source_field(rng, &src);
         let _ = write!(
-            level.yaml,
+            out,
             "- source:\n{}    fieldPath: {field}{options}\n  targets:\n",
             selector_for(rng, &src, "    ", true)
         );
@@ -508,7 +547,7 @@ fn replacements(rng: &mut Rng, level: &mut Level, rs: &mut [Res]) {
                 fields.push("metadata.name".into());
             }
             let _ = write!(
-                level.yaml,
+                out,
                 "  - select:\n{}    fieldPaths: [{}]{options}\n",
                 selector_for(rng, &target, "      ", false),
                 fields.join(", ")
@@ -516,13 +555,14 @@ fn replacements(rng: &mut Rng, level: &mut Level, rs: &mut [Res]) {
             if rng.chance(25) {
                 let other = rng.pick(rs).clone();
                 let _ = write!(
-                    level.yaml,
+                    out,
                     "    reject:\n    - {}",
                     selector_for(rng, &other, "      ", false).trim_start()
                 );
             }
         }
     }
+    out
 }
 
 /// Writes a base (resources of its own) named `dir`; returns its resources.
@@ -563,7 +603,7 @@ fn base(rng: &mut Rng, root: &Path, dir: &str, tag: &str) -> Vec<Res> {
         });
     }
     transformers(rng, &mut level, &mut rs, tag, false, true);
-    write(root, &format!("{dir}/kustomization.yaml"), &level.yaml);
+    level.write_to(root, dir);
     rs
 }
 
@@ -582,7 +622,7 @@ fn component(rng: &mut Rng, root: &Path, dir: &str, tag: &str, rs: &mut Vec<Res>
         rs.push(r);
     }
     transformers(rng, &mut level, rs, tag, false, false);
-    write(root, &format!("{dir}/kustomization.yaml"), &level.yaml);
+    level.write_to(root, dir);
 }
 
 /// Writes an overlay named `dir` over `below` (directories and their
@@ -609,7 +649,7 @@ fn overlay(
         level.list("components", &[format!("../{c}")]);
     }
     transformers(rng, &mut level, &mut rs, tag, force_prefix, false);
-    write(root, &format!("{dir}/kustomization.yaml"), &level.yaml);
+    level.write_to(root, dir);
     rs
 }
 
