@@ -268,4 +268,70 @@ mod tests {
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    app: \"true\"\n  name: c\n"
         );
     }
+
+    fn label_at<'a>(r: &'a Resource, path: &[&str]) -> Option<&'a str> {
+        r.node.get_path(path).and_then(Node::as_str)
+    }
+
+    #[test]
+    fn a_shared_value_changed_in_one_place_changes_everywhere() {
+        let mut m =
+            resmap("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  labels:\n    keep: k\n");
+        let common = SetMapEntries {
+            pairs: vec![("app".into(), "web".into()), ("keep".into(), "x".into())],
+            specs: crate::config::TransformerConfig::defaults()
+                .common_labels
+                .clone(),
+        };
+        common.apply(&mut m, &Env::detached()).unwrap();
+        // `app` was new in both maps; `keep` existed in metadata.labels.
+        assert_eq!(m.at(0).meta.shared.len(), 1);
+        let r = &mut m.resources_mut()[0];
+        r.node
+            .get_mut("spec")
+            .and_then(|s| s.get_mut("selector"))
+            .unwrap()
+            .set("app", Node::string("api"));
+        reconcile_shared(r);
+        assert_eq!(label_at(r, &["metadata", "labels", "app"]), Some("api"));
+        // A removed copy leaves one: nothing is shared any more.
+        r.node.get_mut("spec").unwrap().remove("selector");
+        reconcile_shared(r);
+        assert!(r.meta.shared.is_empty());
+    }
+
+    #[test]
+    fn replaced_list_items_stop_sharing_after_a_merge() {
+        let mut m = resmap(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: s\nspec:\n  volumeClaimTemplates:\n  - metadata:\n      name: a\n",
+        );
+        let common = SetMapEntries {
+            pairs: vec![("app".into(), "web".into())],
+            specs: crate::config::TransformerConfig::defaults()
+                .common_labels
+                .clone(),
+        };
+        common.apply(&mut m, &Env::detached()).unwrap();
+        let r = &mut m.resources_mut()[0];
+        let item = r
+            .node
+            .get_path(&["spec", "volumeClaimTemplates"])
+            .and_then(Node::as_seq)
+            .map(|items| items[0].clone());
+        let mut item = item.unwrap();
+        item.entry_map("metadata")
+            .and_then(|m| m.entry_map("labels"))
+            .unwrap()
+            .set("app", Node::string("vct"));
+        r.node
+            .get_mut("spec")
+            .unwrap()
+            .set("volumeClaimTemplates", Node::seq_of([item]));
+        reconcile_shared_after_merge(r);
+        assert_eq!(label_at(r, &["metadata", "labels", "app"]), Some("web"));
+        assert_eq!(
+            label_at(r, &["spec", "template", "metadata", "labels", "app"]),
+            Some("web")
+        );
+    }
 }
