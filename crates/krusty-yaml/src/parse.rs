@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::error::YamlError;
-use crate::node::{CompactString, Document, Node, Pos, ScalarStyle, ThinVec, Value};
+use crate::node::{CompactString, Document, Node, Pos, ScalarStyle, Tag, ThinVec, Value};
 use crate::resolve::check_tagged_scalar;
 
 /// Limits that protect the reader from hostile input.
@@ -1194,7 +1194,8 @@ impl<'a> Parser<'a> {
             self.key_indexes.pop();
         }
         let mut entries: ThinVec<(Node, Node)> = self.entries.drain(first..).collect();
-        apply_merge_keys(&mut entries)?;
+        let resource = self.limits.duplicate_keys == DuplicateKeys::Error;
+        apply_merge_keys(&mut entries, resource)?;
         Ok(entries)
     }
 
@@ -1958,10 +1959,33 @@ fn fold_lines(lines: &[&str], break_after: &dyn Fn(usize) -> char, out: &mut Com
 /// merged mappings are added where the mapping does not define them itself.
 /// A merge key's value must be a mapping or a sequence of mappings, as in
 /// go-yaml: anything else fails at the `<<` key.
-fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>) -> PResult<()> {
-    let is_merge = |k: &Node| {
-        matches!(&k.value, Value::Scalar(s) if s.text == "<<") && k.style() == ScalarStyle::Plain
+///
+/// In a resource (`resource`), Kustomize drops the first `<<` key when it
+/// is not a merge key (quoted, or tagged `!!str`); later ones are ordinary
+/// keys, which may not repeat.
+fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PResult<()> {
+    let is_merge_text = |k: &Node| matches!(&k.value, Value::Scalar(s) if s.text == "<<");
+    let Some(first) = entries.iter().position(|(k, _)| is_merge_text(k)) else {
+        return Ok(());
     };
+    let is_merge =
+        |k: &Node| is_merge_text(k) && k.style() == ScalarStyle::Plain && k.tag() == Tag::None;
+    if resource && !is_merge(&entries[first].0) {
+        entries.remove(first);
+        let mut earlier: Option<u32> = None;
+        for (k, _) in entries
+            .iter()
+            .filter(|(k, _)| is_merge_text(k) && !is_merge(k))
+        {
+            if let Some(line) = earlier {
+                return Err(YamlError::new(
+                    k.pos(),
+                    format!("mapping key \"<<\" already defined at line {line}"),
+                ));
+            }
+            earlier = Some(k.pos().line);
+        }
+    }
     if !entries.iter().any(|(k, _)| is_merge(k)) {
         return Ok(());
     }
