@@ -745,8 +745,8 @@ fn run_steps(
             Action::Builtin(b) => {
                 b.apply(resmap, env, &step.origin)
                     .map_err(|e| in_step(BuildError::new(e.0)))?;
-                if matches!(b, Builtin::Replacements(_)) {
-                    // Replacements write in place, as Kustomize's do.
+                if matches!(b, Builtin::Replacements(_) | Builtin::ValueAdd(_)) {
+                    // They write in place, as Kustomize's do.
                     krusty_ops::parallel::map_each(
                         resmap.resources_mut_keeping_identity(),
                         reconcile_shared,

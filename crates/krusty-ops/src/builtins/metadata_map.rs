@@ -76,33 +76,68 @@ impl SetMapEntries {
 /// changed to in place (the first in spec order), as Kustomize's one node
 /// would; values no longer in at least two maps stop being shared.
 pub fn reconcile_shared(r: &mut Resource) {
-    reconcile(r, false);
+    reconcile(r, None);
 }
 
 /// [`reconcile_shared`] after a strategic merge, which replaces lists
-/// rather than changing them in place: a value inside a list (a
-/// StatefulSet's `volumeClaimTemplates`) that differs is a new node, no
-/// longer shared.
-pub fn reconcile_shared_after_merge(r: &mut Resource) {
-    reconcile(r, true);
+/// rather than changing them in place, and maps under `$patch: replace`
+/// in `replacing` (the patch, when it has such a directive): a value in
+/// them (a StatefulSet's `volumeClaimTemplates`) that differs is a new
+/// node, no longer shared.
+pub fn reconcile_shared_after_merge(r: &mut Resource, replacing: Option<&Node>) {
+    reconcile(r, Some(replacing));
 }
 
-fn reconcile(r: &mut Resource, lists_replaced: bool) {
+fn reconcile(r: &mut Resource, merged: Option<Option<&Node>>) {
     if r.meta.shared.is_empty() {
         return;
     }
     let mut shared = std::mem::take(&mut r.meta.shared);
-    shared.retain_mut(|s| reconcile_one(&mut r.node, s, lists_replaced));
+    shared.retain_mut(|s| reconcile_one(&mut r.node, s, merged));
     r.meta.shared = shared;
 }
 
+/// `true` if `patch` holds a `$patch: replace` directive anywhere.
+pub fn has_replace_directive(patch: &Node) -> bool {
+    match &patch.value {
+        Value::Map(entries) => entries.iter().any(|(k, v)| {
+            (k.key_str() == Some("$patch") && v.as_str() == Some("replace"))
+                || has_replace_directive(v)
+        }),
+        Value::Seq(items) => items.iter().any(has_replace_directive),
+        Value::Scalar(_) => false,
+    }
+}
+
+/// `true` if the maps on `path` in `patch` (down to the first list) hold
+/// `$patch: replace`.
+fn replaced_along(patch: &Node, path: &str) -> bool {
+    let replaces = |n: &Node| n.get("$patch").and_then(Node::as_str) == Some("replace");
+    let mut node = patch;
+    for segment in path.split('/') {
+        if replaces(node) {
+            return true;
+        }
+        match node.get(segment) {
+            Some(next) if !segment.ends_with("[]") => node = next,
+            _ => return false,
+        }
+    }
+    replaces(node)
+}
+
 /// Reconciles one shared value; `false` once it is in fewer than two maps.
-fn reconcile_one(root: &mut Node, s: &mut SharedValue, lists_replaced: bool) -> bool {
+/// `merged` is `Some` after a strategic merge (with the patch when it
+/// replaces maps).
+fn reconcile_one(root: &mut Node, s: &mut SharedValue, merged: Option<Option<&Node>>) -> bool {
     let mut held = 0;
     let mut changed: Option<Node> = None;
     let mut replaced = 0u128;
     for (bit, path) in member_paths(s) {
-        let in_list = lists_replaced && path.contains("[]");
+        let in_list = match merged {
+            None => false,
+            Some(patch) => path.contains("[]") || patch.is_some_and(|p| replaced_along(p, path)),
+        };
         // A path that no longer leads to a map is simply not visited.
         let _ = fieldspec::visit(root, path, &mut |map: &mut Node| {
             if let Some(v) = map.get(&s.key).filter(|v| v.as_scalar().is_some()) {
@@ -327,7 +362,7 @@ mod tests {
             .get_mut("spec")
             .unwrap()
             .set("volumeClaimTemplates", Node::seq_of([item]));
-        reconcile_shared_after_merge(r);
+        reconcile_shared_after_merge(r, None);
         assert_eq!(label_at(r, &["metadata", "labels", "app"]), Some("web"));
         assert_eq!(
             label_at(r, &["spec", "template", "metadata", "labels", "app"]),

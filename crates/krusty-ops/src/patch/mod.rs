@@ -366,13 +366,16 @@ fn apply_strategic_one(
     if patch.meta.allow_name_change || patch.meta.allow_kind_change {
         r.store_previous_id();
     }
+    let replacing = (!r.meta.shared.is_empty()
+        && crate::builtins::metadata_map::has_replace_directive(&patch_node))
+    .then(|| patch_node.clone());
     let target = std::mem::replace(&mut r.node, Node::null());
     match smp::merge(target, patch_node, schema) {
         Err(e) => return Err(e.context(format!("applying to {id}"))),
         Ok(None) => return Ok(false),
         Ok(Some(merged)) => r.node = merged,
     }
-    crate::builtins::metadata_map::reconcile_shared_after_merge(r);
+    crate::builtins::metadata_map::reconcile_shared_after_merge(r, replacing.as_ref());
     if r.node.as_map().is_none_or(|m| m.is_empty()) {
         return Ok(false);
     }
