@@ -8,7 +8,7 @@ use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
 use krusty_ops::builtins::value_add::ConfigSite;
-use krusty_ops::fieldspec::{merge_all, merge_one};
+use krusty_ops::fieldspec::merge_into;
 use krusty_ops::patch::StrategicMergePatches;
 use krusty_ops::replacement::Replacements;
 use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
@@ -189,14 +189,15 @@ pub(crate) fn transformers(
     for entry in &k.labels {
         let mut specs: Vec<FieldSpec> = entry.fields.clone();
         if entry.include_selectors {
-            merge_all(&mut specs, &config.common_labels).map_err(op_err)?;
+            merge_into(&mut specs, &config.common_labels).map_err(op_err)?;
         } else {
-            merge_one(&mut specs, FieldSpec::any("metadata/labels", true)).map_err(op_err)?;
+            let metadata = [FieldSpec::any("metadata/labels", true)];
+            merge_into(&mut specs, &metadata).map_err(op_err)?;
             if entry.include_templates {
-                merge_all(&mut specs, &config.template_labels).map_err(op_err)?;
+                merge_into(&mut specs, &config.template_labels).map_err(op_err)?;
             }
         }
-        merge_all(&mut specs, &config.labels).map_err(op_err)?;
+        merge_into(&mut specs, &config.labels).map_err(op_err)?;
         push(
             "LabelTransformer",
             Builtin::MapEntries(SetMapEntries {

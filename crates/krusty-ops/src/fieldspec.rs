@@ -206,6 +206,29 @@ pub fn merge_all(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> 
     Ok(())
 }
 
+/// Adds each spec of `more` to `list`, unless `list` already has one for
+/// the same path that the new one's selector covers (that one is kept; a
+/// different `create` for it is a conflict). This is how Kustomize adds
+/// its default specs to a `labels` entry's own `fields`: the entry's
+/// `{kind: Service, path: spec/selector}` without `create` stays beside the
+/// default `v1 Service` spec (whose version it lacks), while one for any
+/// kind meets the default `metadata/labels` spec and conflicts.
+pub fn merge_into(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> {
+    for spec in more {
+        let found = list
+            .iter()
+            .find(|s| s.path == spec.path && s.gvk.is_selected_by(&spec.gvk));
+        match found {
+            Some(existing) if existing.create != spec.create => {
+                return Err(OpError::new("conflicting fieldspecs"))
+            }
+            Some(_) => {}
+            None => list.push(spec.clone()),
+        }
+    }
+    Ok(())
+}
+
 /// Applies `set` to every field `spec` names in `root` (a resource of kind
 /// `gvk`). Sequences met on the way are walked element by element; missing
 /// fields are created when the spec says so and `create` allows it.
@@ -493,5 +516,25 @@ mod tests {
         assert!(merge_one(&mut list, FieldSpec::any("metadata/labels", true)).is_ok());
         assert_eq!(list.len(), 1);
         assert!(merge_one(&mut list, FieldSpec::any("metadata/labels", false)).is_err());
+    }
+
+    #[test]
+    fn defaults_merged_into_label_fields_keep_narrower_fields() {
+        let service = |version: &str, create: bool| FieldSpec {
+            gvk: Gvk {
+                group: "".into(),
+                version: version.into(),
+                kind: "Service".into(),
+            },
+            path: "spec/selector".into(),
+            create,
+        };
+        // The default names a version the entry's spec lacks: both stay.
+        let mut list = vec![service("", false)];
+        merge_into(&mut list, &[service("v1", true)]).unwrap();
+        assert_eq!(list.len(), 2);
+        // A spec for any kind is covered by the default for any kind.
+        let mut list = vec![FieldSpec::any("metadata/labels", false)];
+        assert!(merge_into(&mut list, &[FieldSpec::any("metadata/labels", true)]).is_err());
     }
 }
