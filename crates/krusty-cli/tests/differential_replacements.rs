@@ -540,10 +540,9 @@ fn replacement_list(rng: &mut Rng, rs: &[Res]) -> String {
                     options = o;
                 }
             }
-            // A renaming target; only names are copied into names, as a
-            // number written into a name set by a prefix, suffix or patch
-            // prints unquoted in Kustomize (docs/compatibility.md).
-            if field == "metadata.name" && rng.chance(8) {
+            // A renaming target (a number written into a name that a
+            // prefix, suffix or patch set prints as a number).
+            if rng.chance(if field == "metadata.name" { 8 } else { 3 }) {
                 fields.push("metadata.name".into());
             }
             let _ = write!(

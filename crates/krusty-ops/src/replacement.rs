@@ -764,6 +764,23 @@ fn is_untyped(node: &Node) -> bool {
     node.pos().line == 0 && node.style() == ScalarStyle::Plain && node.tag().is_none()
 }
 
+/// A string set during the build as Kustomize sets names again after a
+/// strategic merge patch: without a type, written plain unless YAML 1.1
+/// would read the text as something else than a string (then quoted).
+pub(crate) fn untyped_string(text: &str) -> Node {
+    let non_string = !text.is_empty()
+        && !text.contains('\n')
+        && !matches!(
+            krusty_yaml::resolve::resolve_plain_v2(text),
+            Resolved::Str(_)
+        );
+    if non_string {
+        Node::string(text)
+    } else {
+        Node::plain(text)
+    }
+}
+
 /// Writes `value` into a target field. A scalar target read from a file
 /// keeps its type and takes only the value's text (a number into a string
 /// field stays a string); a field made during the build without a type

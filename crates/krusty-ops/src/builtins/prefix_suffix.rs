@@ -59,10 +59,13 @@ impl AddNameAffixes {
                     CreateKind::None,
                     &mut |n: &mut Node| {
                         let old = n.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
-                        n.replace_keeping_pos(Node::string(format!(
-                            "{}{}{}",
-                            self.prefix, old, self.suffix
-                        )));
+                        // A new scalar in the old one's style, without a
+                        // type of its own, as Kustomize sets it (a number a
+                        // replacement writes there later prints as one).
+                        *n = Node::scalar(
+                            format!("{}{}{}", self.prefix, old, self.suffix),
+                            n.style(),
+                        );
                         Ok(())
                     },
                 )?;

@@ -382,8 +382,8 @@ fn apply_strategic_one(
     if !patch.meta.allow_kind_change && !holds_string(r.node.get("kind"), &id.gvk.kind) {
         r.set_kind(&id.gvk.kind);
     }
-    if !patch.meta.allow_name_change && !holds_string(meta_field(r, "name"), &id.name) {
-        r.set_name(&id.name);
+    if !patch.meta.allow_name_change {
+        set_name_untyped(r, &id.name);
     }
     let namespace = meta_field(r, "namespace");
     let namespace_kept = match id.namespace.as_str() {
@@ -395,6 +395,19 @@ fn apply_strategic_one(
         r.set_namespace(&id.namespace);
     }
     Ok(true)
+}
+
+/// Sets `metadata.name` as Kustomize sets it again after every strategic
+/// merge: a string without a type of its own, so a number a replacement
+/// writes there later prints as a number.
+fn set_name_untyped(r: &mut Resource, name: &str) {
+    if let Some(meta) = r.node.entry_map("metadata") {
+        let node = crate::replacement::untyped_string(name);
+        match meta.get_mut("name") {
+            Some(n) => *n = node,
+            None => meta.set("name", node),
+        }
+    }
 }
 
 /// The value of `metadata.<name>`.
