@@ -158,8 +158,12 @@ impl<'n> Emitter<'_, 'n> {
         self.col += 1;
     }
 
+    #[inline]
     fn newline(&mut self) {
-        self.out.push(self.break_instead.take().unwrap_or('\n'));
+        match self.break_instead.take() {
+            None => self.out.push('\n'),
+            Some(c) => self.out.push(c),
+        }
         self.col = 0;
     }
 

@@ -262,6 +262,10 @@ struct KeyIndex {
     positions: HashMap<CompactString, usize>,
 }
 
+/// The most characters from a key's start to its `:` that go-yaml reads
+/// as a key without `?` (a simple key).
+const MAX_SIMPLE_KEY: usize = 1024;
+
 /// Past this many entries a mapping's duplicate keys are found by hashing.
 const SCAN_KEYS_UP_TO: usize = 16;
 
@@ -735,15 +739,16 @@ impl<'a> Parser<'a> {
         }
 
         self.enter()?;
-        let mut props = Props {
-            anchor,
-            tag,
+        let mut inline_props = props_inline.then(|| Props {
+            anchor: anchor.take(),
+            tag: tag.take(),
             col: props_col,
-        };
-        let inline = props_inline.then_some(&mut props);
-        let mut node = self.node_content(parent, ctx, same_line, inline)?;
+        });
+        let mut node = self.node_content(parent, ctx, same_line, inline_props.as_mut())?;
         self.depth -= 1;
-        let Props { anchor, tag, .. } = props;
+        if let Some(p) = inline_props {
+            (anchor, tag) = (p.anchor, p.tag);
+        }
         if let Some(t) = tag {
             apply_tag(&mut node, t)?;
         }
@@ -762,11 +767,18 @@ impl<'a> Parser<'a> {
     /// Fails with `message` where a key without `?` that starts at
     /// `key_start` has its `:` (here) more than 1,024 characters after its
     /// start: go-yaml's limit for such (simple) keys.
+    #[inline]
     fn check_simple_key(&self, key_start: usize, message: &str) -> PResult<()> {
-        const MAX_SIMPLE_KEY: usize = 1024;
-        if self.i - key_start > MAX_SIMPLE_KEY
-            && self.src[key_start..self.i].chars().count() > MAX_SIMPLE_KEY
-        {
+        if self.i - key_start > MAX_SIMPLE_KEY {
+            return self.check_long_simple_key(key_start, message);
+        }
+        Ok(())
+    }
+
+    /// [`Parser::check_simple_key`] for a key of more than 1,024 bytes.
+    #[cold]
+    fn check_long_simple_key(&self, key_start: usize, message: &str) -> PResult<()> {
+        if self.src[key_start..self.i].chars().count() > MAX_SIMPLE_KEY {
             let at = Pos {
                 line: self.line,
                 col: self.pos_at(key_start).col,
@@ -778,6 +790,7 @@ impl<'a> Parser<'a> {
 
     /// [`Parser::check_simple_key`] in a flow collection, where a key
     /// without `?` must also end on the line it starts on.
+    #[inline]
     fn check_flow_key(&self, key_start: usize, key_line: u32, message: &str) -> PResult<()> {
         if self.line != key_line {
             return self.err(message);
@@ -786,16 +799,15 @@ impl<'a> Parser<'a> {
     }
 
     /// Gives a mapping's first key the properties written before it.
-    fn with_props(&mut self, mut key: Node, props: Option<&mut Props>) -> PResult<Node> {
-        if let Some(p) = props {
-            if let Some(t) = p.tag.take() {
-                apply_tag(&mut key, t)?;
-            }
-            if let Some(a) = p.anchor.take() {
-                self.register_anchor(a, &key);
-            }
+    #[cold]
+    fn give_props(&mut self, key: &mut Node, props: &mut Props) -> PResult<()> {
+        if let Some(t) = props.tag.take() {
+            apply_tag(key, t)?;
         }
-        Ok(key)
+        if let Some(a) = props.anchor.take() {
+            self.register_anchor(a, key);
+        }
+        Ok(())
     }
 
     fn at_seq_entry(&self) -> bool {
@@ -851,7 +863,10 @@ impl<'a> Parser<'a> {
                         return self.err("mapping values are not allowed in this context");
                     }
                     self.check_simple_key(key_start, FIRST_KEY)?;
-                    let key = self.with_props(node, props)?;
+                    let mut key = node;
+                    if let Some(p) = props {
+                        self.give_props(&mut key, p)?;
+                    }
                     return self.block_map(col, Some(key));
                 }
                 Ok(node)
@@ -864,7 +879,10 @@ impl<'a> Parser<'a> {
                         return self.err("mapping values are not allowed in this context");
                     }
                     self.check_simple_key(key_start, FIRST_KEY)?;
-                    let key = self.with_props(node, props)?;
+                    let mut key = node;
+                    if let Some(p) = props {
+                        self.give_props(&mut key, p)?;
+                    }
                     return self.block_map(col, Some(key));
                 }
                 let comment = self.take_comment();
@@ -891,9 +909,11 @@ impl<'a> Parser<'a> {
                     if inline_value {
                         return self.err("mapping values are not allowed in this context");
                     }
-                    let key = self.plain_key(text_end, start);
+                    let mut key = self.plain_key(text_end, start);
                     self.check_simple_key(key_start, FIRST_KEY)?;
-                    let key = self.with_props(key, props)?;
+                    if let Some(p) = props {
+                        self.give_props(&mut key, p)?;
+                    }
                     return self.block_map(col, Some(key));
                 }
                 self.plain_multiline(parent, text_end, start)
@@ -1194,8 +1214,10 @@ impl<'a> Parser<'a> {
             self.key_indexes.pop();
         }
         let mut entries: ThinVec<(Node, Node)> = self.entries.drain(first..).collect();
-        let resource = self.limits.duplicate_keys == DuplicateKeys::Error;
-        apply_merge_keys(&mut entries, resource)?;
+        if entries.iter().any(|(k, _)| is_merge_text(k)) {
+            let resource = self.limits.duplicate_keys == DuplicateKeys::Error;
+            apply_merge_keys(&mut entries, resource)?;
+        }
         Ok(entries)
     }
 
@@ -1955,6 +1977,11 @@ fn fold_lines(lines: &[&str], break_after: &dyn Fn(usize) -> char, out: &mut Com
     }
 }
 
+/// `k` is a scalar `<<` (a merge key if plain and untagged).
+fn is_merge_text(k: &Node) -> bool {
+    matches!(&k.value, Value::Scalar(s) if s.text == "<<")
+}
+
 /// Applies YAML merge keys (`<<: *anchor` or `<<: [*a, *b]`): keys of the
 /// merged mappings are added where the mapping does not define them itself.
 /// A merge key's value must be a mapping or a sequence of mappings, as in
@@ -1963,8 +1990,8 @@ fn fold_lines(lines: &[&str], break_after: &dyn Fn(usize) -> char, out: &mut Com
 /// In a resource (`resource`), Kustomize drops the first `<<` key when it
 /// is not a merge key (quoted, or tagged `!!str`); later ones are ordinary
 /// keys, which may not repeat.
+#[cold]
 fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PResult<()> {
-    let is_merge_text = |k: &Node| matches!(&k.value, Value::Scalar(s) if s.text == "<<");
     let Some(first) = entries.iter().position(|(k, _)| is_merge_text(k)) else {
         return Ok(());
     };
