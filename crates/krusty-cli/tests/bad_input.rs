@@ -13,7 +13,8 @@
 //!   accepts the tree, `1` when it refuses it;
 //! - `disagreement` (optional): one line saying how krusty's decision
 //!   differs from kubectl's today. Such cases skip the decision check and
-//!   are listed on stderr; their snapshot is still compared.
+//!   are listed on stderr (so are those whose decision now agrees, for
+//!   the file to be deleted); their snapshot is still compared.
 //!
 //! krusty must exit with the recorded status and print the recorded stderr;
 //! when it fails it prints nothing on stdout; and it accepts exactly the
@@ -85,6 +86,8 @@ enum Verdict {
     /// Passed its snapshot; its decision differs from kubectl's, as its
     /// `disagreement` file says.
     KnownDisagreement(String),
+    /// Has a `disagreement` file, but krusty now decides as kubectl does.
+    Resolved,
 }
 
 /// Checks one case; `Err` describes the failures.
@@ -118,6 +121,7 @@ fn check(case: &Path, bless: bool) -> Result<Verdict, String> {
     let disagreement = fs::read_to_string(case.join("disagreement")).ok();
     let mut verdict = Verdict::Pass;
     match disagreement {
+        Some(_) if (exit == 0) == kubectl_accepts => verdict = Verdict::Resolved,
         Some(line) => verdict = Verdict::KnownDisagreement(line.trim().to_string()),
         None if (exit == 0) != kubectl_accepts => problems.push(format!(
             "krusty {}, kubectl {} (add a `disagreement` file if this is known)",
@@ -162,6 +166,9 @@ fn bad_input_matches_snapshots_and_kubectl_decisions() {
         match check(case, bless) {
             Ok(Verdict::Pass) => {}
             Ok(Verdict::KnownDisagreement(why)) => known.push(format!("{name}: {why}")),
+            Ok(Verdict::Resolved) => known.push(format!(
+                "{name}: now decides as kubectl does; delete its `disagreement` file"
+            )),
             Err(msg) => {
                 failures += 1;
                 eprintln!("FAIL {name}: {msg}\n");
