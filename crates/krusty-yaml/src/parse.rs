@@ -137,7 +137,7 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let ascii = src.is_ascii();
     let normalized_breaks;
-    let (src, special_breaks) = if !ascii && src.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+    let (src, special_breaks) = if !ascii && has_unicode_breaks(src) {
         let (text, special) = normalize_unicode_breaks(src);
         normalized_breaks = text;
         (normalized_breaks.as_str(), special)
@@ -168,6 +168,12 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
     SCRATCH_ITEMS.set(parser.items);
     SCRATCH_ENTRIES.set(parser.entries);
     parsed
+}
+
+/// `src` holds NEL, LINE SEPARATOR or PARAGRAPH SEPARATOR (searched for
+/// as byte strings, which the standard library scans many bytes at a time).
+fn has_unicode_breaks(src: &str) -> bool {
+    src.contains("\u{2028}") || src.contains("\u{2029}") || src.contains("\u{85}")
 }
 
 /// `src` with its NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR characters
