@@ -482,7 +482,8 @@ fn wait_for_file(path: &Path) -> String {
 }
 
 /// A process an exec function started in the background dies with the
-/// function: at the time limit, and when krusty is interrupted.
+/// function: at the time limit, when krusty is interrupted, and when
+/// krusty is killed outright.
 #[test]
 fn exec_function_processes_stop_with_the_function() {
     let dir = script_tree(
@@ -525,6 +526,23 @@ wait
     assert!(
         ends_within(&sleeper, Duration::from_secs(2)),
         "the function's own child outlived the interrupt"
+    );
+
+    // krusty killed outright: its watchdog kills the function's group.
+    std::fs::remove_file(dir.join("sleeper.pid")).expect("rm");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(["build", "--enable-alpha-plugins", "--enable-exec", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    let sleeper = wait_for_file(&dir.join("sleeper.pid"));
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    assert!(
+        ends_within(&sleeper, Duration::from_secs(2)),
+        "the function's own child outlived krusty"
     );
 }
 

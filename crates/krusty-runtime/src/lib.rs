@@ -12,6 +12,7 @@ pub mod policy;
 pub mod process;
 pub mod spec;
 pub mod starlark;
+mod watchdog;
 
 use std::path::Path;
 

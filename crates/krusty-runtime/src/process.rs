@@ -2,8 +2,9 @@
 //! drained at the same time (so large lists cannot deadlock), under a
 //! time limit and an output limit.
 //!
-//! The child leads a process group of its own: a limit or an interrupt
-//! kills the group, so what the child started dies with it. A memory
+//! The child leads a process group of its own: a limit, an interrupt or
+//! the end of krusty (the [`watchdog`]) kills the group, so what the child
+//! started dies with it. A memory
 //! limit, when given, is set on the child as soon as it is started, before
 //! it is given its input (Linux's `prlimit`), so no `fork` of krusty is
 //! needed: `posix_spawn` starts the child whatever krusty's size (a fork
@@ -17,7 +18,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::interrupt;
+use crate::{interrupt, watchdog};
 
 /// How much of stderr is kept (the rest is read and dropped).
 const STDERR_KEPT: usize = 64 << 10;
@@ -72,8 +73,10 @@ pub fn run(
             return Err(Failure::Spawn(e));
         }
     }
+    watchdog::watch(leader);
     let registration = interrupt::on_interrupt(move || kill_group(leader));
     let outcome = supervise(&mut child, input, timeout, max_output, on_kill);
+    watchdog::forget(leader);
     // An interrupt killed the child: the clean-up is ending the process.
     while interrupt::interrupted() {
         thread::park();
