@@ -709,16 +709,7 @@ impl<'a> Parser<'a> {
 
         // Properties: anchor and tag, in either order.
         let props_col = self.col_bytes();
-        let mut anchor = None;
-        let mut tag = None;
-        loop {
-            match self.peek() {
-                Some(b'&') => anchor = Some(self.name_after_indicator()?),
-                Some(b'!') => tag = Some(self.tag()?),
-                _ => break,
-            }
-            self.skip_inline_ws();
-        }
+        let (mut anchor, mut tag) = self.properties(false)?;
         let mut props_inline = anchor.is_some() || tag.is_some();
         if props_inline && (self.at_eol() || self.peek() == Some(b'#')) {
             props_inline = false;
@@ -900,7 +891,7 @@ impl<'a> Parser<'a> {
                 Self::set_line_comment(&mut node, comment);
                 Ok(node)
             }
-            Some(c) if matches!(c, b'@' | b'`') => self.err(format!(
+            Some(c) if matches!(c, b'@' | b'`') || (c == b'%' && col > 0) => self.err(format!(
                 "found character '{}' that cannot start any token",
                 c as char
             )),
@@ -1231,6 +1222,7 @@ impl<'a> Parser<'a> {
     fn block_key(&mut self) -> PResult<Node> {
         let start = self.pos();
         match self.peek() {
+            Some(b'[' | b'{') => self.err("a flow collection cannot be a mapping key here"),
             Some(b'?') if self.blank_at(1) => {
                 self.i += 1;
                 let key = self.node(self.col_bytes() - 1, Ctx::SeqItem)?;
@@ -1252,16 +1244,7 @@ impl<'a> Parser<'a> {
                 Ok(k)
             }
             Some(b'&') | Some(b'!') => {
-                let mut anchor = None;
-                let mut tag = None;
-                loop {
-                    match self.peek() {
-                        Some(b'&') => anchor = Some(self.name_after_indicator()?),
-                        Some(b'!') => tag = Some(self.tag()?),
-                        _ => break,
-                    }
-                    self.skip_inline_ws();
-                }
+                let (anchor, tag) = self.properties(false)?;
                 let mut k = self.block_key()?;
                 if let Some(t) = tag {
                     apply_tag(&mut k, t)?;
@@ -1616,16 +1599,7 @@ impl<'a> Parser<'a> {
 
     fn flow_node(&mut self) -> PResult<Node> {
         self.skip_flow_ws()?;
-        let mut anchor = None;
-        let mut tag = None;
-        loop {
-            match self.peek() {
-                Some(b'&') => anchor = Some(self.name_after_indicator()?),
-                Some(b'!') => tag = Some(self.tag()?),
-                _ => break,
-            }
-            self.skip_flow_ws()?;
-        }
+        let (anchor, tag) = self.properties(true)?;
         self.enter()?;
         let start = self.pos();
         let mut node = match self.peek() {
@@ -1638,15 +1612,23 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         break;
                     }
+                    // `? key` makes a single-pair mapping, with or without `:`.
+                    let explicit = self.peek() == Some(b'?') && self.blank_at(1);
+                    if explicit {
+                        self.i += 1;
+                        self.skip_flow_ws()?;
+                    }
                     let (key_start, key_line) = (self.i, self.line);
                     let item = self.flow_node()?;
                     self.skip_flow_ws()?;
                     let item = if self.peek() == Some(b':') {
-                        self.check_flow_key(
-                            key_start,
-                            key_line,
-                            "did not find expected ',' or ']'",
-                        )?;
+                        if !explicit {
+                            self.check_flow_key(
+                                key_start,
+                                key_line,
+                                "did not find expected ',' or ']'",
+                            )?;
+                        }
                         self.i += 1;
                         self.skip_flow_ws()?;
                         let value = if matches!(self.peek(), Some(b',') | Some(b']')) {
@@ -1656,6 +1638,8 @@ impl<'a> Parser<'a> {
                         };
                         self.skip_flow_ws()?;
                         Node::map_of([(item, value)])
+                    } else if explicit {
+                        Node::map_of([(item, empty_flow_value())])
                     } else {
                         item
                     };
@@ -1749,6 +1733,12 @@ impl<'a> Parser<'a> {
                     self.b[self.i] as char
                 ));
             }
+            Some(c @ (b'@' | b'`' | b'%')) => {
+                return self.err(format!(
+                    "found character '{}' that cannot start any token",
+                    c as char
+                ));
+            }
             _ => self.flow_plain()?,
         };
         self.depth -= 1;
@@ -1830,6 +1820,27 @@ impl<'a> Parser<'a> {
             );
         }
         Ok(self.src[start..self.i].to_string())
+    }
+
+    /// Reads a node's properties, an anchor and a tag in either order (at
+    /// most one of each), and the blanks after them.
+    fn properties(&mut self, flow: bool) -> PResult<(Option<String>, Option<String>)> {
+        let mut anchor = None;
+        let mut tag = None;
+        loop {
+            match self.peek() {
+                Some(b'&') if anchor.is_none() => anchor = Some(self.name_after_indicator()?),
+                Some(b'!') if tag.is_none() => tag = Some(self.tag()?),
+                Some(b'&' | b'!') => return self.err("did not find expected key"),
+                _ => break,
+            }
+            if flow {
+                self.skip_flow_ws()?;
+            } else {
+                self.skip_inline_ws();
+            }
+        }
+        Ok((anchor, tag))
     }
 
     fn tag(&mut self) -> PResult<String> {
@@ -1918,6 +1929,12 @@ impl<'a> Parser<'a> {
 /// as empty strings, not nulls.
 fn empty_flow_value() -> Node {
     Node::string("")
+}
+
+/// `v` is an [`empty_flow_value`]: the reader gives every other node a
+/// position.
+fn is_empty_flow_value(v: &Node) -> bool {
+    v.pos().line == 0 && v.style() == ScalarStyle::DoubleQuoted && v.as_str() == Some("")
 }
 
 fn count_nodes(node: &Node) -> usize {
@@ -2019,8 +2036,12 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PRes
             earlier = Some(k.pos().line);
         }
     }
-    if !entries.iter().any(|(k, _)| is_merge(k)) {
+    let mut merge_keys = entries.iter().filter(|(k, _)| is_merge(k));
+    if merge_keys.next().is_none() {
         return Ok(());
+    }
+    if let (true, Some((k, _))) = (resource, merge_keys.next()) {
+        return Err(YamlError::new(k.pos(), "duplicate merge key"));
     }
     let mergeable = |v: &Node| match &v.value {
         Value::Map(_) => true,
@@ -2060,6 +2081,12 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PRes
                 .chain(merged.iter())
                 .any(|(o, _)| o.key_str() == k.key_str());
             if !exists {
+                // A value left out in a flow mapping is null once merged.
+                let v = if is_empty_flow_value(&v) {
+                    Node::null()
+                } else {
+                    v
+                };
                 merged.push((k, v));
             }
         }
