@@ -11,7 +11,7 @@
 //! string.
 
 use krusty_yaml::{
-    go_yaml_float, resolve_input, CompactString, Node, Resolved, ScalarStyle, Value,
+    go_yaml_float, resolve_input, CompactString, Node, Pos, Resolved, ScalarStyle, Value,
 };
 
 /// Gives every value under `node` (not the keys: they are strings either
@@ -75,6 +75,13 @@ fn scalar_through_json(node: &mut Node) -> Result<(), String> {
     }
     node.set_style(style);
     node.clear_tag();
+    // Read back from text, the value has a type of its own now, like a
+    // value read from a file: a field the build made untyped (line 0,
+    // such as a name a prefix set) no longer takes the type of whatever
+    // text a later replacement writes into it.
+    if node.pos().line == 0 {
+        node.set_pos(Pos { line: 1, col: 1 });
+    }
     Ok(())
 }
 
