@@ -602,7 +602,7 @@ fn functions_get_the_items_annotations_and_environment_kustomize_sends() {
     write(
         &tree,
         "base/svc.yaml",
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc2\n  annotations:\n    keep: me\n",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc2\n  annotations:\n    keep: me\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cr\n",
     );
     write(
         &tree,
@@ -634,7 +634,7 @@ fn functions_get_the_items_annotations_and_environment_kustomize_sends() {
         let got = bench.krusty(&tree.join("app"));
         assert!(got.status.success(), "{how}: {}", text(&got.stderr));
         let (want, got) = (seen(&text(&want.stdout)), seen(&text(&got.stdout)));
-        assert_eq!(want.input.len(), 9, "{how}: {:?}", want.input);
+        assert_eq!(want.input.len(), 10, "{how}: {:?}", want.input);
         for (w, g) in want.input.iter().zip(&got.input) {
             assert_eq!(w, g, "{how}: kubectl sent the first, krusty the second");
         }

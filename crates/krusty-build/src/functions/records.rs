@@ -14,6 +14,7 @@
 //! It sends no path annotations.
 
 use krusty_fn::wire::annotations::{ID, INDEX, MIGRATION_ID, PATH, RESOURCE_ID};
+use krusty_resource::id::NOT_A_NAMESPACE;
 use krusty_resource::{Behavior, BuildMeta, Origin, PreviousId};
 use krusty_yaml::{CompactString, Node, Pos, ScalarStyle};
 
@@ -84,7 +85,14 @@ fn build_records(meta: &BuildMeta) -> Vec<(&'static str, String)> {
             |f: fn(&PreviousId) -> &str| meta.previous.iter().map(f).collect::<Vec<_>>().join(",");
         records.push((PREVIOUS_KINDS, join(|p| &p.kind)));
         records.push((PREVIOUS_NAMES, join(|p| &p.name)));
-        records.push((PREVIOUS_NAMESPACES, join(|p| &p.namespace)));
+        // A cluster-scoped kind's (empty) namespace is Kustomize's marker.
+        records.push((
+            PREVIOUS_NAMESPACES,
+            join(|p| match p.namespace.as_str() {
+                "" => NOT_A_NAMESPACE,
+                ns => ns,
+            }),
+        ));
     }
     if !meta.suffixes.is_empty() {
         records.push((SUFFIXES, meta.suffixes.join(",")));
@@ -215,7 +223,10 @@ pub(super) fn take(node: &mut Node) -> Result<Returned, String> {
         .map(|((name, kind), namespace)| PreviousId {
             kind: CompactString::from(kind),
             name: CompactString::from(name),
-            namespace: CompactString::from(namespace),
+            namespace: match namespace.as_str() {
+                NOT_A_NAMESPACE => CompactString::default(),
+                ns => CompactString::from(ns),
+            },
         })
         .collect();
     if let Some(entries) = annotations.as_map_mut() {
