@@ -681,7 +681,17 @@ impl<'a> Parser<'a> {
     /// Content on a later line must be indented deeper than `parent`.
     /// Returns `None` when the node is empty.
     fn node(&mut self, parent: i32, ctx: Ctx) -> PResult<Option<Node>> {
+        let blanks = self.i;
         self.skip_inline_ws();
+        if ctx == Ctx::SeqItem {
+            // After `-`, `?` or an explicit key's `:`, go-yaml takes no tab.
+            if let Some(tab) = self.b[blanks..self.i].iter().position(|&c| c == b'\t') {
+                return Err(YamlError::new(
+                    self.pos_at(blanks + tab),
+                    "found character that cannot start any token",
+                ));
+            }
+        }
         let mut line_comment = None;
         let mut same_line = true;
         if self.peek() == Some(b'#') || self.at_eol() {
