@@ -385,7 +385,7 @@ fn seeded_function_outputs_are_placed_like_kustomize() {
         return;
     };
     let image = bench.image("config");
-    for seed in 1..=6u64 {
+    for seed in 1..=8u64 {
         let mut rng = Rng::new(seed);
         let tree = bench.dir.join(format!("seed-{seed}"));
         let case = SeededCase::new(&mut rng);
@@ -480,15 +480,36 @@ impl SeededCase {
             .iter()
             .map(|(kind, name, namespace, _)| (*kind, format!("{prefix}{name}"), namespace.clone()))
             .chain([(0, format!("{prefix}gen"), String::new())]);
-        for (kind, name, namespace) in current {
+        for (sent, (kind, name, namespace)) in current.enumerate() {
             let (api_version, kind_name, namespaced) = KINDS[kind];
-            let extra = if name.ends_with("gen") && rng.below(2) == 0 {
-                "    annotations:\n      internal.config.kubernetes.io/needsHashSuffix: enabled\n  data:\n    k: v\n"
-            } else if rng.below(3) == 0 {
-                "    labels:\n      changed: \"yes\"\n"
-            } else {
-                ""
-            };
+            // Annotations a function passing items through returns (an id,
+            // sometimes wrong: matching ignores it) and build records.
+            let mut annotations = String::new();
+            if rng.below(3) == 0 {
+                let id = if rng.below(2) == 0 {
+                    sent + 1
+                } else {
+                    rng.below(9) + 1
+                };
+                annotations.push_str(&format!("      config.k8s.io/id: '{id}'\n"));
+            }
+            let mut rest = String::new();
+            if name.ends_with("gen") {
+                rest.push_str("  data:\n    k: v\n");
+                if rng.below(2) == 0 {
+                    annotations
+                        .push_str("      internal.config.kubernetes.io/needsHashSuffix: enabled\n");
+                }
+            }
+            let mut extra = String::new();
+            if !annotations.is_empty() {
+                extra = format!("    annotations:\n{annotations}");
+            }
+            if rng.below(3) == 0 {
+                extra.push_str("    labels:\n      changed: \"yes\"\n");
+            }
+            extra.push_str(&rest);
+            let extra = extra.as_str();
             match rng.below(10) {
                 0 | 1 => {}
                 2 | 3 => items.push(item(
