@@ -172,6 +172,7 @@ resource("yaml-edge-anchor-redefined", THING + "spec:\n  a: &x 1\n  b: &x 2\n  c
 resource("yaml-edge-alias-before-anchor", THING + "spec:\n  c: *x\n  a: &x 1\n")
 resource("yaml-edge-anchor-on-alias", THING + "spec:\n  a: &x 1\n  b: &y *x\n")
 resource("yaml-edge-merge-key-scalar", THING + "spec:\n  <<: 1\n  a: 2\n")
+resource("yaml-edge-flow-pair-merge-key-scalar", THING + "spec: [<<: \"c.local\"]\n")
 resource("yaml-edge-merge-key-list-of-maps", THING + "base: &b {x: 1}\nspec:\n  <<: [*b, {y: 2}]\n")
 resource("yaml-edge-undeclared-tag-handle", THING + "spec:\n  a: !e!x 1\n")
 resource("yaml-edge-block-scalar-leading-spaces", THING + "spec:\n  k: |\n\n     |  \n      \n     \n  j: y\n")
