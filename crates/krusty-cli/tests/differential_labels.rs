@@ -5,7 +5,9 @@
 //! and without `includeSelectors`/`includeTemplates`, `fields` entries),
 //! `commonAnnotations`, and later steps change one occurrence of a label in
 //! place (a replacement into `metadata.labels.KEY`, a strategic merge
-//! patch, a JSON patch).
+//! patch, a JSON patch), with Kustomize's build records in play (prefixes,
+//! namespaces, `buildMetadata`, a JSON patch replacing the annotations,
+//! `fields` entries for `metadata/annotations`) and `$patch: replace`.
 //!
 //! The trees derive from a fixed seed, or from `KRUSTY_DIFF_SEED` (decimal
 //! or `0x` hex). A mismatch prints the seed and the tree's path and keeps
@@ -126,6 +128,23 @@ fn write_tree(dir: &Path, rng: &mut support::Rng) {
             rng.pick(&VALUES)
         );
     }
+    if rng.chance(15) {
+        // Replaces the map holding Kustomize's build records.
+        let _ = write!(
+            patches,
+            "- target:\n    kind: {}\n  patch: |-\n    - op: replace\n      path: /metadata/annotations\n      value: {{seen: {}}}\n",
+            rng.pick(&["Deployment", "Service"]),
+            rng.pick(&VALUES)
+        );
+    }
+    if rng.chance(15) {
+        // A replaced map holds new values, no longer shared.
+        let _ = write!(
+            patches,
+            "- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n      name: web\n    spec:\n      template:\n        metadata:\n          labels:\n            $patch: replace\n            app: {}\n",
+            rng.pick(&VALUES)
+        );
+    }
     if !patches.is_empty() {
         overlay.push_str("patches:\n");
         overlay.push_str(&patches);
@@ -146,6 +165,17 @@ fn write_tree(dir: &Path, rng: &mut support::Rng) {
         let _ = write!(
             overlay,
             "replacements:\n- source:\n    kind: ConfigMap\n    name: settings\n    fieldPath: data.{key}\n  targets:\n  - select:\n      kind: Deployment\n    fieldPaths:\n    - {target}{create}\n"
+        );
+    }
+    if rng.chance(20) {
+        let _ = write!(
+            overlay,
+            "buildMetadata: [{}]\n",
+            rng.pick(&[
+                "originAnnotations",
+                "transformerAnnotations",
+                "managedByLabel"
+            ])
         );
     }
     support::write(dir, "overlay/kustomization.yaml", &overlay);
@@ -183,10 +213,10 @@ fn level_labels(rng: &mut support::Rng, out: &mut String) {
                     "metadata/annotations",
                 ]);
                 let create = rng.pick(&["true", "false"]);
+                let kind = rng.pick(&["Deployment", "Service", ""]);
                 let _ = write!(
                     out,
-                    "  fields:\n  - path: {path}\n    kind: {}\n    create: {create}\n",
-                    rng.pick(&["Deployment", "Service"])
+                    "  fields:\n  - path: {path}\n    kind: {kind}\n    create: {create}\n"
                 );
             }
         }
@@ -196,5 +226,8 @@ fn level_labels(rng: &mut support::Rng, out: &mut String) {
     }
     if rng.chance(20) {
         out.push_str("namePrefix: p-\n");
+    }
+    if rng.chance(15) {
+        out.push_str("namespace: apps\n");
     }
 }

@@ -39,12 +39,16 @@ impl SetMapEntries {
                 if finds_records(spec) && spec.selects(&gvk) && has_records(r, env) {
                     ensure_annotations(r);
                 }
+                // With build records, Kustomize rebuilds the annotations map
+                // after every step: values written there are not shared.
+                let shares =
+                    (i < 128 && !(env.build_records && finds_records(spec))).then_some(1u128 << i);
                 apply(
                     &mut r.node,
                     &gvk,
                     spec,
                     CreateKind::Map,
-                    &mut |n: &mut Node| set_entries(n, &self.pairs, i, &mut fresh),
+                    &mut |n: &mut Node| set_entries(n, &self.pairs, shares, &mut fresh),
                 )
                 .map_err(|e| {
                     let id = r.id();
@@ -227,11 +231,12 @@ fn ensure_annotations(r: &mut Resource) {
 }
 
 /// Sets the pairs in the map `node`; for each pair the map did not hold,
-/// marks spec `spec` in `fresh` and counts the map.
+/// marks the spec's bit `shares` (if it may share) in `fresh` and counts
+/// the map.
 fn set_entries(
     node: &mut Node,
     pairs: &[(String, String)],
-    spec: usize,
+    shares: Option<u128>,
     fresh: &mut [(u128, u32)],
 ) -> OpResult<()> {
     if node.is_null() {
@@ -251,9 +256,9 @@ fn set_entries(
     for ((k, _), f) in pairs.iter().zip(fresh.iter_mut()) {
         if !map.iter().any(|(e, _)| e.key_str() == Some(k)) {
             new += 1;
-            f.1 += 1;
-            if spec < 128 {
-                f.0 |= 1u128 << spec;
+            if let Some(bit) = shares {
+                f.0 |= bit;
+                f.1 += 1;
             }
         }
     }
