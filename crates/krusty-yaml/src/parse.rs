@@ -1325,6 +1325,17 @@ impl<'a> Parser<'a> {
                 k += 1;
             }
             let spaces = (k - line_begin) as i32;
+            // A tab where the indentation is not yet known or not yet
+            // reached (on the line after the scalar too).
+            if self.b.get(k) == Some(&b'\t') && indent.is_none_or(|n| spaces < n) {
+                return Err(YamlError::new(
+                    Pos {
+                        line: self.line + 1,
+                        col: spaces as u32 + 1,
+                    },
+                    "found a tab character where an indentation space is expected",
+                ));
+            }
             let rest_blank = k >= self.b.len() || self.b[k] == b'\n';
             let ind = match indent {
                 Some(n) => n,
@@ -1362,15 +1373,6 @@ impl<'a> Parser<'a> {
                 continue;
             }
             if spaces < ind {
-                if k < self.b.len() && self.b[k] == b'\t' && spaces >= base {
-                    return Err(YamlError::new(
-                        Pos {
-                            line: self.line + 1,
-                            col: spaces as u32 + 1,
-                        },
-                        "found a tab character where an indentation space is expected",
-                    ));
-                }
                 break;
             }
             self.newline();
@@ -1433,6 +1435,15 @@ impl<'a> Parser<'a> {
         }
         if extra_break {
             text.push('\n');
+        }
+        if text.starts_with('\t') && self.limits.duplicate_keys == DuplicateKeys::Error {
+            // Kustomize writes a resource's block scalar again with go-yaml
+            // v3, which gives a leading tab no indentation indicator, and
+            // fails to read it back.
+            return Err(YamlError::new(
+                start,
+                "found a tab character where an indentation space is expected",
+            ));
         }
         let style = if literal {
             ScalarStyle::Literal
