@@ -62,7 +62,7 @@ fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResul
         )));
     }
     let mut root = root;
-    let needs_hash = strip_bookkeeping(&mut root);
+    let needs_hash = krusty_resource::build_records::strip(&mut root);
     let unusable = take_unusable_annotations(&mut root);
     let mut r = Resource::from_node(root).map_err(|e| at(e.0))?;
     r.meta.needs_hash |= needs_hash;
@@ -84,55 +84,4 @@ fn take_unusable_annotations(root: &mut Node) -> Option<Node> {
         return None;
     }
     metadata.remove("annotations")
-}
-
-/// The annotations Kustomize keeps its build records in, which it removes
-/// from every resource it prints, including resources read with them (the
-/// output of an earlier build fed back in).
-const BOOKKEEPING: [&str; 14] = [
-    "config.kubernetes.io/origin",
-    "alpha.config.kubernetes.io/transformations",
-    "config.kubernetes.io/index",
-    "config.kubernetes.io/path",
-    "config.k8s.io/id",
-    "internal.config.kubernetes.io/previousNames",
-    "internal.config.kubernetes.io/previousKinds",
-    "internal.config.kubernetes.io/previousNamespaces",
-    "internal.config.kubernetes.io/prefixes",
-    "internal.config.kubernetes.io/suffixes",
-    "internal.config.kubernetes.io/path",
-    "internal.config.kubernetes.io/index",
-    "internal.config.kubernetes.io/generatorBehavior",
-    NEEDS_HASH_SUFFIX,
-];
-
-/// Kustomize's record that a resource's name gets a content hash.
-const NEEDS_HASH_SUFFIX: &str = "internal.config.kubernetes.io/needsHashSuffix";
-
-/// Removes [`BOOKKEEPING`] annotations from a resource read from a file
-/// (and its annotations, if nothing else is left in them); `true` when it
-/// carried `needsHashSuffix: enabled`, which Kustomize acts on.
-fn strip_bookkeeping(root: &mut Node) -> bool {
-    let Some(annotations) = root
-        .get_mut("metadata")
-        .and_then(|m| m.get_mut("annotations"))
-    else {
-        return false;
-    };
-    let Some(entries) = annotations.as_map_mut() else {
-        return false;
-    };
-    let before = entries.len();
-    let mut needs_hash = false;
-    entries.retain(|(k, v)| {
-        let key = k.key_str().unwrap_or_default();
-        needs_hash |= key == NEEDS_HASH_SUFFIX && v.as_str() == Some("enabled");
-        !BOOKKEEPING.contains(&key)
-    });
-    if entries.is_empty() && before > 0 {
-        if let Some(metadata) = root.get_mut("metadata") {
-            metadata.remove("annotations");
-        }
-    }
-    needs_hash
 }

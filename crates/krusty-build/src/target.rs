@@ -97,6 +97,13 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let loader = Loader::new(dir, opts.load_restrictor)?;
     let level = ctx.target(&loader)?;
     let mut resmap = level.resmap;
+    // Records a transformer wrote as annotations are never printed; a
+    // needsHashSuffix among them still asks for the hash.
+    krusty_ops::parallel::map_each(resmap.resources_mut_keeping_identity(), |r| {
+        if krusty_resource::build_records::strip(&mut r.node) {
+            r.meta.needs_hash = true;
+        }
+    });
     AddHashSuffixes
         .apply(&mut resmap)
         .map_err(|e| BuildError::new(e.0))?;

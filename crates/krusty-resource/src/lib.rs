@@ -1,6 +1,7 @@
 //! Resources and their identity: the layer between YAML nodes and the
 //! operations that transform them.
 
+pub mod build_records;
 pub mod id;
 pub mod json_round_trip;
 pub mod meta;
