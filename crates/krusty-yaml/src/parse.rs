@@ -1403,7 +1403,6 @@ impl<'a> Parser<'a> {
         // Kustomize (go-yaml v3 writes a blank line before those comments
         // and reads it back into the scalar).
         let extra_break = chomp > 0
-            && content_count > 0
             && lines.len() > content_count
             && self.limits.duplicate_keys == DuplicateKeys::Error
             && self.only_comments_follow(self.i);
