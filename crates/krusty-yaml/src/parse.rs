@@ -1366,6 +1366,11 @@ impl<'a> Parser<'a> {
                 } else {
                     ""
                 };
+                if !extra.is_empty() {
+                    // Spaces past the indentation are content.
+                    end_pos = k;
+                    end_line = (self.line, self.line_start);
+                }
                 lines.push(extra);
                 if track_breaks {
                     line_ends.push(k);
