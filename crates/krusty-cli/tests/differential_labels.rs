@@ -7,7 +7,9 @@
 //! place (a replacement into `metadata.labels.KEY`, a strategic merge
 //! patch, a JSON patch), with Kustomize's build records in play (prefixes,
 //! namespaces, `buildMetadata`, a JSON patch replacing the annotations,
-//! `fields` entries for `metadata/annotations`) and `$patch: replace`.
+//! `fields` entries for `metadata/annotations`, generated ConfigMaps) and
+//! `$patch: replace`, and a ConfigMap marked local-config (with values
+//! Kustomize tells apart) or with a scalar `metadata.annotations`.
 //!
 //! The trees derive from a fixed seed, or from `KRUSTY_DIFF_SEED` (decimal
 //! or `0x` hex). A mismatch prints the seed and the tree's path and keeps
@@ -101,12 +103,25 @@ fn write_tree(dir: &Path, rng: &mut support::Rng) {
         dir,
         "base/cm.yaml",
         &format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  team: {}\n  tier: {}\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n{}data:\n  team: {}\n  tier: {}\n",
+            cm_annotations(rng),
             rng.pick(&VALUES),
             rng.pick(&VALUES)
         ),
     );
     let mut base = String::from("resources:\n- deploy.yaml\n- service.yaml\n- cm.yaml\n");
+    if rng.chance(25) {
+        let hash = if rng.chance(50) {
+            "\n  options:\n    disableNameSuffixHash: true"
+        } else {
+            ""
+        };
+        let _ = write!(
+            base,
+            "configMapGenerator:\n- name: generated\n  literals: [k={}]{hash}\n",
+            rng.pick(&VALUES)
+        );
+    }
     level_labels(rng, &mut base);
     support::write(dir, "base/kustomization.yaml", &base);
 
@@ -179,6 +194,20 @@ fn write_tree(dir: &Path, rng: &mut support::Rng) {
         );
     }
     support::write(dir, "overlay/kustomization.yaml", &overlay);
+}
+
+/// The settings ConfigMap's annotations: none, a local-config mark with
+/// one of the values Kustomize tells apart, or a scalar where a mapping
+/// belongs.
+fn cm_annotations(rng: &mut support::Rng) -> String {
+    match rng.below(6) {
+        0 => format!(
+            "  annotations:\n    config.kubernetes.io/local-config: \"{}\"\n",
+            rng.pick(&["true", "false", "", "False"])
+        ),
+        1 => "  annotations: scalar\n".to_string(),
+        _ => String::new(),
+    }
 }
 
 /// Appends a level's label and annotation fields.
