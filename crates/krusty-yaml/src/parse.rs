@@ -1337,6 +1337,11 @@ impl<'a> Parser<'a> {
                 ));
             }
             let rest_blank = k >= self.b.len() || self.b[k] == b'\n';
+            if k >= self.b.len() && (indent.is_none_or(|n| spaces <= n)) {
+                // Blanks that end the stream without a line break add no
+                // line to the scalar.
+                break;
+            }
             let ind = match indent {
                 Some(n) => n,
                 None if rest_blank => {
