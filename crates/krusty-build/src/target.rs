@@ -148,16 +148,31 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
 /// replacement emptied it, or made `metadata` a scalar or null), as
 /// Kustomize does once the build is done; kinds ending in `List` need none.
 fn check_names(resources: &ResMap) -> BuildResult<()> {
-    let unnamed = resources
-        .iter()
-        .find(|r| r.name().is_empty() && !r.kind().ends_with("List"));
-    match unnamed {
-        None => Ok(()),
-        Some(r) => Err(BuildError::new(format!(
-            "missing metadata.name in object {}",
-            go_resource_meta(r)
-        ))),
+    for r in resources.iter() {
+        if !r.kind().ends_with("List") {
+            if r.name().is_empty() {
+                return Err(BuildError::new(format!(
+                    "missing metadata.name in object {}",
+                    go_resource_meta(r)
+                )));
+            }
+            continue;
+        }
+        // A list needs no name, but its records need a `metadata` map.
+        let kind = match r.node.get("metadata").map(|m| &m.value) {
+            Some(krusty_yaml::Value::Scalar(_))
+                if !r.node.get("metadata").is_some_and(Node::is_null) =>
+            {
+                "ScalarNode"
+            }
+            Some(krusty_yaml::Value::Seq(_)) => "SequenceNode",
+            _ => continue,
+        };
+        return Err(BuildError::new(format!(
+            "failed to clean up origin tracking annotations: wrong node kind: expected MappingNode but got {kind}"
+        )));
     }
+    Ok(())
 }
 
 /// A resource's metadata as Kustomize prints it in messages (Go's `%v` of

@@ -468,6 +468,9 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
         {
             metadata.remove("annotations");
         }
+    } else if r.node.as_map().is_some() {
+        // Kustomize records in a new `metadata` (left as `metadata: {}`).
+        r.node.set("metadata", Node::map());
     }
     applied
 }
