@@ -183,9 +183,9 @@ fn write_tree(dir: &Path, rng: &mut support::Rng) {
         );
     }
     if rng.chance(20) {
-        let _ = write!(
+        let _ = writeln!(
             overlay,
-            "buildMetadata: [{}]\n",
+            "buildMetadata: [{}]",
             rng.pick(&[
                 "originAnnotations",
                 "transformerAnnotations",
