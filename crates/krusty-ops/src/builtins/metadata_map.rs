@@ -32,8 +32,16 @@ impl SetMapEntries {
         let paths: Arc<[Box<str>]> = self.specs.iter().map(|s| s.path.as_str().into()).collect();
         parallel::try_each(resources.resources_mut(), |r| {
             let gvk = r.gvk();
-            // Per pair, the specs whose maps got the key anew, and how many.
-            let mut fresh = vec![(0u128, 0u32); self.pairs.len()];
+            // Per pair, the specs whose maps got the key anew, and how many
+            // (on the stack for the usual few pairs).
+            let mut small = [(0u128, 0u32); 4];
+            let mut large = Vec::new();
+            let fresh: &mut [(u128, u32)] = if self.pairs.len() <= small.len() {
+                &mut small[..self.pairs.len()]
+            } else {
+                large.resize(self.pairs.len(), (0, 0));
+                &mut large
+            };
             for i in index.positions(&gvk.kind) {
                 let spec = &self.specs[i];
                 if finds_records(spec) && spec.selects(&gvk) && has_records(r, env) {
@@ -48,7 +56,7 @@ impl SetMapEntries {
                     &gvk,
                     spec,
                     CreateKind::Map,
-                    &mut |n: &mut Node| set_entries(n, &self.pairs, shares, &mut fresh),
+                    &mut |n: &mut Node| set_entries(n, &self.pairs, shares, fresh),
                 )
                 .map_err(|e| {
                     let id = r.id();
@@ -56,7 +64,7 @@ impl SetMapEntries {
                 })?;
             }
             reconcile_shared(r);
-            self.record_shared(r, &paths, &fresh);
+            self.record_shared(r, &paths, fresh);
             Ok(())
         })
     }
