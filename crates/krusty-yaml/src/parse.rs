@@ -910,6 +910,7 @@ impl<'a> Parser<'a> {
                 self.directive(&mut false)?;
                 self.err("found a directive inside a document")
             }
+            Some(b',' | b']' | b'}') => self.err("did not find expected node content"),
             _ => {
                 let (text_end, is_key) = self.scan_plain_line(false);
                 if is_key {
@@ -1667,9 +1668,9 @@ impl<'a> Parser<'a> {
                             self.flow_node()?
                         };
                         self.skip_flow_ws()?;
-                        Node::map_of([(item, value)])
+                        self.single_pair(item, value)?
                     } else if explicit {
-                        Node::map_of([(item, empty_flow_value())])
+                        self.single_pair(item, empty_flow_value())?
                     } else {
                         item
                     };
@@ -1763,11 +1764,17 @@ impl<'a> Parser<'a> {
                     self.b[self.i] as char
                 ));
             }
-            Some(c @ (b'@' | b'`' | b'%')) => {
+            Some(c @ (b'@' | b'`' | b'%' | b'|' | b'>')) => {
                 return self.err(format!(
                     "found character '{}' that cannot start any token",
                     c as char
                 ));
+            }
+            // In a flow collection `?` and `:` are always indicators, and
+            // `-` is one before a blank.
+            Some(b'?' | b':') => return self.err("did not find expected node content"),
+            Some(b'-') if matches!(self.at(1), Some(b' ' | b'\t')) => {
+                return self.err("did not find expected node content")
             }
             _ => self.flow_plain()?,
         };
@@ -1780,6 +1787,17 @@ impl<'a> Parser<'a> {
             self.register_anchor(a, &node);
         }
         Ok(node)
+    }
+
+    /// A flow sequence's single-pair mapping (`[a: b]`), merge keys applied.
+    fn single_pair(&self, key: Node, value: Node) -> PResult<Node> {
+        let mut entries: ThinVec<(Node, Node)> = ThinVec::with_capacity(1);
+        entries.push((key, value));
+        if is_merge_text(&entries[0].0) {
+            let resource = self.limits.duplicate_keys == DuplicateKeys::Error;
+            apply_merge_keys(&mut entries, resource)?;
+        }
+        Ok(Node::new(Value::Map(entries)))
     }
 
     fn flow_plain(&mut self) -> PResult<Node> {
@@ -1876,10 +1894,14 @@ impl<'a> Parser<'a> {
     fn tag(&mut self) -> PResult<String> {
         let start = self.i;
         if self.at(1) == Some(b'<') {
-            while let Some(c) = self.peek() {
-                self.i += 1;
-                if c == b'>' {
-                    break;
+            loop {
+                match self.peek() {
+                    Some(b'>') => {
+                        self.i += 1;
+                        break;
+                    }
+                    Some(c) if !is_ws(c) && c != b'\n' => self.i += 1,
+                    _ => return self.err("did not find expected tag URI"),
                 }
             }
         } else {
