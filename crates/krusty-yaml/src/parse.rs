@@ -599,6 +599,9 @@ impl<'a> Parser<'a> {
                 if let Some(c) = self.take_comment() {
                     self.comments.push(c);
                 }
+                if self.limits.duplicate_keys == DuplicateKeys::Error {
+                    self.skip_to_document_start()?;
+                }
             }
             if root.is_some() || explicit {
                 docs.push(Document {
@@ -621,6 +624,19 @@ impl<'a> Parser<'a> {
     /// up in a document of its own, which has no `---`: every directive
     /// fails there. `version_seen` says whether a `%YAML` came before.
     fn directive(&mut self, version_seen: &mut bool) -> PResult<()> {
+        let start = self.pos();
+        self.read_directive(version_seen)?;
+        if self.limits.duplicate_keys != DuplicateKeys::LastWins {
+            return Err(YamlError::new(
+                start,
+                "did not find expected <document start>",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads a directive line, failing on what go-yaml refuses in one.
+    fn read_directive(&mut self, version_seen: &mut bool) -> PResult<()> {
         let start = self.pos();
         self.i += 1;
         let name_start = self.i;
@@ -666,12 +682,36 @@ impl<'a> Parser<'a> {
             }
             _ => return Err(YamlError::new(start, "found unknown directive name")),
         }
-        if self.limits.duplicate_keys != DuplicateKeys::LastWins {
-            return Err(YamlError::new(
-                start,
-                "did not find expected <document start>",
-            ));
+        Ok(())
+    }
+
+    /// Skips what follows a `...` up to the next `---` line: Kustomize
+    /// splits a resource file at `---` lines and reads one document from
+    /// each part, so the rest of a part after `...` is never read (but a
+    /// directive's name just after it is, as go-yaml scans the token that
+    /// follows a document).
+    fn skip_to_document_start(&mut self) -> PResult<()> {
+        if !self.skip_to_content()? || (self.at_doc_marker() && self.b[self.i] == b'-') {
+            return Ok(());
         }
+        if self.peek() == Some(b'%') && self.i == self.line_start {
+            let name = &self.b[self.i + 1..];
+            let known = [&b"YAML"[..], b"TAG"].iter().any(|n| {
+                name.starts_with(n)
+                    && matches!(name.get(n.len()), None | Some(b' ' | b'\t' | b'\n'))
+            });
+            if !known {
+                return self.err("found unknown directive name");
+            }
+        }
+        while let Some(eol) = self.b[self.i..].iter().position(|&c| c == b'\n') {
+            self.i += eol;
+            self.newline();
+            if self.at_doc_marker() && self.b[self.i] == b'-' {
+                return Ok(());
+            }
+        }
+        self.i = self.b.len();
         Ok(())
     }
 
@@ -1887,6 +1927,10 @@ impl<'a> Parser<'a> {
             } else {
                 self.skip_inline_ws();
             }
+        }
+        if (anchor.is_some() || tag.is_some()) && self.peek() == Some(b'*') {
+            // An alias takes no anchor or tag of its own.
+            return self.err("did not find expected key");
         }
         Ok((anchor, tag))
     }
