@@ -144,28 +144,38 @@ fn replaced_along(patch: &Node, path: &str) -> bool {
 fn reconcile_one(root: &mut Node, s: &mut SharedValue, merged: Option<Option<&Node>>) -> bool {
     let mut held = 0;
     let mut changed: Option<Node> = None;
-    let mut replaced = 0u128;
+    // Members still holding the value (a deleted one, even if written
+    // again later, is a new node).
+    let mut kept = 0u128;
     for (bit, path) in member_paths(s) {
-        let in_list = match merged {
-            None => false,
-            Some(patch) => path.contains("[]") || patch.is_some_and(|p| replaced_along(p, path)),
+        // A map under `$patch: replace` is new; a list a merge replaced
+        // shows as changed values in it.
+        let (replaced_map, in_list) = match merged {
+            None => (false, false),
+            Some(patch) => (
+                patch.is_some_and(|p| replaced_along(p, path)),
+                path.contains("[]"),
+            ),
         };
+        if replaced_map {
+            continue;
+        }
         // A path that no longer leads to a map is simply not visited.
         let _ = fieldspec::visit(root, path, &mut |map: &mut Node| {
             if let Some(v) = map.get(&s.key).filter(|v| v.as_scalar().is_some()) {
                 if !differs(v, &s.value) {
                     held += 1;
-                } else if in_list {
-                    replaced |= bit;
-                } else {
+                    kept |= bit;
+                } else if !in_list {
                     held += 1;
+                    kept |= bit;
                     changed.get_or_insert_with(|| v.clone());
                 }
             }
             Ok(())
         });
     }
-    s.members &= !replaced;
+    s.members &= kept;
     if let Some(new) = changed {
         for (_, path) in member_paths(s) {
             let _ = fieldspec::visit(root, path, &mut |map: &mut Node| {
