@@ -24,11 +24,15 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 mod support;
 
 /// Base seed used when `KRUSTY_DIFF_SEED` is not set.
 const DEFAULT_SEED: u64 = 0x7265_706c_6163_6521;
+
+/// How long one build may take.
+const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 /// Trees generated when `KRUSTY_DIFF_TREES` is not set.
 const DEFAULT_TREES: usize = 90;
@@ -56,10 +60,18 @@ fn differential_replacements_on_trees() {
         let seed = base_seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let dir = root.join(format!("tree-{n:03}"));
         let top = write_tree(&dir, seed);
-        let expected = run(Command::new(&kubectl).arg("kustomize").arg(&top));
-        let actual = run(Command::new(env!("CARGO_BIN_EXE_krusty"))
-            .arg("build")
-            .arg(&top));
+        let expected = run(
+            Command::new(&kubectl).arg("kustomize").arg(&top),
+            &dir,
+            "kubectl",
+        );
+        let actual = run(
+            Command::new(env!("CARGO_BIN_EXE_krusty"))
+                .arg("build")
+                .arg(&top),
+            &dir,
+            "krusty",
+        );
         match compare(&expected, &actual) {
             Some(report) => failures.push(format!(
                 "tree {n} (seed {base_seed:#x}, tree seed {seed:#x}) kept at {}\n{report}",
@@ -91,8 +103,41 @@ fn differential_replacements_on_trees() {
     );
 }
 
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("spawning a build")
+/// Runs a build, its output kept in files beside the tree; panics when it
+/// takes longer than [`TIME_LIMIT`] (Kustomize loops forever when a
+/// `[key=pattern]` selector with `create` does not match the element it
+/// appends: the generator must not write such selectors).
+fn run(cmd: &mut Command, dir: &Path, name: &str) -> Output {
+    let out_path = dir.join(format!("{name}.stdout"));
+    let err_path = dir.join(format!("{name}.stderr"));
+    let mut child = cmd
+        .stdout(fs::File::create(&out_path).expect("creating an output file"))
+        .stderr(fs::File::create(&err_path).expect("creating an output file"))
+        .spawn()
+        .expect("spawning a build");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for a build") {
+            break status;
+        }
+        if started.elapsed() > TIME_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{name} did not finish on {} within {TIME_LIMIT:?}",
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let output = Output {
+        status,
+        stdout: fs::read(&out_path).expect("reading an output file"),
+        stderr: fs::read(&err_path).expect("reading an output file"),
+    };
+    let _ = fs::remove_file(out_path);
+    let _ = fs::remove_file(err_path);
+    output
 }
 
 /// Reads a `u64` from the environment (decimal or `0x` hex).
@@ -394,8 +439,16 @@ fn transformers(
 
 /// A source field of `r` and the options reading it.
 fn source_field(rng: &mut Rng, r: &Res) -> (String, String) {
-    match (r.kind, rng.below(4)) {
+    match (r.kind, rng.below(5)) {
         (_, 0) => ("metadata.name".into(), String::new()),
+        (Kind::Deployment, 4) => (
+            rng.pick(&[
+                "spec.template.metadata.labels",
+                "spec.template.spec.containers.0.args",
+            ])
+            .to_string(),
+            String::new(),
+        ),
         (_, 1) => (
             "metadata.name".into(),
             format!("\n    options: {{delimiter: '-', index: {}}}", rng.below(2)),
@@ -425,7 +478,15 @@ fn target_field(rng: &mut Rng, kind: Kind) -> (String, String) {
             String::new()
         }
     };
-    match (kind, rng.below(7)) {
+    match (kind, rng.below(8)) {
+        (Kind::Deployment, 7) => (
+            rng.pick(&[
+                "spec.template.spec.containers.0.args.[=--]",
+                "spec.template.spec.containers.*.args.[=e]",
+            ])
+            .to_string(),
+            create(rng),
+        ),
         (_, 0) => ("metadata.annotations.copied".into(), create(rng)),
         (_, 1) => (
             "metadata.labels.[app.kubernetes.io/part-of]".into(),
@@ -464,6 +525,24 @@ fn target_field(rng: &mut Rng, kind: Kind) -> (String, String) {
         ),
         (Kind::Service, 2) => ("spec.selector.app".into(), String::new()),
         (Kind::Service, _) => ("spec.ports.[name=ht].name".into(), create(rng)),
+    }
+}
+
+/// A target field of a resource of `kind` for a map or list value.
+fn collection_target_field(rng: &mut Rng, kind: Kind) -> (String, String) {
+    let create = "\n    options: {create: true}".to_string();
+    match kind {
+        Kind::Deployment => (
+            rng.pick(&[
+                "spec.template.metadata.labels",
+                "spec.template.spec.containers.[name=app].args",
+                "spec.template.spec.containers.*.args",
+            ])
+            .to_string(),
+            String::new(),
+        ),
+        Kind::ConfigMap => ("data.nested".into(), create),
+        Kind::Service => ("spec.selector".into(), String::new()),
     }
 }
 
@@ -531,18 +610,28 @@ fn replacement_list(rng: &mut Rng, rs: &[Res]) -> String {
             } else {
                 rng.pick(rs).clone()
             };
+            // Maps and lists go into maps and lists only, and scalars into
+            // scalars (a map or list written into a scalar prints as an
+            // empty string or a null in Kustomize, depending on the
+            // scalar's history).
+            let collection = field.ends_with("labels") || field.ends_with("args");
             let mut fields = vec![];
             let mut options = String::new();
             for _ in 0..1 + rng.below(2) {
-                let (f, o) = target_field(rng, target.kind);
+                let (f, o) = if collection {
+                    collection_target_field(rng, target.kind)
+                } else {
+                    target_field(rng, target.kind)
+                };
                 fields.push(format!("\"{f}\""));
                 if options.is_empty() {
                     options = o;
                 }
             }
             // A renaming target (a number written into a name that a
-            // prefix, suffix or patch set prints as a number).
-            if rng.chance(if field == "metadata.name" { 8 } else { 3 }) {
+            // prefix, suffix or patch set prints as a number); no map or
+            // list goes there (Kustomize then panics on its own records).
+            if !collection && rng.chance(if field == "metadata.name" { 8 } else { 3 }) {
                 fields.push("metadata.name".into());
             }
             let _ = write!(

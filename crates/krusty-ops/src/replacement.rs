@@ -819,12 +819,16 @@ fn set_value(
         }
     }
     if target.as_scalar().is_none() {
-        target.replace_keeping_pos(value);
+        // The value itself, typed where it was typed (Kustomize copies the
+        // node with its tag).
+        *target = value;
         return Ok(());
     }
     let text = raw(&value).to_string();
     if created || is_untyped(target) {
-        target.replace_keeping_pos(Node::plain(text));
+        // Empty text prints as a null, as Kustomize writes it in a block
+        // mapping.
+        *target = Node::plain(text);
         return Ok(());
     }
     let tag = scalar_tag(target);
