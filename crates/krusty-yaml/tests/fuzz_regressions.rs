@@ -49,7 +49,6 @@ fn bom_key_survives_preserving_round_trip() {
 /// go-yaml refuses a plain scalar that starts with an indicator; so must the
 /// reader (kubectl fails on each of these as a resource file).
 #[test]
-#[ignore = "known defect: the reader takes plain scalars that start with an indicator"]
 fn plain_scalar_cannot_start_with_an_indicator() {
     for src in [
         "data: {big: |+1234567890test}\n",
@@ -63,7 +62,6 @@ fn plain_scalar_cannot_start_with_an_indicator() {
 /// A verbatim tag must be closed on its line (`!<...>`); go-yaml fails with
 /// "did not find expected tag URI".
 #[test]
-#[ignore = "known defect: the reader takes an unclosed verbatim tag"]
 fn unclosed_verbatim_tag_is_an_error() {
     let src = "data:\n  k: !<<x\n  j: y\n";
     assert!(parse_stream(src).is_err(), "{src:?} was accepted");
@@ -72,7 +70,6 @@ fn unclosed_verbatim_tag_is_an_error() {
 /// A flow sequence entry cannot start with `- `; go-yaml fails with "did
 /// not find expected node content".
 #[test]
-#[ignore = "known defect: the reader takes `- ` inside a flow sequence"]
 fn block_entry_inside_flow_sequence_is_an_error() {
     let src = "command: [\"/bin/web\", - name: serve]\n";
     assert!(parse_stream(src).is_err(), "{src:?} was accepted");
@@ -115,7 +112,6 @@ fn nested_literal_with_leading_break_round_trips() {
 /// flow sequence too, as in go-yaml (kubectl: "map merge requires map or
 /// sequence of maps as the value").
 #[test]
-#[ignore = "known defect: the reader does not check a merge key in a flow sequence's single pair"]
 fn merge_key_in_flow_pair_needs_a_mapping() {
     let src = "me: [<<: \"c.local\"]\n";
     assert!(parse_stream(src).is_err(), "{src:?} was accepted");
@@ -124,7 +120,6 @@ fn merge_key_in_flow_pair_needs_a_mapping() {
 /// A flow mapping continued at column 0 of a block mapping's value, with a
 /// lone `-` there: go-yaml fails with "did not find expected node content".
 #[test]
-#[ignore = "known defect: the reader takes a flow mapping's `-` entry at column 0"]
 fn flow_mapping_dash_at_column_zero_is_an_error() {
     let src = "o:  {spec:\n-,:ath: a}\n";
     assert!(parse_stream(src).is_err(), "{src:?} was accepted");
