@@ -1896,13 +1896,21 @@ impl<'a> Parser<'a> {
     fn name_after_indicator(&mut self) -> PResult<String> {
         self.i += 1;
         let start = self.i;
-        while let Some(c) = self.peek() {
-            if is_ws(c) || c == b'\n' || is_flow_indicator(c) {
-                break;
-            }
+        // go-yaml's names are letters, digits, `_` and `-`, ended by a
+        // blank or an indicator that may follow them.
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        {
             self.i += 1;
         }
-        if self.i == start {
+        let ended = matches!(
+            self.peek(),
+            None | Some(
+                b' ' | b'\t' | b'\n' | b'?' | b':' | b',' | b']' | b'}' | b'%' | b'@' | b'`'
+            )
+        );
+        if self.i == start || !ended {
             return self.err(
                 "did not find expected alphabetic or numeric character in an anchor or alias",
             );
