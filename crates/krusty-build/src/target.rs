@@ -115,6 +115,11 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
         .map_err(|e| BuildError::new(e.0))?;
     check_names(&resmap)?;
+    // Replacements may leave two resources with one id; Kustomize fails on
+    // that once the build is done (hash suffixes may have set them apart).
+    resmap
+        .check_unique()
+        .map_err(|e| BuildError::new(e.to_string()))?;
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);

@@ -382,15 +382,15 @@ fn transformers(
     force_prefix: bool,
     is_base: bool,
 ) {
-    if is_base && !rs.is_empty() && rng.chance(40) {
-        // Renames only where no replacement ran before: a patch changes how
-        // Kustomize types the fields replacements made (see "Known
-        // differences" in docs/compatibility.md).
+    if !rs.is_empty() && rng.chance(if is_base { 40 } else { 20 }) {
+        // Renames by strategic merge patch only where no replacement ran
+        // before: such a patch quotes the number-like fields replacements
+        // made (see "Known differences" in docs/compatibility.md).
         let i = rng.below(rs.len());
         let r = &rs[i];
         let new_name = format!("{}-{tag}r", rng.pick(&WORDS));
         let (kind, name) = (r.kind.name(), r.current());
-        let _ = if rng.chance(50) {
+        let _ = if !is_base || rng.chance(50) {
             write!(
                 level.yaml,
                 "patches:\n- target:\n    kind: {kind}\n    name: {name}\n  patch: |\n    - op: replace\n      path: /metadata/name\n      value: {new_name}\n",

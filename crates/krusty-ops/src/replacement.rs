@@ -281,7 +281,8 @@ impl Source {
 }
 
 /// Applies replacements in order; each sees the previous ones' writes.
-/// Two resources left with the same id are an error.
+/// Two resources may be left with the same id (Kustomize fails on that
+/// only when the build is done).
 pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<()> {
     for r in replacements {
         let (Some(source), Some(targets)) = (&r.source, &r.targets) else {
@@ -294,9 +295,7 @@ pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<(
             apply_target(resources, &mut value, target)?;
         }
     }
-    resources
-        .check_unique()
-        .map_err(|e| OpError::new(e.to_string()))
+    Ok(())
 }
 
 /// A source's value, and where to read it again: Kustomize copies the
@@ -415,11 +414,18 @@ fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Targe
             continue;
         }
         for (field_path, steps) in &paths {
+            // Writing the source field itself changes the value at once,
+            // for the next node the same path reaches (a `create` may move
+            // nodes, so it is followed only without one).
+            let source_node = (i == source.index && source.live && !target.options.create)
+                .then(|| path::lookup(&r.node, &source.parts).ok().flatten())
+                .flatten()
+                .map(|n| n as *const Node);
             write_field(
                 &mut r.node,
                 field_path,
                 steps,
-                &source.value,
+                (&mut source.value, source_node),
                 &target.options,
             )?;
             if i == source.index {
@@ -585,11 +591,14 @@ fn new_node(kind: NodeKind) -> Node {
     }
 }
 
+/// Writes `value` at every node `steps` reach. When one of them is
+/// `source_node` (the field the value was read from), the value becomes
+/// what was written there.
 fn write_field(
     root: &mut Node,
     field_path: &str,
     steps: &[Step],
-    value: &Node,
+    (value, source_node): (&mut Node, Option<*const Node>),
     options: &FieldOptions,
 ) -> OpResult<()> {
     let create = options.create.then(|| kind_of(value));
@@ -605,7 +614,13 @@ fn write_field(
             None => base,
         })
     };
-    let mut set = |field: &mut Node, created: bool| set_value(field, created, value, options);
+    let mut set = |field: &mut Node, created: bool| {
+        set_value(field, created, value, options)?;
+        if source_node.is_some_and(|n| std::ptr::eq(n, field)) {
+            *value = field.clone();
+        }
+        Ok(())
+    };
     let count = visit(root, steps, create, &mut set, false).map_err(|e| retrieval(Some(e.0)))?;
     if count == 0 {
         return Err(retrieval(None));
