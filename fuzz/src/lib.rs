@@ -92,7 +92,10 @@ fn assert_reads_back(text: &str, json: Option<&str>, writer: &str) {
 // The preserving writer is checked only on demand (`check_preserving`): it
 // also writes a literal scalar that starts with a line break with an
 // indentation indicator its lines do not follow
-// (`literal_with_leading_break_survives_preserving_round_trip`).
+// (`literal_with_leading_break_survives_preserving_round_trip`), the string
+// `-` plain (`lone_dash_in_flow_sequence_is_a_string`) and a block scalar's
+// header comment after its text
+// (`block_scalar_header_comment_survives_preserving_round_trip`).
 
 /// `true` when some scalar of `node` (keys too) satisfies `test`.
 fn any_scalar(node: &Node, test: &dyn Fn(&Node) -> bool) -> bool {
