@@ -21,7 +21,7 @@ const INDENT: usize = 2;
 /// trip, or `None` when the round trip leaves it as it is (go-yaml writes
 /// it in another style, or it is written and read back unchanged).
 pub fn round_trip(text: &str) -> Option<String> {
-    if !stays_folded(text) || starts_blank_or_break(text) {
+    if !stays_folded(text) {
         return None;
     }
     let written = write_folded(text);
@@ -52,11 +52,19 @@ fn stays_folded(text: &str) -> bool {
     })
 }
 
-/// A value that starts with a blank or a line break gets an indentation
-/// indicator and trips go-yaml's check of the value's start: not
-/// reproduced (such values are left as they are).
-fn starts_blank_or_break(text: &str) -> bool {
-    text.starts_with([' ', '\t', '\n'])
+/// go-yaml's line breaks.
+fn is_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// go-yaml v3's writer decides whether to put a blank line after a line
+/// by looking at the value's first character after its leading line
+/// breaks, not at the next line: a blank line follows each line when that
+/// character is neither a blank nor the end.
+fn blank_lines_follow(text: &str) -> bool {
+    text.chars()
+        .find(|&c| !is_break(c))
+        .is_some_and(|c| c != ' ' && c != '\t')
 }
 
 /// The folded scalar go-yaml v3 writes for `text` as a mapping value at
@@ -69,14 +77,22 @@ fn write_folded(text: &str) -> String {
     } else {
         ""
     };
-    let mut out = format!(">{chomp}");
-    let mut col = out.len() + 3;
-    let mut indention = false;
+    // A value that starts with a space or a line break gets an
+    // indentation indicator.
+    let hint = if text.starts_with(' ') || text.starts_with(is_break) {
+        "2"
+    } else {
+        ""
+    };
+    let mut out = format!(">{hint}{chomp}\n");
+    let mut col = 0;
+    let mut indention = true;
     let put_break = |out: &mut String, col: &mut usize, indention: &mut bool| {
         out.push('\n');
         *col = 0;
         *indention = true;
     };
+    let blank_lines = blank_lines_follow(text);
     let chars: Vec<char> = text.chars().collect();
     let mut breaks = true;
     let mut leading_spaces = true;
@@ -84,10 +100,9 @@ fn write_folded(text: &str) -> String {
     while i < chars.len() {
         let c = chars[i];
         if matches!(c, '\n' | '\u{2028}' | '\u{2029}') {
-            // The value starts with neither a blank nor a break (checked
-            // above), so every line ending in one line feed gets a blank
-            // line. A LINE or PARAGRAPH SEPARATOR is written as itself.
-            if c == '\n' && !breaks && !leading_spaces {
+            // A line ending in a line feed may get a blank line; a LINE
+            // or PARAGRAPH SEPARATOR is written as itself.
+            if c == '\n' && !breaks && !leading_spaces && blank_lines {
                 put_break(&mut out, &mut col, &mut indention);
             }
             put_break(&mut out, &mut col, &mut indention);
@@ -144,6 +159,14 @@ mod tests {
             Some("normal\n\n  more indented\nback\n")
         );
         assert_eq!(round_trip("keep\n\n").as_deref(), Some("keep\n\n\n"));
+    }
+
+    #[test]
+    fn the_value_start_decides_the_blank_lines() {
+        // After leading line breaks a non-blank: blank lines as usual.
+        assert_eq!(round_trip("\nx\n\n").as_deref(), Some("\nx\n\n\n"));
+        // A leading space: none.
+        assert_eq!(round_trip(" x\ny\n"), None);
     }
 
     #[test]
