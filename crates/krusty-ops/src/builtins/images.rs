@@ -161,7 +161,9 @@ impl SetImage {
         if !digest.is_empty() {
             name = format!("{name}@{digest}");
         }
-        n.replace_keeping_pos(Node::string(name));
+        // A new scalar in the old one's style, without a type of its own,
+        // as Kustomize sets it (a plain `1234` prints as a number).
+        *n = Node::scalar(name, n.style());
         Ok(())
     }
 }
