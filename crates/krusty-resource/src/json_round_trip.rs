@@ -11,7 +11,8 @@
 //! string.
 
 use krusty_yaml::{
-    go_yaml_float, resolve_input, CompactString, Node, Pos, Resolved, ScalarStyle, Value,
+    go_yaml_float, json_unsupported_float, resolve_input, CompactString, Node, Pos, Resolved,
+    ScalarStyle, Value,
 };
 
 /// Gives every value under `node` (not the keys: they are strings either
@@ -41,17 +42,10 @@ pub fn json_text(node: &Node) -> Result<(CompactString, bool), String> {
         Resolved::Null => ("null".into(), false),
         Resolved::Bool(b) => (if b { "true" } else { "false" }.into(), false),
         Resolved::Int(i) => (go_yaml_float(i as f64).into(), false),
-        Resolved::Float(f) if !f.is_finite() => {
-            let name = if f.is_nan() {
-                "NaN"
-            } else if f > 0.0 {
-                "+Inf"
-            } else {
-                "-Inf"
-            };
-            return Err(format!("json: unsupported value: {name}"));
-        }
-        Resolved::Float(f) => (go_yaml_float(f).into(), false),
+        Resolved::Float(f) => match json_unsupported_float(f) {
+            Some(message) => return Err(message),
+            None => (go_yaml_float(f).into(), false),
+        },
         Resolved::Str(t) => (t.into(), true),
         Resolved::Owned(t) => (t.into(), true),
     })

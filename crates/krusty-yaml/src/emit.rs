@@ -974,15 +974,8 @@ fn is_printable(c: char) -> bool {
 
 /// Formats a float the way it comes out of JSON and back through go-yaml v2.
 fn float_text(f: f64) -> Result<String, EmitError> {
-    if !f.is_finite() {
-        let name = if f.is_nan() {
-            "NaN"
-        } else if f > 0.0 {
-            "+Inf"
-        } else {
-            "-Inf"
-        };
-        return Err(EmitError(format!("json: unsupported value: {name}")));
+    if let Some(message) = json_unsupported_float(f) {
+        return Err(EmitError(message));
     }
     let json = go_json_float(f);
     if let Some(i) = go_parse_int(&json) {
@@ -1040,26 +1033,27 @@ pub fn go_json_float(f: f64) -> String {
 /// `-.inf` and `.nan`.
 pub fn go_yaml_float(f: f64) -> String {
     if f.is_nan() {
-        return ".nan".into();
+        ".nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { ".inf" } else { "-.inf" }.into()
+    } else {
+        go_format_g(f)
     }
-    if f.is_infinite() {
-        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let (digits, exp) = shortest_digits(f);
-    let sign = if f < 0.0 { "-" } else { "" };
-    if (-4..6).contains(&exp) {
-        return format!("{sign}{}", fixed_notation(&digits, exp));
-    }
-    let mut m = digits[..1].to_string();
-    if digits.len() > 1 {
-        m.push('.');
-        m.push_str(&digits[1..]);
-    }
-    let esign = if exp < 0 { '-' } else { '+' };
-    format!("{sign}{m}e{esign}{:02}", exp.abs())
+}
+
+/// Go's JSON encoder's error for a number JSON cannot hold (an infinity
+/// or NaN); `None` for every other number.
+pub fn json_unsupported_float(f: f64) -> Option<String> {
+    let name = if f.is_nan() {
+        "NaN"
+    } else if f == f64::INFINITY {
+        "+Inf"
+    } else if f == f64::NEG_INFINITY {
+        "-Inf"
+    } else {
+        return None;
+    };
+    Some(format!("json: unsupported value: {name}"))
 }
 
 fn fixed_notation(digits: &str, exp: i32) -> String {
