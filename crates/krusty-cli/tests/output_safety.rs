@@ -285,6 +285,26 @@ fn tree_with_large_resource(dir: &Path, limit: usize) {
     );
 }
 
+/// Runs krusty with a file size limit (`ulimit -f`) of `limit` bytes.
+fn krusty_with_file_size_limit(cwd: &Path, limit: usize, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    cmd.args(args).current_dir(cwd);
+    // SAFETY: setrlimit touches only the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit as libc::rlim_t,
+                rlim_max: limit as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().expect("krusty runs")
+}
+
 #[test]
 fn directory_output_is_all_or_nothing_when_a_write_fails() {
     let dir = scratch("dir-fails");
@@ -295,22 +315,7 @@ fn directory_output_is_all_or_nothing_when_a_write_fails() {
     fs::write(out_dir.join("v1_configmap_a.yaml"), "old\n").expect("write");
     // A file size limit stands in for a full disk: the second file cannot
     // be written.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
-    cmd.args(["build", "k", "-o", "out"]).current_dir(&dir);
-    // SAFETY: setrlimit touches only the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: LIMIT as libc::rlim_t,
-                rlim_max: LIMIT as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let out = cmd.output().expect("krusty runs");
+    let out = krusty_with_file_size_limit(&dir, LIMIT, &["build", "k", "-o", "out"]);
     assert!(
         !out.status.success(),
         "the oversized file cannot be written"
@@ -334,22 +339,7 @@ fn file_output_is_untouched_when_the_write_fails() {
     const LIMIT: usize = 4096;
     tree_with_large_resource(&dir, LIMIT);
     fs::write(dir.join("all.yaml"), "old\n").expect("write");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
-    cmd.args(["build", "k", "-o", "all.yaml"]).current_dir(&dir);
-    // SAFETY: setrlimit touches only the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: LIMIT as libc::rlim_t,
-                rlim_max: LIMIT as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let out = cmd.output().expect("krusty runs");
+    let out = krusty_with_file_size_limit(&dir, LIMIT, &["build", "k", "-o", "all.yaml"]);
     assert!(!out.status.success());
     assert_eq!(
         fs::read_to_string(dir.join("all.yaml")).expect("read"),
