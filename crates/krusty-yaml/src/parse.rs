@@ -723,8 +723,9 @@ impl<'a> Parser<'a> {
     fn node(&mut self, parent: i32, ctx: Ctx) -> PResult<Option<Node>> {
         let blanks = self.i;
         self.skip_inline_ws();
-        if ctx == Ctx::SeqItem {
-            // After `-`, `?` or an explicit key's `:`, go-yaml takes no tab.
+        // After `-`, `?` or an explicit key's `:`, go-yaml takes no tab (one
+        // space, the usual, needs no look).
+        if ctx == Ctx::SeqItem && (self.i != blanks + 1 || self.b[blanks] != b' ') {
             if let Some(tab) = self.b[blanks..self.i].iter().position(|&c| c == b'\t') {
                 return Err(YamlError::new(
                     self.pos_at(blanks + tab),
@@ -759,7 +760,10 @@ impl<'a> Parser<'a> {
 
         // Properties: anchor and tag, in either order.
         let props_col = self.col_bytes();
-        let (mut anchor, mut tag) = self.properties(false)?;
+        let (mut anchor, mut tag) = match self.peek() {
+            Some(b'&' | b'!') => self.properties(false)?,
+            _ => (None, None),
+        };
         let mut props_inline = anchor.is_some() || tag.is_some();
         if props_inline && (self.at_eol() || self.peek() == Some(b'#')) {
             props_inline = false;
@@ -1670,7 +1674,10 @@ impl<'a> Parser<'a> {
 
     fn flow_node(&mut self) -> PResult<Node> {
         self.skip_flow_ws()?;
-        let (anchor, tag) = self.properties(true)?;
+        let (anchor, tag) = match self.peek() {
+            Some(b'&' | b'!') => self.properties(true)?,
+            _ => (None, None),
+        };
         self.enter()?;
         let start = self.pos();
         let mut node = match self.peek() {
