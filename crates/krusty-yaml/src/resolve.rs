@@ -627,7 +627,15 @@ mod tests {
         for good in ["", "aGk=", "aGVsbG8=", "aGVs\nbG8=", "aA==", "aGVsbG8h\r\n"] {
             assert!(is_go_base64(good), "{good:?}");
         }
-        for bad in ["aGVsbG8", "aGVs bG8=", "a===", "aA=a", "aA==aGk=", "!!!", "="] {
+        for bad in [
+            "aGVsbG8",
+            "aGVs bG8=",
+            "a===",
+            "aA=a",
+            "aA==aGk=",
+            "!!!",
+            "=",
+        ] {
             assert!(!is_go_base64(bad), "{bad:?}");
         }
     }
