@@ -1657,7 +1657,8 @@ impl<'a> Parser<'a> {
             match self.peek() {
                 Some(b' ') | Some(b'\t') => self.i += 1,
                 Some(b'\n') => self.newline(),
-                Some(b'#') if self.i == self.line_start || is_ws(self.b[self.i - 1]) => {
+                // At a token's start `#` begins a comment, blank before or not.
+                Some(b'#') => {
                     if let Some(c) = self.take_comment() {
                         self.comments.push(c);
                     }
