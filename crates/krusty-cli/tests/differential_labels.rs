@@ -153,6 +153,14 @@ fn write_tree(dir: &Path, rng: &mut support::Rng) {
         );
     }
     if rng.chance(15) {
+        // A deleted copy, written again later, is a new value.
+        let _ = write!(
+            patches,
+            "- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n      name: web\n    spec:\n      template:\n        metadata:\n          labels:\n            {}: null\n",
+            rng.pick(&KEYS)
+        );
+    }
+    if rng.chance(15) {
         // A replaced map holds new values, no longer shared.
         let _ = write!(
             patches,
