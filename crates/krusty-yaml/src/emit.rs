@@ -617,10 +617,13 @@ impl<'n> Emitter<'_, 'n> {
         }
         match node.style() {
             ScalarStyle::Plain => {
+                // Plain in its source (perhaps a flow collection), and plain
+                // in a block too (`-` alone would start a list there).
                 let safe = !s.text.is_empty()
                     && !s.text.contains(['\n', '#'])
                     && !s.text.starts_with(' ')
-                    && !s.text.ends_with(' ');
+                    && !s.text.ends_with(' ')
+                    && analyze(&s.text).block_plain_allowed;
                 if !safe {
                     return node.tag().is_some() && {
                         self.double(&s.text, indent, false);
@@ -650,12 +653,15 @@ impl<'n> Emitter<'_, 'n> {
     }
 }
 
-/// `true` when `key` was read from a source as a plain scalar, so it can be
-/// written back plain.
+/// `true` when `key` was read from a source as a plain scalar that a block
+/// mapping can hold plain, so it can be written back plain.
 fn plain_source_key(key: &Node) -> bool {
     key.pos().line > 0
         && matches!(&key.value, Value::Scalar(s)
-            if key.style() == crate::node::ScalarStyle::Plain && key.tag().is_none() && !s.text.is_empty())
+            if key.style() == crate::node::ScalarStyle::Plain
+                && key.tag().is_none()
+                && !s.text.is_empty()
+                && analyze(&s.text).block_plain_allowed)
 }
 
 /// Sorts mapping entries by key as go-yaml v2 does. Its key order is not
