@@ -514,6 +514,14 @@ impl Context {
         self.chain.pop();
         result.map_err(|e| {
             in_directory(e.context(format!("recursed accumulation of path '{}'", dir.display())))
+        })?;
+        // Kustomize merges a component's accumulation back into a new map:
+        // two resources a replacement gave one id fail there.
+        acc.resmap.check_unique().map_err(|e| {
+            in_directory(
+                BuildError::new(e.to_string())
+                    .context(format!("recursed merging from path '{}'", dir.display())),
+            )
         })
     }
 

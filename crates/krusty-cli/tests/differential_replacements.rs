@@ -383,14 +383,14 @@ fn transformers(
     is_base: bool,
 ) {
     if !rs.is_empty() && rng.chance(if is_base { 40 } else { 20 }) {
-        // Renames by strategic merge patch only where no replacement ran
-        // before: such a patch quotes the number-like fields replacements
-        // made (see "Known differences" in docs/compatibility.md).
+        // A rename by JSON patch or by strategic merge patch (which also
+        // sets the name again and quotes the number-like fields
+        // replacements made below).
         let i = rng.below(rs.len());
         let r = &rs[i];
         let new_name = format!("{}-{tag}r", rng.pick(&WORDS));
         let (kind, name) = (r.kind.name(), r.current());
-        let _ = if !is_base || rng.chance(50) {
+        let _ = if rng.chance(50) {
             write!(
                 level.yaml,
                 "patches:\n- target:\n    kind: {kind}\n    name: {name}\n  patch: |\n    - op: replace\n      path: /metadata/name\n      value: {new_name}\n",

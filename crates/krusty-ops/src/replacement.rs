@@ -421,7 +421,7 @@ fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Targe
                 .then(|| path::lookup(&r.node, &source.parts).ok().flatten())
                 .flatten()
                 .map(|n| n as *const Node);
-            write_field(
+            r.meta.untyped_numbers |= write_field(
                 &mut r.node,
                 field_path,
                 steps,
@@ -593,14 +593,15 @@ fn new_node(kind: NodeKind) -> Node {
 
 /// Writes `value` at every node `steps` reach. When one of them is
 /// `source_node` (the field the value was read from), the value becomes
-/// what was written there.
+/// what was written there. Returns whether number-like text was left in
+/// a field without a type.
 fn write_field(
     root: &mut Node,
     field_path: &str,
     steps: &[Step],
     (value, source_node): (&mut Node, Option<*const Node>),
     options: &FieldOptions,
-) -> OpResult<()> {
+) -> OpResult<bool> {
     let create = options.create.then(|| kind_of(value));
     let retrieval = |msg: Option<String>| {
         let verb = if create.is_some() {
@@ -614,8 +615,9 @@ fn write_field(
             None => base,
         })
     };
+    let mut number_like = false;
     let mut set = |field: &mut Node, created: bool| {
-        set_value(field, created, value, options)?;
+        number_like |= set_value(field, created, value, options)?;
         if source_node.is_some_and(|n| std::ptr::eq(n, field)) {
             *value = field.clone();
         }
@@ -625,7 +627,7 @@ fn write_field(
     if count == 0 {
         return Err(retrieval(None));
     }
-    Ok(())
+    Ok(number_like)
 }
 
 type Setter<'a> = dyn FnMut(&mut Node, bool) -> OpResult<()> + 'a;
@@ -779,17 +781,28 @@ fn is_untyped(node: &Node) -> bool {
     node.pos().line == 0 && node.style() == ScalarStyle::Plain && node.tag().is_none()
 }
 
-/// A string set during the build as Kustomize sets names again after a
-/// strategic merge patch: without a type, written plain unless YAML 1.1
-/// would read the text as something else than a string (then quoted).
-pub(crate) fn untyped_string(text: &str) -> Node {
-    let non_string = !text.is_empty()
+/// Whether `node` is a scalar without a type (see [`is_untyped`]) whose
+/// text YAML 1.1 reads as something else than a string.
+pub(crate) fn is_untyped_number(node: &Node) -> bool {
+    matches!(node.value, Value::Scalar(_)) && is_untyped(node) && yaml_1_1_non_string(raw(node))
+}
+
+/// Whether YAML 1.1 reads `text`, written plain, as something else than a
+/// string (a number, boolean, null).
+pub(crate) fn yaml_1_1_non_string(text: &str) -> bool {
+    !text.is_empty()
         && !text.contains('\n')
         && !matches!(
             krusty_yaml::resolve::resolve_plain_v2(text),
             Resolved::Str(_)
-        );
-    if non_string {
+        )
+}
+
+/// A string set during the build as Kustomize sets names again after a
+/// strategic merge patch: without a type, written plain unless YAML 1.1
+/// would read the text as something else than a string (then quoted).
+pub(crate) fn untyped_string(text: &str) -> Node {
+    if yaml_1_1_non_string(text) {
         Node::string(text)
     } else {
         Node::plain(text)
@@ -801,12 +814,14 @@ pub(crate) fn untyped_string(text: &str) -> Node {
 /// field stays a string); a field made during the build without a type
 /// (see [`is_untyped`]) takes the text's own type; a new or non-scalar
 /// target becomes the value.
+/// Returns whether it left number-like text (YAML 1.1 reads something else
+/// than a string) in a field without a type.
 fn set_value(
     target: &mut Node,
     created: bool,
     value: &Node,
     options: &FieldOptions,
-) -> OpResult<()> {
+) -> OpResult<bool> {
     let mut value = value.clone();
     if !options.delimiter.is_empty() {
         let Value::Scalar(t) = &target.value else {
@@ -837,14 +852,15 @@ fn set_value(
         // The value itself, typed where it was typed (Kustomize copies the
         // node with its tag).
         *target = value;
-        return Ok(());
+        return Ok(false);
     }
     let text = raw(&value).to_string();
     if created || is_untyped(target) {
         // Empty text prints as a null, as Kustomize writes it in a block
         // mapping.
+        let number_like = yaml_1_1_non_string(&text);
         *target = Node::plain(text);
-        return Ok(());
+        return Ok(number_like);
     }
     let tag = scalar_tag(target);
     let probe = Node::plain(text.clone());
@@ -859,7 +875,7 @@ fn set_value(
         s.text = text.into();
         target.set_tag_text(tag);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The ReplacementTransformer: replacement entries, files read when run.

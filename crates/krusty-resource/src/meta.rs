@@ -108,6 +108,9 @@ pub struct BuildMeta {
     /// Annotations read as typed values (see [`TypedAnnotation`]); most
     /// resources have none, so the list is one pointer.
     pub typed_annotations: ThinVec<TypedAnnotation>,
+    /// A replacement wrote number-like text into a field without a type of
+    /// its own (one it created), which a later strategic merge quotes.
+    pub untyped_numbers: bool,
 }
 
 /// A label or annotation value that one transformer run wrote into several

@@ -12,7 +12,7 @@ use krusty_yaml::{Node, ScalarStyle, Value};
 use crate::env::Env;
 use crate::error::{go_quote, OpError, OpResult};
 use crate::parallel;
-use crate::schema::Schema;
+use crate::schema::{Schema, Shape};
 use crate::selector::Selector;
 use json6902::JsonPatch;
 
@@ -376,6 +376,10 @@ fn apply_strategic_one(
         Ok(Some(merged)) => r.node = merged,
     }
     crate::builtins::metadata_map::reconcile_shared_after_merge(r, replacing.as_ref());
+    if r.meta.untyped_numbers {
+        let shape = root_shape(r, schema);
+        quote_untyped_numbers(&mut r.node, shape, schema);
+    }
     if r.node.as_map().is_none_or(|m| m.is_empty()) {
         return Ok(false);
     }
@@ -395,6 +399,50 @@ fn apply_strategic_one(
         r.set_namespace(&id.namespace);
     }
     Ok(true)
+}
+
+/// The schema's shape for `r`'s group, version and kind.
+fn root_shape<'s>(r: &Resource, schema: &'s Schema) -> Option<&'s Shape> {
+    let api_version = r.api_version();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    schema.root(group, version, r.kind())
+}
+
+/// Kustomize's strategic merge sets every field of the maps it walks again,
+/// quoting a value without a type whose text YAML 1.1 reads as another
+/// type (a number a replacement wrote into a field it made): maps at any
+/// depth and the elements of lists merged by one key (`containers`,
+/// `env`), not other lists (Service `ports`, merged by port and protocol,
+/// nor lists without merge keys).
+fn quote_untyped_numbers(node: &mut Node, shape: Option<&Shape>, schema: &Schema) {
+    match &mut node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries.iter_mut() {
+                if matches!(v.value, Value::Scalar(_)) {
+                    if crate::replacement::is_untyped_number(v) {
+                        v.set_style(ScalarStyle::DoubleQuoted);
+                    }
+                    continue;
+                }
+                let field = shape.zip(k.key_str()).and_then(|(s, n)| schema.field(s, n));
+                quote_untyped_numbers(v, field, schema);
+            }
+        }
+        Value::Seq(items) => {
+            if let Some(Shape::List {
+                item,
+                merge_keys: Some(keys),
+            }) = shape
+            {
+                if keys.len() == 1 {
+                    for element in items.iter_mut() {
+                        quote_untyped_numbers(element, Some(item), schema);
+                    }
+                }
+            }
+        }
+        Value::Scalar(_) => {}
+    }
 }
 
 /// Sets `metadata.name` as Kustomize sets it again after every strategic
