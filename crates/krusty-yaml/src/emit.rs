@@ -124,7 +124,8 @@ impl<'o, 'n> Emitter<'o, 'n> {
 
     /// In preserving mode, writes the comment after `node` on its line.
     fn line_comment(&mut self, node: &Node) {
-        if !self.preserve {
+        if !self.preserve || block_scalar_from_source(node) {
+            // A block scalar's comment stands on its header line.
             return;
         }
         if let Some(line) = node.extras.as_ref().and_then(|c| c.line.as_ref()) {
@@ -406,7 +407,7 @@ impl<'n> Emitter<'_, 'n> {
             Style::Plain => self.plain(text, indent, allow_breaks),
             Style::Single => self.single(text, indent, allow_breaks),
             Style::Double => self.double(text, indent, allow_breaks),
-            Style::Literal => self.literal(text, indent),
+            Style::Literal => self.literal(text, indent, None),
         }
         Ok(())
     }
@@ -558,11 +559,16 @@ impl<'n> Emitter<'_, 'n> {
         }
     }
 
-    fn literal(&mut self, text: &str, indent: usize) {
+    /// A literal block scalar; `comment` goes on its header line.
+    fn literal(&mut self, text: &str, indent: usize, comment: Option<&str>) {
         self.push_char('|');
         let first = text.chars().next();
+        let mut indent = indent;
         if first.is_some_and(|c| c == ' ' || is_break(c)) {
             self.push(&BEST_INDENT.to_string());
+            // The indicator counts from the parent's indentation, which at
+            // a document's root is before the first column.
+            indent = indent.max(BEST_INDENT);
         }
         let mut rev = text.chars().rev();
         let last = rev.next();
@@ -579,6 +585,10 @@ impl<'n> Emitter<'_, 'n> {
         };
         if keep {
             self.push_char('+');
+        }
+        if let Some(c) = comment {
+            self.push(" #");
+            self.push(c);
         }
         self.newline();
         let mut breaks = true;
@@ -638,7 +648,8 @@ impl<'n> Emitter<'_, 'n> {
                 if s.text.is_empty() {
                     self.double(&s.text, indent, false);
                 } else {
-                    self.literal(&s.text, indent);
+                    let comment = node.extras.as_ref().and_then(|c| c.line.as_deref());
+                    self.literal(&s.text, indent, comment);
                 }
             }
         }
@@ -651,6 +662,15 @@ impl<'n> Emitter<'_, 'n> {
             self.break_instead = self.out.pop().filter(|&c| c != '\n');
         }
     }
+}
+
+/// `node` is a block scalar the preserving writer writes in its source
+/// style (see [`Emitter::source_scalar`]).
+fn block_scalar_from_source(node: &Node) -> bool {
+    use crate::node::ScalarStyle;
+    node.pos().line > 0
+        && matches!(node.style(), ScalarStyle::Literal | ScalarStyle::Folded)
+        && node.as_scalar().is_some_and(|s| !s.text.is_empty())
 }
 
 /// `true` when `key` was read from a source as a plain scalar that a block
