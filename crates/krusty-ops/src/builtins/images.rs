@@ -274,17 +274,20 @@ fn visit_images(
     if r.kind() == "CustomResourceDefinition" {
         return Ok(());
     }
-    visit_containers(&mut r.node, update)?;
+    // An image set to number-like text has no type: a later strategic
+    // merge quotes it (see `patch`).
+    let mut number_like = false;
+    let mut update = |n: &mut Node| {
+        update(n)?;
+        number_like |= crate::replacement::is_untyped_number(n);
+        Ok(())
+    };
+    visit_containers(&mut r.node, &mut update)?;
     let gvk = r.gvk();
     for spec in index.positions(&gvk.kind).map(|i| &specs[i]) {
-        apply(
-            &mut r.node,
-            &gvk,
-            spec,
-            CreateKind::None,
-            &mut |n: &mut Node| update(n),
-        )?;
+        apply(&mut r.node, &gvk, spec, CreateKind::None, &mut update)?;
     }
+    r.meta.untyped_numbers |= number_like;
     Ok(())
 }
 
