@@ -35,40 +35,63 @@ pub fn through_json(node: &mut Node) -> Result<(), String> {
     Ok(())
 }
 
-/// The text a scalar has after a JSON round trip, and whether it is a
-/// string; `None` when JSON cannot hold it.
-pub fn json_text(node: &Node) -> Result<(CompactString, bool), String> {
+/// What a JSON round trip makes of a scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonScalar<'a> {
+    /// A string with the same text.
+    Same(&'a str),
+    /// A string with other text (a timestamp in RFC 3339 form, decoded
+    /// `!!binary`).
+    String(String),
+    /// A number, boolean or null, as go-yaml v3 writes it (`1e+06`, `null`).
+    Other(String),
+}
+
+/// What a JSON round trip makes of `node` (a scalar), or Go's error when
+/// JSON cannot hold it.
+pub fn json_scalar(node: &Node) -> Result<JsonScalar<'_>, String> {
     Ok(match resolve_input(node) {
-        Resolved::Null => ("null".into(), false),
-        Resolved::Bool(b) => (if b { "true" } else { "false" }.into(), false),
-        Resolved::Int(i) => (go_yaml_float(i as f64).into(), false),
+        Resolved::Str(t) => JsonScalar::Same(t),
+        Resolved::Owned(t) => JsonScalar::String(t),
+        Resolved::Null => JsonScalar::Other("null".into()),
+        Resolved::Bool(b) => JsonScalar::Other(if b { "true" } else { "false" }.into()),
+        // Below a million, `%g` writes an integer's own digits.
+        Resolved::Int(i) if i.abs() < 1_000_000 => JsonScalar::Other(i.to_string()),
+        Resolved::Int(i) => JsonScalar::Other(go_yaml_float(i as f64)),
         Resolved::Float(f) => match json_unsupported_float(f) {
             Some(message) => return Err(message),
-            None => (go_yaml_float(f).into(), false),
+            None => JsonScalar::Other(go_yaml_float(f)),
         },
-        Resolved::Str(t) => (t.into(), true),
-        Resolved::Owned(t) => (t.into(), true),
     })
 }
 
 fn scalar_through_json(node: &mut Node) -> Result<(), String> {
-    let (text, is_string) = json_text(node)?;
-    let style = if !is_string {
-        ScalarStyle::Plain
-    } else if text.contains('\n') {
-        ScalarStyle::Literal
-    } else if plain_reads_back(&text) {
-        ScalarStyle::Plain
-    } else {
-        ScalarStyle::DoubleQuoted
+    // Plain, untagged and read from a file: plain text that is known to
+    // be plain-safe, so only its type decides how it comes back.
+    let parsed_plain =
+        node.style() == ScalarStyle::Plain && node.tag().is_none() && node.pos().line != 0;
+    if parsed_plain && plainly_a_string(node) {
+        return Ok(());
+    }
+    let (text, style) = match json_scalar(node)? {
+        JsonScalar::Same(t) => (None, string_style(t, parsed_plain)),
+        JsonScalar::String(t) => {
+            let style = string_style(&t, false);
+            (Some(t), style)
+        }
+        JsonScalar::Other(t) => (Some(t), ScalarStyle::Plain),
     };
-    if let Value::Scalar(s) = &mut node.value {
+    if let (Some(text), Value::Scalar(s)) = (text, &mut node.value) {
         if s.text != text {
-            s.text = text;
+            s.text = text.into();
         }
     }
-    node.set_style(style);
-    node.clear_tag();
+    if node.style() != style {
+        node.set_style(style);
+    }
+    if node.tag().is_some() {
+        node.clear_tag();
+    }
     // Read back from text, the value has a type of its own now, like a
     // value read from a file: a field the build made untyped (line 0,
     // such as a name a prefix set) no longer takes the type of whatever
@@ -79,6 +102,39 @@ fn scalar_through_json(node: &mut Node) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether a plain scalar's first character alone shows that it is a
+/// string in both YAML 1.1 and 1.2 (every null, boolean, number and
+/// timestamp starts with one of `yYnNtTfFoO~.+-` or a digit), so a round
+/// trip leaves it as it is. Most values (names, images, labels) are.
+fn plainly_a_string(node: &Node) -> bool {
+    let Value::Scalar(s) = &node.value else {
+        return false;
+    };
+    match s.text.as_bytes().first() {
+        None => false,
+        Some(b) => !(b.is_ascii_digit() || b"yYnNtTfFoO~.+-".contains(b)) && !s.text.contains('\n'),
+    }
+}
+
+/// How go-yaml v3 writes a string: literal across lines, plain where the
+/// plain text reads back as the same string, else quoted. `plain_safe`:
+/// the text is known to be valid plain YAML (it was read that way).
+fn string_style(text: &str, plain_safe: bool) -> ScalarStyle {
+    if text.contains('\n') {
+        return ScalarStyle::Literal;
+    }
+    let reads_back = if plain_safe {
+        !krusty_yaml::resolve::needs_quotes(text)
+    } else {
+        plain_reads_back(text)
+    };
+    if reads_back {
+        ScalarStyle::Plain
+    } else {
+        ScalarStyle::DoubleQuoted
+    }
+}
+
 /// Whether go-yaml v3 writes `text` plain: it reads back as the same
 /// string (no number, boolean, null, timestamp or YAML 1.1 word) and is
 /// safe as plain text on one line.
@@ -86,18 +142,18 @@ fn plain_reads_back(text: &str) -> bool {
     let Some(first) = text.chars().next() else {
         return false;
     };
-    if krusty_yaml::resolve::needs_quotes(text)
-        || first.is_whitespace()
-        || text.ends_with(char::is_whitespace)
-        || text.ends_with(':')
-        || "-?:,[]{}#&*!|>'\"%@`".contains(first)
-        || text.contains(": ")
-        || text.contains(" #")
-    {
+    if "-?:,[]{}#&*!|>'\"%@`".contains(first) || first == ' ' || text.ends_with([' ', ':']) {
         return false;
     }
-    text.chars()
-        .all(|c| c == ' ' || !(c.is_control() || c.is_whitespace() || c == '\u{feff}'))
+    let mut previous = ' ';
+    for c in text.chars() {
+        let unsafe_pair = (previous == ':' && c == ' ') || (previous == ' ' && c == '#');
+        if unsafe_pair || (c != ' ' && (c.is_control() || c.is_whitespace() || c == '\u{feff}')) {
+            return false;
+        }
+        previous = c;
+    }
+    !krusty_yaml::resolve::needs_quotes(text)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use krusty_yaml::{CompactString, Node, ScalarStyle, Value};
 
 use crate::id::{Gvk, ResId};
-use crate::json_round_trip;
+use crate::json_round_trip::{self, JsonScalar};
 use crate::meta::{BuildMeta, TypedAnnotation};
 
 /// Why a document cannot be a resource.
@@ -71,8 +71,14 @@ impl Resource {
                         match &v.value {
                             // In place: the text stays, only its type changes.
                             Value::Scalar(s) => {
-                                let json = json_round_trip::json_text(v).map(|(t, _)| t);
-                                if json.as_ref() != Ok(&s.text) {
+                                let json = match json_round_trip::json_scalar(v) {
+                                    Ok(JsonScalar::Same(_)) => None,
+                                    Ok(JsonScalar::String(t) | JsonScalar::Other(t)) => {
+                                        (t != s.text).then(|| Ok(t.into()))
+                                    }
+                                    Err(e) => Some(Err(e)),
+                                };
+                                if let Some(json) = json {
                                     typed.push(TypedAnnotation {
                                         key: k.key_str().unwrap_or_default().into(),
                                         source: s.text.clone(),
