@@ -3,7 +3,7 @@
 //! field of the resource the var's `objref` names.
 
 use krusty_resource::{Gvk, ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Resolved, Tag, Value};
+use krusty_yaml::{resolve_input, Node, Resolved, ScalarStyle, Tag, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{self, CreateKind, FieldSpec};
@@ -352,6 +352,12 @@ fn substitute(node: &mut Node, values: &[(String, VarValue)]) {
     };
     s.text = text.into();
     node.set_tag(tag);
+    // Kustomize writes every string at a var reference field back, with
+    // or without a `$(VAR)` in it; the new node is no longer folded, so the
+    // folded round trip (its extra blank lines) does not apply to it.
+    if node.style() == ScalarStyle::Folded {
+        node.set_style(ScalarStyle::Literal);
+    }
 }
 
 /// Go's `strconv.FormatFloat(f, 'f', -1, 64)` (never an exponent).

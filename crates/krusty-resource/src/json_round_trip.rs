@@ -11,8 +11,7 @@
 //! string.
 
 use krusty_yaml::{
-    go_yaml_float, json_unsupported_float, resolve_input, CompactString, Node, Pos, Resolved,
-    ScalarStyle, Value,
+    go_yaml_float, json_unsupported_float, resolve_input, Node, Pos, Resolved, ScalarStyle, Value,
 };
 
 /// Gives every value under `node` (not the keys: they are strings either
