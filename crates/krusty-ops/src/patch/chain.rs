@@ -263,8 +263,10 @@ fn run(
                         continue;
                     }
                     let patch_node = with_api_version(node, r);
-                    super::apply_strategic_one(r, patch_node, patch, schema)
-                        .inspect(|_| super::null_api_version_if_missing(r))
+                    super::apply_strategic_one(r, patch_node, patch, schema).inspect(|_| {
+                        super::null_api_version_if_missing(r);
+                        super::untype_renamed(r, patch);
+                    })
                 }
                 StepKind::Json { ops, .. } => {
                     if !selector.as_ref().is_some_and(|s| s.matches(r)) {

@@ -314,6 +314,7 @@ fn apply_strategic(
         apply_strategic_one(r, patch_node, patch, schema).inspect(|_| {
             if copied {
                 null_api_version_if_missing(r);
+                untype_renamed(r, patch);
             }
         })
     });
@@ -442,6 +443,15 @@ fn quote_untyped_numbers(node: &mut Node, shape: Option<&Shape>, schema: &Schema
             }
         }
         Value::Scalar(_) => {}
+    }
+}
+
+/// After a targeted patch that may rename: Kustomize merges a copy of the
+/// patch whose name it set again, so a new name has no type of its own.
+pub(super) fn untype_renamed(r: &mut Resource, patch: &Resource) {
+    if patch.meta.allow_name_change && !r.name().is_empty() {
+        let name = r.name().to_string();
+        set_name_untyped(r, &name);
     }
 }
 
