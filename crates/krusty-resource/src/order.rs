@@ -67,7 +67,9 @@ impl LegacyOrder {
         LegacyOrder { rank }
     }
 
-    fn rank(&self, kind: &str) -> i64 {
+    /// A kind's place: below zero for kinds listed first, above zero for
+    /// kinds listed last, zero for the others.
+    pub fn rank(&self, kind: &str) -> i64 {
         self.rank.get(kind).copied().unwrap_or(0)
     }
 }

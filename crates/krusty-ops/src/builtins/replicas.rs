@@ -26,8 +26,17 @@ impl SetReplicas {
         apply_all(std::slice::from_ref(self), resources)
     }
 
+    /// Kustomize's error, listing the kinds as it sorts field specs: by
+    /// the legacy order of their kinds, then by their text.
     fn not_found(&self) -> OpError {
-        let gvks: Vec<String> = self.specs.iter().map(|s| s.gvk.to_string()).collect();
+        let order = krusty_resource::LegacyOrder::default();
+        let mut gvks: Vec<(i64, String)> = self
+            .specs
+            .iter()
+            .map(|s| (order.rank(&s.gvk.kind), s.gvk.to_string()))
+            .collect();
+        gvks.sort();
+        let gvks: Vec<String> = gvks.into_iter().map(|(_, text)| text).collect();
         OpError::new(format!(
             "resource with name {} does not match a config with the following GVK [{}]",
             self.name,
