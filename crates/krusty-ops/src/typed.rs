@@ -32,13 +32,25 @@ pub fn json_type(n: &Node) -> &'static str {
     }
 }
 
+/// Go's decoding error, followed by where the value stands in its file
+/// when it was read from one.
 fn mismatch(n: &Node, at: At<'_>, go_type: &str) -> OpError {
     OpError::new(format!(
-        "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}",
+        "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}{}",
         json_type(n),
         at.owner,
-        at.path
+        at.path,
+        location(n)
     ))
+}
+
+/// ` (line L, column C)` for a node read from a file; empty for one made
+/// during the build.
+pub fn location(n: &Node) -> String {
+    match n.pos() {
+        pos if pos.line == 0 => String::new(),
+        pos => format!(" (line {}, column {})", pos.line, pos.col),
+    }
 }
 
 /// A string field (null reads as empty).
@@ -239,7 +251,12 @@ mod tests {
         assert_eq!(string(&node("'1.0'"), at).unwrap(), "1.0");
         assert_eq!(
             string(&node("1.0"), at).unwrap_err().0,
-            "json: cannot unmarshal number into Go struct field Image.images.newTag of type string"
+            "json: cannot unmarshal number into Go struct field Image.images.newTag of type string (line 1, column 1)"
+        );
+        assert_eq!(
+            location(&Node::plain("made")),
+            "",
+            "no place for a value the build made"
         );
         assert!(string_map(&node("{a: true}"), at).is_err());
         assert_eq!(integer(&node("3"), at).unwrap(), 3);
