@@ -499,7 +499,7 @@ impl Step {
             let Some((key, text)) = list_selector(&part) else {
                 return Step::NoEquals;
             };
-            let pattern = Regex::new(text).map_err(|e| go_regex_error(text, &e));
+            let pattern = Regex::new(text).map_err(|e| crate::go_regex::error_text(text, &e));
             return Step::Match {
                 key: key.to_string(),
                 text: text.to_string(),
@@ -517,43 +517,6 @@ impl Step {
             Step::Field(_) => NodeKind::Map,
         }
     }
-}
-
-/// Go's `regexp` error text for a pattern Rust's `regex` rejects (Go's
-/// wording for the common mistakes, else Rust's description).
-fn go_regex_error(pattern: &str, e: &regex::Error) -> String {
-    let detail = match e {
-        regex::Error::Syntax(text) => text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim_start_matches("error: ").to_string())
-            .unwrap_or_default(),
-        other => other.to_string(),
-    };
-    const GO_WORDING: [(&str, &str); 7] = [
-        ("unclosed group", "missing closing )"),
-        ("unopened group", "unexpected )"),
-        ("unclosed character class", "missing closing ]"),
-        (
-            "repetition operator missing expression",
-            "missing argument to repetition operator",
-        ),
-        (
-            "incomplete escape sequence",
-            "trailing backslash at end of expression",
-        ),
-        ("unrecognized escape sequence", "invalid escape sequence"),
-        (
-            "invalid character class range",
-            "invalid character class range",
-        ),
-    ];
-    let detail = GO_WORDING
-        .iter()
-        .find(|(rust, _)| detail.starts_with(rust))
-        .map_or(detail.as_str(), |(_, go)| go);
-    format!("error parsing regexp: {detail}: `{pattern}`")
 }
 
 /// The text a `[key=pattern]` selector tests: a scalar as YAML writes it

@@ -163,9 +163,10 @@ impl Pattern {
         if is_literal(text) {
             return Ok(Pattern::Text(text.to_string()));
         }
-        Regex::new(&format!("^(?:{text})$"))
+        let anchored = format!("^(?:{text})$");
+        Regex::new(&anchored)
             .map(Pattern::Regex)
-            .map_err(|e| OpError::new(format!("error parsing regexp: {e}")))
+            .map_err(|e| OpError::new(crate::go_regex::error_text(&anchored, &e)))
     }
 
     fn matches(&self, text: &str) -> bool {
