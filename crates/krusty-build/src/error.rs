@@ -1,28 +1,96 @@
-//! Build errors: a message with the chain of context that led to it.
+//! Build errors: the failure, in Kustomize's words, with the context that
+//! led to it kept as data and printed before it (`context: failure`).
+
+use krusty_ops::OpError;
+use krusty_resource::{ResMapError, ResourceError};
+use krusty_yaml::YamlError;
 
 /// A failed build, with a message meant for the person running it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BuildError(pub String);
+pub enum BuildError {
+    /// A failure of the build itself, in Kustomize's words.
+    Message(String),
+    /// An operation (a generator, transformer or patch) failed.
+    Op(OpError),
+    /// A document is not a resource.
+    Resource(ResourceError),
+    /// Resources that cannot stand together (two with one id).
+    ResMap(ResMapError),
+    /// A YAML text cannot be read.
+    Yaml(YamlError),
+    /// What was being done when `source` happened.
+    Context {
+        /// What was being done (a file, a field, a step).
+        context: String,
+        /// What went wrong.
+        source: Box<BuildError>,
+    },
+}
 
 impl BuildError {
     /// An error with this message.
     pub fn new(msg: impl Into<String>) -> BuildError {
-        BuildError(msg.into())
+        BuildError::Message(msg.into())
     }
 
-    /// Prefixes the message with context, as `context: message`.
+    /// The same error, in `ctx` (printed `ctx: error`).
     pub fn context(self, ctx: impl std::fmt::Display) -> BuildError {
-        BuildError(format!("{ctx}: {}", self.0))
+        BuildError::Context {
+            context: ctx.to_string(),
+            source: Box::new(self),
+        }
     }
 }
 
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            BuildError::Message(m) => f.write_str(m),
+            BuildError::Op(e) => e.fmt(f),
+            BuildError::Resource(e) => e.fmt(f),
+            BuildError::ResMap(e) => e.fmt(f),
+            BuildError::Yaml(e) => e.fmt(f),
+            BuildError::Context { context, source } => write!(f, "{context}: {source}"),
+        }
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Message(_) => None,
+            BuildError::Op(e) => Some(e),
+            BuildError::Resource(e) => Some(e),
+            BuildError::ResMap(e) => Some(e),
+            BuildError::Yaml(e) => Some(e),
+            BuildError::Context { source, .. } => Some(source.as_ref()),
+        }
+    }
+}
+
+impl From<OpError> for BuildError {
+    fn from(e: OpError) -> BuildError {
+        BuildError::Op(e)
+    }
+}
+
+impl From<ResourceError> for BuildError {
+    fn from(e: ResourceError) -> BuildError {
+        BuildError::Resource(e)
+    }
+}
+
+impl From<ResMapError> for BuildError {
+    fn from(e: ResMapError) -> BuildError {
+        BuildError::ResMap(e)
+    }
+}
+
+impl From<YamlError> for BuildError {
+    fn from(e: YamlError) -> BuildError {
+        BuildError::Yaml(e)
+    }
+}
 
 /// Result of a build step.
 pub type BuildResult<T> = Result<T, BuildError>;

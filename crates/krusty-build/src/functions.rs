@@ -250,8 +250,9 @@ impl FunctionStep {
                 r.meta.behavior = Behavior::parse(b);
             }
             r.meta.origin = Some(Box::new(origin.clone()));
-            absorb(resources, r)
-                .map_err(|e| BuildError::new(format!("function {}: {}", self.label, e.0)))?;
+            absorb(resources, r).map_err(|e| {
+                BuildError::new(format!("function {}: {}", self.label, e.to_string()))
+            })?;
         }
         Ok(())
     }
@@ -296,7 +297,8 @@ impl FunctionStep {
         Resource::from_node(node).map_err(|e| {
             BuildError::new(format!(
                 "function {} returned an invalid item {i}: {}",
-                self.label, e.0
+                self.label,
+                e.to_string()
             ))
         })
     }

@@ -190,7 +190,9 @@ impl Kustomization {
             )));
         }
         let Some(found) = found.pop() else {
-            let why = refused.map(|e| format!(": {}", e.0)).unwrap_or_default();
+            let why = refused
+                .map(|e| format!(": {}", e.to_string()))
+                .unwrap_or_default();
             return Err(BuildError::new(format!(
                 "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'{why}",
                 dir.display()
@@ -208,8 +210,7 @@ impl Kustomization {
         // Kustomize reads kustomization files with go-yaml v2, where a
         // repeated key silently replaces the earlier one.
         let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
-        let docs = krusty_yaml::parse_stream_with(text, limits)
-            .map_err(|e| BuildError::new(e.to_string()))?;
+        let docs = krusty_yaml::parse_stream_with(text, limits)?;
         let mut root = match docs.into_iter().find_map(|d| d.root) {
             None => return Err(BuildError::new(EMPTY)),
             Some(r) => r,
@@ -241,15 +242,14 @@ impl Kustomization {
                         "HelmGlobals",
                         Strictness::Strict,
                     )
-                    .map_err(|e| BuildError::new(e.0))?;
+                    .map_err(|e| BuildError::from(e))?;
                 }
                 if name != "helmGlobals" && !is_empty(value) && k.helm_charts.is_none() {
                     k.helm_charts = Some((name.to_string(), key.pos().line));
                 }
                 continue;
             }
-            k.read_field(name, value)
-                .map_err(|e| BuildError::new(e.0))?;
+            k.read_field(name, value).map_err(|e| BuildError::from(e))?;
         }
         if !anything_set {
             return Err(BuildError::new(EMPTY));
@@ -298,7 +298,8 @@ impl Kustomization {
             // A null (e.g. its fields commented out) leaves Go's pointer nil.
             "sortOptions" if value.is_null() => {}
             "sortOptions" => {
-                self.sort_options = Some(parse_sort_options(value).map_err(|e| OpError::new(e.0))?)
+                self.sort_options =
+                    Some(parse_sort_options(value).map_err(|e| OpError::new(e.to_string()))?)
             }
             "namePrefix" => self.name_prefix = typed::string(value, at)?,
             "nameSuffix" => self.name_suffix = typed::string(value, at)?,
@@ -618,7 +619,7 @@ fn string_list(field: &str, n: &Node) -> BuildResult<Vec<String>> {
 }
 
 fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
-    let strict = |e: OpError| BuildError::new(e.0);
+    let strict = |e: OpError| BuildError::from(e);
     let fields = typed::fields(
         n,
         &["order", "legacySortOptions"],

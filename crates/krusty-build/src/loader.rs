@@ -314,7 +314,7 @@ impl krusty_ops::FileSource for Loader {
         let resolved = self
             .resolve(rel, Probe::Open)
             .and_then(|r| self.check_restriction(&r.file.path).map(|()| r))
-            .map_err(|e| krusty_ops::OpError::new(e.0))?;
+            .map_err(|e| krusty_ops::OpError::new(e.to_string()))?;
         let path = resolved.file.path.clone();
         if resolved.is_dir {
             return Err(krusty_ops::OpError::new(format!(
@@ -793,11 +793,11 @@ mod tests {
     }
 
     fn read_entry(loader: &Loader, rel: &str) -> Result<(PathBuf, String), String> {
-        match loader.entry(rel).map_err(|e| e.0)? {
+        match loader.entry(rel).map_err(|e| e.to_string())? {
             Entry::Dir(dir) => Err(format!("directory {}", dir.display())),
             Entry::File(found) => {
                 let path = found.path.clone();
-                Ok((path, loader.read_found(found).map_err(|e| e.0)?))
+                Ok((path, loader.read_found(found).map_err(|e| e.to_string())?))
             }
         }
     }
@@ -827,7 +827,7 @@ mod tests {
         assert!(missing.starts_with("evalsymlink failure on"), "{missing}");
         for rel in ["config/x.properties", "config-link/x.properties"] {
             assert_eq!(
-                loader.read_bytes(rel).map_err(|e| e.0),
+                loader.read_bytes(rel).map_err(|e| e.to_string()),
                 Ok(b"x=1\n".to_vec()),
                 "{rel}"
             );
@@ -844,8 +844,12 @@ mod tests {
 
     /// What [`Loader::kustomization_file`] finds under `name`, both ways.
     fn kustomization_at(loader: &Loader, name: &str) -> Result<Option<PathBuf>, String> {
-        let stat = loader.kustomization_file(name, false).map_err(|e| e.0)?;
-        let open = loader.kustomization_file(name, true).map_err(|e| e.0)?;
+        let stat = loader
+            .kustomization_file(name, false)
+            .map_err(|e| e.to_string())?;
+        let open = loader
+            .kustomization_file(name, true)
+            .map_err(|e| e.to_string())?;
         let (stat, open) = (stat.map(|f| f.path), open.map(|f| f.path));
         assert_eq!(stat, open, "{name}");
         Ok(open)
@@ -1003,17 +1007,17 @@ mod tests {
             .chain("a: é\n".encode_utf16().flat_map(u16::to_be_bytes))
             .collect();
         assert_eq!(
-            text_of(path, Ok(le.clone())).map_err(|e| e.0),
+            text_of(path, Ok(le.clone())).map_err(|e| e.to_string()),
             Ok("a: é\n".to_string())
         );
         assert_eq!(
-            text_of(path, Ok(be)).map_err(|e| e.0),
+            text_of(path, Ok(be)).map_err(|e| e.to_string()),
             Ok("a: é\n".to_string())
         );
         let odd = [&le[..], &[0x41]].concat();
         assert!(text_of(path, Ok(odd)).is_err());
         assert_eq!(
-            text_of(path, Ok(b"a: 1\n".to_vec())).map_err(|e| e.0),
+            text_of(path, Ok(b"a: 1\n".to_vec())).map_err(|e| e.to_string()),
             Ok("a: 1\n".to_string())
         );
     }

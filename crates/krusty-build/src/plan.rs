@@ -39,7 +39,7 @@ fn field_step(label: &str, builtin: Builtin, k_path: &Path) -> Step {
 }
 
 fn op_err(e: krusty_ops::OpError) -> BuildError {
-    BuildError::new(e.0)
+    BuildError::from(e)
 }
 
 /// The non-empty documents of a YAML file named in the kustomization.
@@ -349,7 +349,7 @@ fn inline_configs(entry: &str) -> BuildResult<Option<Vec<Resource>>> {
     }
     let mut out = Vec::new();
     for root in roots {
-        out.push(Resource::from_node(root).map_err(|e| BuildError::new(e.0))?);
+        out.push(Resource::from_node(root).map_err(|e| BuildError::from(e))?);
     }
     Ok(Some(out))
 }

@@ -64,7 +64,7 @@ fn push_resource(root: Node, path: &Path, out: &mut Vec<Resource>) -> BuildResul
     let mut root = root;
     let needs_hash = krusty_resource::build_records::strip(&mut root);
     let unusable = take_unusable_annotations(&mut root);
-    let mut r = Resource::from_node(root).map_err(|e| at(e.0))?;
+    let mut r = Resource::from_node(root).map_err(|e| at(e.to_string()))?;
     r.meta.needs_hash |= needs_hash;
     if let (Some(annotations), Some(metadata)) = (unusable, r.node.get_mut("metadata")) {
         metadata.set("annotations", annotations);

@@ -106,20 +106,18 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     });
     AddHashSuffixes
         .apply(&mut resmap)
-        .map_err(|e| BuildError::new(e.0))?;
+        .map_err(|e| BuildError::from(e))?;
     FixNameReferences {
         back_refs: level.config.name_reference.clone(),
     }
     .apply(&mut resmap)
-    .map_err(|e| BuildError::new(e.0))?;
+    .map_err(|e| BuildError::from(e))?;
     vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
-        .map_err(|e| BuildError::new(e.0))?;
+        .map_err(|e| BuildError::from(e))?;
     check_names(&resmap)?;
     // Replacements may leave two resources with one id; Kustomize fails on
     // that once the build is done (hash suffixes may have set them apart).
-    resmap
-        .check_unique()
-        .map_err(|e| BuildError::new(e.to_string()))?;
+    resmap.check_unique().map_err(BuildError::from)?;
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
@@ -224,7 +222,7 @@ fn custom_schema(file: &Path, text: &str) -> Schema {
     };
     match docs.into_iter().find_map(|d| d.root) {
         None => Schema::default(),
-        Some(doc) => Schema::from_openapi(&doc).unwrap_or_else(|e| invalid(&e.0)),
+        Some(doc) => Schema::from_openapi(&doc).unwrap_or_else(|e| invalid(&e.to_string())),
     }
 }
 
@@ -430,7 +428,7 @@ impl Context {
             ))
         })?;
         merge_config(&mut acc.config, &own)
-            .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
+            .map_err(|e| BuildError::from(e).context("merging transformer configurations"))?;
         let crds = plan::crd_config(loader, k).map_err(|e| {
             e.context(format!(
                 "kustomization file {}: field 'crds'",
@@ -441,7 +439,7 @@ impl Context {
             acc.config
                 .to_mut()
                 .merge(&crds)
-                .map_err(|e| BuildError::new(e.0).context("merging CRD configurations"))?;
+                .map_err(|e| BuildError::from(e).context("merging CRD configurations"))?;
         }
         let generators = plan::generators(self, loader, k, k_path)?;
         self.run_steps(
@@ -472,7 +470,7 @@ impl Context {
             k_path,
         )?;
         vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars).map_err(|e| {
-            BuildError::new(e.0).context(format!("kustomization file {}", k_path.display()))
+            BuildError::from(e).context(format!("kustomization file {}", k_path.display()))
         })
     }
 
@@ -486,16 +484,19 @@ impl Context {
         let joined = clean(&loader.root.join(entry));
         let sub = Loader::new(&joined, loader.restrictor).map_err(|e| {
             let why = if joined.exists() {
-                e.0
+                e.to_string()
             } else {
-                format!("must build at directory: not a valid directory: {}", e.0)
+                format!(
+                    "must build at directory: not a valid directory: {}",
+                    e.to_string()
+                )
             };
             BuildError::new(format!("loader.New \"{why}\""))
         })?;
         let dir = sub.root.clone();
         self.check_cycle(&dir)?;
         let in_directory =
-            |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e.0));
+            |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e.to_string()));
         let (k, k_path) = Kustomization::load(&sub)
             .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
             .map_err(in_directory)?;
@@ -519,7 +520,7 @@ impl Context {
         // two resources a replacement gave one id fail there.
         acc.resmap.check_unique().map_err(|e| {
             in_directory(
-                BuildError::new(e.to_string())
+                BuildError::from(e)
                     .context(format!("recursed merging from path '{}'", dir.display())),
             )
         })
@@ -570,7 +571,7 @@ impl Context {
                     BuildError::new(format!(
                         "accumulation err='accumulating resources from '{entry}': '{}' must resolve to a file': {}",
                         dir.display(),
-                        e.0
+                        e.to_string()
                     ))
                 };
                 self.check_cycle(&dir).map_err(as_dir)?;
@@ -670,9 +671,9 @@ impl Context {
         let (resources, sub) = gathered?;
         if let Some(sub) = &sub {
             merge_config(&mut acc.config, &sub.config)
-                .map_err(|e| BuildError::new(e.0).context("merging transformer configurations"))?;
+                .map_err(|e| BuildError::from(e).context("merging transformer configurations"))?;
             acc.vars.merge(sub.vars.vars()).map_err(|e| {
-                BuildError::new(e.0)
+                BuildError::from(e)
                     .context(format!(
                         "recursed merging from path '{}'",
                         sub.dir.display()
@@ -681,7 +682,7 @@ impl Context {
             })?;
         }
         acc.resmap.extend_hashed(resources).map_err(|e| {
-            let e = BuildError::new(e.to_string());
+            let e = BuildError::from(e);
             let e = match &sub {
                 Some(sub) => e.context(format!(
                     "recursed merging from path '{}'",
@@ -764,7 +765,7 @@ fn run_steps(
             Action::Builtin(b) if role == Role::Validator => {
                 let mut copy = resmap.clone();
                 b.apply(&mut copy, env, &step.origin)
-                    .map_err(|e| BuildError::new(e.0).context(format!("{what} {}", step.label)))?;
+                    .map_err(|e| BuildError::from(e).context(format!("{what} {}", step.label)))?;
                 let changed = copy.len() != resmap.len()
                     || copy
                         .iter()
@@ -779,7 +780,7 @@ fn run_steps(
             }
             Action::Builtin(b) => {
                 b.apply(resmap, env, &step.origin)
-                    .map_err(|e| in_step(BuildError::new(e.0)))?;
+                    .map_err(|e| in_step(BuildError::from(e)))?;
                 if matches!(b, Builtin::Replacements(_) | Builtin::ValueAdd(_)) {
                     // They write in place, as Kustomize's do.
                     krusty_ops::parallel::map_each(
@@ -826,7 +827,7 @@ fn chain_patch<'s>(
     resmap: &mut ResMap,
     env: &Env<'_>,
 ) -> Result<(), (&'s Step, BuildError)> {
-    chain::apply(chain, resmap, env).map_err(|e| (&steps[e.entry], BuildError::new(e.error.0)))?;
+    chain::apply(chain, resmap, env).map_err(|e| (&steps[e.entry], BuildError::from(e.error)))?;
     if env.record_transformations {
         for r in resmap.resources_mut() {
             r.meta

@@ -23,9 +23,7 @@ pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
                 "id {} does not exist; cannot merge or replace",
                 id.go_debug()
             ))),
-            _ => resources
-                .append(generated)
-                .map_err(|e| OpError::new(e.to_string())),
+            _ => resources.append(generated).map_err(OpError::from),
         },
         [index] => {
             let old = resources

@@ -2,29 +2,86 @@
 
 use std::fmt;
 
-/// Why an operation failed; the text is what the user sees.
+use krusty_resource::{ResMapError, ResourceError};
+use krusty_yaml::YamlError;
+
+/// Why an operation failed. It prints Kustomize's words for the failure,
+/// with the context it happened in before it (`context: failure`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct OpError(pub String);
+pub enum OpError {
+    /// A failure, in the words Kustomize uses for it.
+    Message(String),
+    /// A resource that is not what the operation needs.
+    Resource(ResourceError),
+    /// Resources that cannot stand together (two with one id).
+    ResMap(ResMapError),
+    /// A YAML text that cannot be read.
+    Yaml(YamlError),
+    /// What was being done when `source` happened.
+    Context {
+        /// What was being done (a patch, a transformer, a field).
+        context: String,
+        /// What went wrong.
+        source: Box<OpError>,
+    },
+}
 
 impl OpError {
     /// An error with this message.
     pub fn new(msg: impl Into<String>) -> OpError {
-        OpError(msg.into())
+        OpError::Message(msg.into())
     }
 
-    /// Prefixes the message with `ctx: `.
+    /// The same error, in `ctx` (printed `ctx: error`).
     pub fn context(self, ctx: impl fmt::Display) -> OpError {
-        OpError(format!("{ctx}: {}", self.0))
+        OpError::Context {
+            context: ctx.to_string(),
+            source: Box::new(self),
+        }
     }
 }
 
 impl fmt::Display for OpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            OpError::Message(m) => f.write_str(m),
+            OpError::Resource(e) => e.fmt(f),
+            OpError::ResMap(e) => e.fmt(f),
+            OpError::Yaml(e) => e.fmt(f),
+            OpError::Context { context, source } => write!(f, "{context}: {source}"),
+        }
     }
 }
 
-impl std::error::Error for OpError {}
+impl std::error::Error for OpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OpError::Message(_) => None,
+            OpError::Resource(e) => Some(e),
+            OpError::ResMap(e) => Some(e),
+            OpError::Yaml(e) => Some(e),
+            OpError::Context { source, .. } => Some(source.as_ref()),
+        }
+    }
+}
+
+impl From<ResourceError> for OpError {
+    fn from(e: ResourceError) -> OpError {
+        OpError::Resource(e)
+    }
+}
+
+impl From<ResMapError> for OpError {
+    fn from(e: ResMapError) -> OpError {
+        OpError::ResMap(e)
+    }
+}
+
+impl From<YamlError> for OpError {
+    fn from(e: YamlError) -> OpError {
+        OpError::Yaml(e)
+    }
+}
 
 /// Result of an operation.
 pub type OpResult<T> = Result<T, OpError>;

@@ -120,6 +120,6 @@ mod tests {
                 Ok(())
             }
         });
-        assert_eq!(failed.map_err(|e| e.0), Err("bad 7".to_string()));
+        assert_eq!(failed.map_err(|e| e.to_string()), Err("bad 7".to_string()));
     }
 }

@@ -586,7 +586,8 @@ fn write_field(
         }
         Ok(())
     };
-    let count = visit(root, steps, create, &mut set, false).map_err(|e| retrieval(Some(e.0)))?;
+    let count =
+        visit(root, steps, create, &mut set, false).map_err(|e| retrieval(Some(e.to_string())))?;
     if count == 0 {
         return Err(retrieval(None));
     }

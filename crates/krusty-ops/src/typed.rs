@@ -250,7 +250,7 @@ mod tests {
         };
         assert_eq!(string(&node("'1.0'"), at).unwrap(), "1.0");
         assert_eq!(
-            string(&node("1.0"), at).unwrap_err().0,
+            string(&node("1.0"), at).unwrap_err().to_string(),
             "json: cannot unmarshal number into Go struct field Image.images.newTag of type string (line 1, column 1)"
         );
         assert_eq!(

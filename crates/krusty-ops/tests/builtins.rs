@@ -102,7 +102,7 @@ fn replicas_match_by_name_and_fail_when_nothing_matches() {
     assert!(render(&m).ends_with("spec:\n  replicas: 3\n"));
     let err = op("nope").apply(&mut m).expect_err("no match");
     assert!(err
-        .0
+        .to_string()
         .starts_with("resource with name nope does not match a config"));
 }
 
@@ -149,12 +149,14 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         .apply(&mut m, &Env::detached(), &origin())
         .expect_err("create over an existing id");
     assert!(
-        err.0.ends_with("exists; behavior must be merge or replace"),
-        "{}",
-        err.0
+        err.to_string()
+            .ends_with("exists; behavior must be merge or replace"),
+        "{err}"
     );
     let err = generator("name: absent\nbehavior: replace\n")
         .apply(&mut m, &Env::detached(), &origin())
         .expect_err("replace with nothing to replace");
-    assert!(err.0.ends_with("does not exist; cannot merge or replace"));
+    assert!(err
+        .to_string()
+        .ends_with("does not exist; cannot merge or replace"));
 }

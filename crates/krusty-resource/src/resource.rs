@@ -6,13 +6,25 @@ use crate::id::{Gvk, ResId};
 use crate::json_round_trip::{self, JsonScalar};
 use crate::meta::{BuildMeta, TypedAnnotation};
 
-/// Why a document cannot be a resource.
+/// Why a document cannot be a resource, or a resource cannot take a step.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ResourceError(pub String);
+pub enum ResourceError {
+    /// The document is not a mapping.
+    NotAMapping,
+    /// The mapping has no `kind`.
+    MissingKind,
+    /// A value JSON cannot hold (Go's encoder's words: `json: unsupported
+    /// value: +Inf`).
+    NotJson(String),
+}
 
 impl std::fmt::Display for ResourceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            ResourceError::NotAMapping => f.write_str("a resource must be a YAML mapping (object)"),
+            ResourceError::MissingKind => f.write_str("missing kind in object"),
+            ResourceError::NotJson(why) => f.write_str(why),
+        }
     }
 }
 
@@ -40,16 +52,14 @@ impl Resource {
     /// written (patches must keep a `null` that deletes annotations).
     pub fn from_node_as_is(node: Node) -> Result<Resource, ResourceError> {
         if !matches!(node.value, Value::Map(_)) {
-            return Err(ResourceError(
-                "a resource must be a YAML mapping (object)".into(),
-            ));
+            return Err(ResourceError::NotAMapping);
         }
         let r = Resource {
             node,
             meta: BuildMeta::default(),
         };
         if r.kind().is_empty() {
-            return Err(ResourceError("missing kind in object".into()));
+            return Err(ResourceError::MissingKind);
         }
         Ok(r)
     }
@@ -119,7 +129,7 @@ impl Resource {
         for t in typed {
             if let Some(v) = annotations.get_mut(&t.key) {
                 if v.as_str() == Some(&*t.source) {
-                    v.replace_keeping_pos(Node::string(t.json.map_err(ResourceError)?));
+                    v.replace_keeping_pos(Node::string(t.json.map_err(ResourceError::NotJson)?));
                 }
             }
         }
@@ -129,7 +139,7 @@ impl Resource {
     /// Gives every value the form it has after a JSON patch's round trip
     /// in Kustomize (see [`json_round_trip`]); annotations stay strings.
     pub fn values_through_json(&mut self) -> Result<(), ResourceError> {
-        json_round_trip::through_json(&mut self.node).map_err(ResourceError)?;
+        json_round_trip::through_json(&mut self.node).map_err(ResourceError::NotJson)?;
         self.normalize_annotations();
         Ok(())
     }

@@ -298,7 +298,7 @@ impl GeneratorArgs {
         if self.options.immutable {
             root.set("immutable", Node::plain("true"));
         }
-        let mut r = Resource::from_node(root).map_err(|e| OpError::new(e.to_string()))?;
+        let mut r = Resource::from_node(root)?;
         r.meta.needs_hash = !self.options.disable_name_suffix_hash;
         r.meta.behavior = self.behavior;
         Ok(r)

@@ -66,7 +66,7 @@ impl IamPolicy {
         root.set("apiVersion", Node::string("v1"));
         root.set("kind", Node::string("ServiceAccount"));
         root.set("metadata", meta);
-        Resource::from_node(root).map_err(|e| OpError::new(e.to_string()))
+        Resource::from_node(root).map_err(OpError::from)
     }
 }
 

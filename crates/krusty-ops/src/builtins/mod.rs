@@ -135,7 +135,7 @@ impl Builtin {
     /// errors; `site` is where it is configured.
     pub fn from_config(config: &Node, id: &ResId, site: &ConfigSite<'_>) -> OpResult<Builtin> {
         let kind = id.gvk.kind.as_str();
-        let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {}", e.0));
+        let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {e}"));
         let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
             match config.get("fieldSpecs") {
                 Some(n) if !n.is_null() => Ok(Some(specs_from_node(n)?)),

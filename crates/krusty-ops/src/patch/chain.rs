@@ -312,7 +312,7 @@ fn run(
     if let Some(renaming) = steps.iter().find(|s| s.renames()) {
         resources.check_unique().map_err(|e| ChainError {
             entry: renaming.entry,
-            error: OpError::new(e.to_string()).context(format!(
+            error: OpError::from(e).context(format!(
                 "patch {}",
                 entries[renaming.entry].source.describe()
             )),
@@ -587,20 +587,22 @@ data: {a: '1'}
             let entries: Vec<&PatchEntry> = list.iter().map(|&i| &pool[i]).collect();
             let mut chained = resmap();
             let chain_result =
-                apply(&entries, &mut chained, &env).map_err(|e| (e.entry, e.error.0));
+                apply(&entries, &mut chained, &env).map_err(|e| (e.entry, e.error.to_string()));
             let mut sequential = resmap();
             // Every entry is read before any applies.
             let mut seq_result = entries
                 .iter()
                 .enumerate()
-                .find_map(|(position, e)| Step::read(e, &env).err().map(|e| (position, e.0)))
+                .find_map(|(position, e)| {
+                    Step::read(e, &env).err().map(|e| (position, e.to_string()))
+                })
                 .map_or(Ok(()), Err);
             for (position, entry) in entries.iter().enumerate() {
                 if seq_result.is_err() {
                     break;
                 }
                 if let Err(e) = entry.apply(&mut sequential, &env) {
-                    seq_result = Err((position, e.0));
+                    seq_result = Err((position, e.to_string()));
                 }
             }
             assert_eq!(chain_result, seq_result, "entries {list:?}");

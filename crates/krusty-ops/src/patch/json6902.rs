@@ -343,7 +343,7 @@ fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
             })?;
             let actual = match container_get(container, &key) {
                 Ok(v) => v,
-                Err(e) if e.0.ends_with("missing value") => None,
+                Err(e) if e.to_string().ends_with("missing value") => None,
                 Err(e) => return Err(e),
             };
             match (actual, op.value.as_ref()) {

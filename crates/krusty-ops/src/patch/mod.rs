@@ -41,8 +41,7 @@ impl PatchSource {
             PatchSource::Path(path) => {
                 let bytes = env.files.read_bytes(path).map_err(|e| {
                     OpError::new(format!(
-                        "failed to get the patch file from path({path}): {}",
-                        e.0
+                        "failed to get the patch file from path({path}): {e}"
                     ))
                 })?;
                 String::from_utf8(bytes)
@@ -122,8 +121,7 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     // Kustomize converts them to JSON with go-yaml v2, where a repeated key
     // replaces the earlier one.
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
-    let docs =
-        krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
+    let docs = krusty_yaml::parse_stream_with(text, limits)?;
     match docs.into_iter().next().and_then(|d| d.root) {
         Some(root) => JsonPatch::from_node(&root),
         None => Ok(JsonPatch::default()),
@@ -208,11 +206,10 @@ impl StrategicMergePatches {
 /// key is ignored, as kyaml's lookups find the first).
 fn read_patch_resources(text: &str) -> OpResult<Vec<Resource>> {
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::FirstWins);
-    let docs =
-        krusty_yaml::parse_stream_with(text, limits).map_err(|e| OpError::new(e.to_string()))?;
+    let docs = krusty_yaml::parse_stream_with(text, limits)?;
     patch_documents(docs)
         .into_iter()
-        .map(|root| Resource::from_node_as_is(root).map_err(|e| OpError::new(e.0)))
+        .map(|root| Resource::from_node_as_is(root).map_err(OpError::from))
         .collect()
 }
 
@@ -329,9 +326,7 @@ fn apply_strategic(
     }
     // Only a patch allowed to rename can make two resources collide.
     if renames {
-        resources
-            .check_unique()
-            .map_err(|e| OpError::new(e.to_string()))?;
+        resources.check_unique().map_err(OpError::from)?;
     }
     Ok(())
 }
@@ -500,8 +495,7 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
         r.meta.origin = None;
         r.meta.transformations.clear();
     }
-    r.annotations_through_json()
-        .map_err(|e| OpError::new(e.to_string()))?;
+    r.annotations_through_json()?;
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
         // Annotations that are not a mapping were replaced by the records.
         if metadata
@@ -514,10 +508,7 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     let applied = ops
         .apply(&mut r.node)
         .map_err(|e| e.context(format!("applying to {id}")))
-        .and_then(|()| {
-            r.values_through_json()
-                .map_err(|e| OpError::new(e.to_string()))
-        });
+        .and_then(|()| r.values_through_json().map_err(OpError::from));
     if let Some(metadata) = r.node.get_mut("metadata") {
         if metadata
             .get("annotations")
