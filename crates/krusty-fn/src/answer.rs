@@ -54,7 +54,7 @@ impl ResourceList {
         text.reserve(self.items.len() * 1024);
         for item in &self.items {
             krusty_yaml::emit_seq_items_preserving(std::slice::from_ref(item), &mut text)
-                .map_err(|e| WireError(e.0))?;
+                .map_err(WireError::from)?;
             item_ends.push(text.len());
         }
         self.write_rest(&mut text)?;

@@ -47,6 +47,6 @@ impl ResourceList {
     pub fn config<T: serde::de::DeserializeOwned>(&self) -> Result<T, FnError> {
         let empty = krusty_yaml::Node::map();
         let node = self.function_config.as_ref().unwrap_or(&empty);
-        config::from_node(node).map_err(|e| FnError(format!("reading functionConfig: {e}")))
+        config::from_node(node).map_err(|e| FnError::Config(e.to_string()))
     }
 }

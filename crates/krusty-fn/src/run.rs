@@ -5,29 +5,55 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use crate::result::FnResult;
-use crate::wire::ResourceList;
+use crate::wire::{ResourceList, WireError};
 
 /// A function's failure: becomes an `error` result and exit code 1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FnError(pub String);
+/// A function returns its own reasons as text (`Err("no team".into())`,
+/// or `?` on a `String`); the SDK's own failures keep their cause.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FnError {
+    /// The function's own reason.
+    Message(String),
+    /// The `functionConfig` does not fit the function's type.
+    Config(String),
+    /// A `ResourceList` that cannot be read or written.
+    Wire(WireError),
+}
 
 impl std::fmt::Display for FnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            FnError::Message(m) => f.write_str(m),
+            FnError::Config(why) => write!(f, "reading functionConfig: {why}"),
+            FnError::Wire(e) => e.fmt(f),
+        }
     }
 }
 
-impl std::error::Error for FnError {}
+impl std::error::Error for FnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FnError::Wire(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<String> for FnError {
     fn from(s: String) -> FnError {
-        FnError(s)
+        FnError::Message(s)
     }
 }
 
 impl From<&str> for FnError {
     fn from(s: &str) -> FnError {
-        FnError(s.to_string())
+        FnError::Message(s.to_string())
+    }
+}
+
+impl From<WireError> for FnError {
+    fn from(e: WireError) -> FnError {
+        FnError::Wire(e)
     }
 }
 
@@ -64,7 +90,7 @@ where
     let mut stderr = String::new();
     if let Err(e) = f(&mut list) {
         stderr = format!("{e}\n");
-        list.results.push(FnResult::error(e.0));
+        list.results.push(FnResult::error(e.to_string()));
     }
     let failed = list.has_errors();
     match list.to_yaml() {

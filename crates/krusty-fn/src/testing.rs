@@ -39,7 +39,7 @@ where
             list
         }
     };
-    let text = list.to_yaml().map_err(|e| e.0)?;
+    let text = list.to_yaml().map_err(|e| e.to_string())?;
     Ok(process(&text, f))
 }
 

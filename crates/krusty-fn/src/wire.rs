@@ -1,7 +1,7 @@
 //! The wire format: a `ResourceList` read from and written to YAML (or
 //! JSON, which is YAML) as the KRM functions specification v1 defines it.
 
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{EmitError, Node, Value, YamlError};
 
 use crate::result::FnResult;
 
@@ -42,17 +42,70 @@ pub mod annotations {
         "internal.config.kubernetes.io/annotations-migration-resource-id";
 }
 
-/// Why a text is not a valid `ResourceList`.
+/// Why a text is not a valid `ResourceList`, or a list cannot be written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WireError(pub String);
+pub enum WireError {
+    /// The text is not YAML.
+    Yaml(YamlError),
+    /// The text holds no document.
+    Empty,
+    /// The text holds more than one document.
+    SeveralDocuments,
+    /// The document is not a mapping.
+    NotAMapping,
+    /// `items` is not a list.
+    ItemsNotAList,
+    /// An item is not a mapping (its index).
+    ItemNotAnObject(usize),
+    /// `kind` is not `ResourceList` (the kind found).
+    WrongKind(String),
+    /// An apiVersion this wire format does not know (the one found).
+    WrongApiVersion(String),
+    /// A result that cannot be read.
+    Result(String),
+    /// The text is not UTF-8.
+    NotUtf8,
+    /// The list cannot be written.
+    Emit(EmitError),
+}
 
 impl std::fmt::Display for WireError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            WireError::Yaml(e) => write!(f, "not valid YAML: {}: {}", e.pos, e.message),
+            WireError::Empty => f.write_str("empty input: expected a ResourceList"),
+            WireError::SeveralDocuments => {
+                f.write_str("expected one ResourceList document, found several")
+            }
+            WireError::NotAMapping => f.write_str("expected a ResourceList mapping"),
+            WireError::ItemsNotAList => f.write_str("'items' must be a list"),
+            WireError::ItemNotAnObject(i) => write!(f, "items[{i}] is not an object"),
+            WireError::WrongKind(kind) => write!(f, "expected kind ResourceList, got '{kind}'"),
+            WireError::WrongApiVersion(v) => write!(
+                f,
+                "unsupported ResourceList apiVersion '{v}' (expected {})",
+                ACCEPTED_API_VERSIONS.join(" or ")
+            ),
+            WireError::Result(why) => write!(f, "results: {why}"),
+            WireError::NotUtf8 => f.write_str("the output is not UTF-8"),
+            WireError::Emit(e) => e.fmt(f),
+        }
     }
 }
 
 impl std::error::Error for WireError {}
+
+impl From<YamlError> for WireError {
+    fn from(e: YamlError) -> WireError {
+        WireError::Yaml(e)
+    }
+}
+
+impl From<EmitError> for WireError {
+    fn from(e: EmitError) -> WireError {
+        WireError::Emit(e)
+    }
+}
 
 /// The input and output of a function.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -76,16 +129,11 @@ impl ResourceList {
 
     /// Reads a `ResourceList` from YAML or JSON text.
     pub fn parse(text: &str) -> Result<ResourceList, WireError> {
-        let docs = krusty_yaml::parse_stream(text)
-            .map_err(|e| WireError(format!("not valid YAML: {}: {}", e.pos, e.message)))?;
+        let docs = krusty_yaml::parse_stream(text)?;
         let mut roots = docs.into_iter().filter_map(|d| d.root);
-        let root = roots
-            .next()
-            .ok_or_else(|| WireError("empty input: expected a ResourceList".into()))?;
+        let root = roots.next().ok_or(WireError::Empty)?;
         if roots.next().is_some() {
-            return Err(WireError(
-                "expected one ResourceList document, found several".into(),
-            ));
+            return Err(WireError::SeveralDocuments);
         }
         ResourceList::from_node(root)
     }
@@ -93,7 +141,7 @@ impl ResourceList {
     /// Reads a `ResourceList` from its root node.
     pub fn from_node(root: Node) -> Result<ResourceList, WireError> {
         let Value::Map(entries) = root.value else {
-            return Err(WireError("expected a ResourceList mapping".into()));
+            return Err(WireError::NotAMapping);
         };
         let mut list = ResourceList::default();
         let (mut kind, mut api_version) = (String::new(), String::new());
@@ -104,14 +152,13 @@ impl ResourceList {
                 "items" => match value.value {
                     Value::Seq(items) => list.items = items.into(),
                     Value::Scalar(_) if value.is_null() => {}
-                    _ => return Err(WireError("'items' must be a list".into())),
+                    _ => return Err(WireError::ItemsNotAList),
                 },
                 "functionConfig" if !value.is_null() => list.function_config = Some(value),
                 "results" => {
                     for r in value.as_seq().map(|s| s.as_slice()).unwrap_or_default() {
                         list.results.push(
-                            FnResult::from_node(r)
-                                .map_err(|e| WireError(format!("results: {e}")))?,
+                            FnResult::from_node(r).map_err(|e| WireError::Result(e.to_string()))?,
                         );
                     }
                 }
@@ -119,18 +166,13 @@ impl ResourceList {
             }
         }
         if kind != KIND {
-            return Err(WireError(format!(
-                "expected kind ResourceList, got '{kind}'"
-            )));
+            return Err(WireError::WrongKind(kind));
         }
         if !ACCEPTED_API_VERSIONS.contains(&api_version.as_str()) {
-            return Err(WireError(format!(
-                "unsupported ResourceList apiVersion '{api_version}' (expected {})",
-                ACCEPTED_API_VERSIONS.join(" or ")
-            )));
+            return Err(WireError::WrongApiVersion(api_version));
         }
         if let Some(i) = list.items.iter().position(|it| it.as_map().is_none()) {
-            return Err(WireError(format!("items[{i}] is not an object")));
+            return Err(WireError::ItemNotAnObject(i));
         }
         Ok(list)
     }
@@ -168,7 +210,7 @@ impl ResourceList {
             rest.set("results", Node::new(Value::Seq(results)));
         }
         if rest.as_map().is_some_and(|m| !m.is_empty()) {
-            krusty_yaml::emit_document_preserving(&rest, out).map_err(|e| WireError(e.0))?;
+            krusty_yaml::emit_document_preserving(&rest, out)?;
         }
         Ok(())
     }
@@ -222,7 +264,7 @@ mod tests {
             ("{{", "not valid YAML"),
         ] {
             let err = ResourceList::parse(text).unwrap_err();
-            assert!(err.0.contains(want), "{text:?}: {err}");
+            assert!(err.to_string().contains(want), "{text:?}: {err}");
         }
     }
 }

@@ -125,7 +125,9 @@ fn run_process(
     on_kill: &dyn Fn(),
 ) -> Result<ResourceList, Failed> {
     use process::{stderr_excerpt, Failure};
-    let sent = input.to_yaml_tracked().map_err(|e| Failed::new(e.0))?;
+    let sent = input
+        .to_yaml_tracked()
+        .map_err(|e| Failed::new(e.to_string()))?;
     let mut items = input.items;
     let program = cmd.get_program().to_string_lossy().into_owned();
     let done = process::run(
@@ -149,7 +151,7 @@ fn run_process(
         )),
     })?;
     let parsed = std::str::from_utf8(&done.stdout)
-        .map_err(|_| krusty_fn::WireError("the output is not UTF-8".into()))
+        .map_err(|_| krusty_fn::WireError::NotUtf8)
         .and_then(|answer| krusty_fn::parse_answer(answer, &sent, &mut items));
     free_later(items);
     if !done.status.success() {

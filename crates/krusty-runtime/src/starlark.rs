@@ -73,7 +73,7 @@ pub fn run(program: &str, input: ResourceList, policy: &Policy) -> Result<Resour
         return Err(Failed::new(ended_badly(&done)));
     }
     std::str::from_utf8(&done.stdout)
-        .map_err(|_| krusty_fn::WireError("the output is not UTF-8".into()))
+        .map_err(|_| krusty_fn::WireError::NotUtf8)
         .and_then(ResourceList::parse)
         .map_err(|e| {
             Failed::new(format!(

@@ -19,13 +19,42 @@ const BEST_INDENT: usize = 2;
 /// Keys longer than this are not simple keys.
 const MAX_SIMPLE_KEY: usize = 128;
 
-/// Why a node cannot be printed the way Kustomize prints it.
+/// Why a node cannot be printed the way Kustomize prints it (its JSON
+/// round trip fails on these, in Go's words).
 #[derive(Debug, Clone, PartialEq)]
-pub struct EmitError(pub String);
+pub enum EmitError {
+    /// A mapping key below the top level that is not a string.
+    NonStringKey(String),
+    /// A mapping key that is a collection.
+    CollectionKey,
+    /// A key holding NEL, which ends its line when read back.
+    KeyWithNel(String),
+    /// A key longer in JSON than go-yaml reads as a key (its first
+    /// characters).
+    KeyTooLong(String),
+    /// A string with characters YAML does not allow.
+    ControlCharacter,
+    /// A number JSON cannot hold (an infinity or NaN; Go's message).
+    UnsupportedNumber(String),
+}
 
 impl std::fmt::Display for EmitError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        const MAP: &str = "json: unsupported type: map[interface {}]interface {}";
+        match self {
+            EmitError::NonStringKey(key) => write!(f, "{MAP} (key {key:?} is not a string)"),
+            EmitError::CollectionKey => write!(f, "{MAP} (a key is a collection)"),
+            EmitError::KeyWithNel(key) => write!(
+                f,
+                "yaml: did not find expected ',' or '}}' (key {key:?} holds a NEL)"
+            ),
+            EmitError::KeyTooLong(start) => write!(
+                f,
+                "yaml: did not find expected ',' or '}}' (key {start:?}... is longer than {MAX_JSON_KEY} characters in JSON)"
+            ),
+            EmitError::ControlCharacter => f.write_str("yaml: control characters are not allowed"),
+            EmitError::UnsupportedNumber(message) => f.write_str(message),
+        }
     }
 }
 
@@ -194,17 +223,11 @@ impl<'n> Emitter<'_, 'n> {
             let key = match &k.value {
                 Value::Scalar(s) => {
                     if !root && !matches!(resolve_input(k), Resolved::Str(_)) {
-                        return Err(EmitError(format!(
-                            "json: unsupported type: map[interface {{}}]interface {{}} (key {:?} is not a string)",
-                            s.text
-                        )));
+                        return Err(EmitError::NonStringKey(s.text.to_string()));
                     }
                     s.text.as_str()
                 }
-                _ => return Err(EmitError(
-                    "json: unsupported type: map[interface {}]interface {} (a key is a collection)"
-                        .into(),
-                )),
+                _ => return Err(EmitError::CollectionKey),
             };
             self.keys.push((key, v));
         }
@@ -229,9 +252,7 @@ impl<'n> Emitter<'_, 'n> {
                 self.plain_word(key, indent, true);
             } else if !self.preserve && key.contains('\u{85}') {
                 // Go's JSON keeps NEL as it is: read back, it ends the key's line.
-                return Err(EmitError(format!(
-                    "yaml: did not find expected ',' or '}}' (key {key:?} holds a NEL)"
-                )));
+                return Err(EmitError::KeyWithNel(key.to_string()));
             } else if is_simple_key(key) {
                 self.string(key, indent, true)?;
             } else {
@@ -340,10 +361,7 @@ impl<'n> Emitter<'_, 'n> {
         indent: usize,
     ) -> Result<(), EmitError> {
         if !self.preserve && json_key_too_long(key) {
-            return Err(EmitError(format!(
-                "yaml: did not find expected ',' or '}}' (key {:?}... is longer than {MAX_JSON_KEY} characters in JSON)",
-                key.chars().take(40).collect::<String>()
-            )));
+            return Err(EmitError::KeyTooLong(key.chars().take(40).collect()));
         }
         self.push_char('?');
         self.push_char(' ');
@@ -391,7 +409,7 @@ impl<'n> Emitter<'_, 'n> {
         // One pass answers the usual case: ASCII without DEL.
         let plain_ascii = text.bytes().all(|b| b < 0x7f);
         if !plain_ascii && (text.is_ascii() || text.chars().any(is_forbidden_control)) {
-            return Err(EmitError("yaml: control characters are not allowed".into()));
+            return Err(EmitError::ControlCharacter);
         }
         // Kustomize's read-write round trip turns NEL (U+0085) into a space.
         let owned;
@@ -1001,7 +1019,7 @@ fn is_printable(c: char) -> bool {
 /// Formats a float the way it comes out of JSON and back through go-yaml v2.
 fn float_text(f: f64) -> Result<String, EmitError> {
     if let Some(message) = json_unsupported_float(f) {
-        return Err(EmitError(message));
+        return Err(EmitError::UnsupportedNumber(message));
     }
     let json = go_json_float(f);
     if let Some(i) = go_parse_int(&json) {
