@@ -289,7 +289,11 @@ impl Kustomization {
             path: name,
         };
         match name {
-            "kind" => self.kind = value.as_str().unwrap_or("Kustomization").to_string(),
+            "kind" if value.is_null() => self.kind = "Kustomization".to_string(),
+            "kind" => self.kind = typed::string(value, at)?,
+            "apiVersion" => {
+                typed::string(value, at)?;
+            }
             "resources" => self.resources.extend(typed::string_list(value, at)?),
             "bases" => {
                 self.warnings.push(deprecated("bases", "resources"));
@@ -397,6 +401,23 @@ impl Kustomization {
             "metadata" if !value.is_null() => {
                 let known = ["name", "namespace", "labels", "annotations"];
                 typed::fields(value, &known, "ObjectMeta", Strictness::Strict)?;
+                for (key, field) in value.as_map().map(|m| m.as_slice()).unwrap_or_default() {
+                    let name = key.key_str().unwrap_or_default();
+                    let path = format!("metadata.{name}");
+                    let at = At {
+                        owner: "ObjectMeta",
+                        path: &path,
+                    };
+                    match name {
+                        "name" | "namespace" => {
+                            typed::string(field, at)?;
+                        }
+                        "labels" | "annotations" => {
+                            typed::string_map(field, at)?;
+                        }
+                        _ => {}
+                    }
+                }
             }
             "openapi" => {
                 let map = typed::string_map(value, at)?;
