@@ -15,9 +15,9 @@ pub enum BuildError {
     /// A document is not a resource.
     Resource(ResourceError),
     /// Resources that cannot stand together (two with one id).
-    ResMap(ResMapError),
+    ResMap(Box<ResMapError>),
     /// A YAML text cannot be read.
-    Yaml(YamlError),
+    Yaml(Box<YamlError>),
     /// What was being done when `source` happened.
     Context {
         /// What was being done (a file, a field, a step).
@@ -61,8 +61,8 @@ impl std::error::Error for BuildError {
             BuildError::Message(_) => None,
             BuildError::Op(e) => Some(e),
             BuildError::Resource(e) => Some(e),
-            BuildError::ResMap(e) => Some(e),
-            BuildError::Yaml(e) => Some(e),
+            BuildError::ResMap(e) => Some(e.as_ref()),
+            BuildError::Yaml(e) => Some(e.as_ref()),
             BuildError::Context { source, .. } => Some(source.as_ref()),
         }
     }
@@ -82,13 +82,13 @@ impl From<ResourceError> for BuildError {
 
 impl From<ResMapError> for BuildError {
     fn from(e: ResMapError) -> BuildError {
-        BuildError::ResMap(e)
+        BuildError::ResMap(Box::new(e))
     }
 }
 
 impl From<YamlError> for BuildError {
     fn from(e: YamlError) -> BuildError {
-        BuildError::Yaml(e)
+        BuildError::Yaml(Box::new(e))
     }
 }
 

@@ -250,9 +250,8 @@ impl FunctionStep {
                 r.meta.behavior = Behavior::parse(b);
             }
             r.meta.origin = Some(Box::new(origin.clone()));
-            absorb(resources, r).map_err(|e| {
-                BuildError::new(format!("function {}: {}", self.label, e.to_string()))
-            })?;
+            absorb(resources, r)
+                .map_err(|e| BuildError::new(format!("function {}: {}", self.label, e)))?;
         }
         Ok(())
     }
@@ -297,8 +296,7 @@ impl FunctionStep {
         Resource::from_node(node).map_err(|e| {
             BuildError::new(format!(
                 "function {} returned an invalid item {i}: {}",
-                self.label,
-                e.to_string()
+                self.label, e
             ))
         })
     }

@@ -190,9 +190,7 @@ impl Kustomization {
             )));
         }
         let Some(found) = found.pop() else {
-            let why = refused
-                .map(|e| format!(": {}", e.to_string()))
-                .unwrap_or_default();
+            let why = refused.map(|e| format!(": {}", e)).unwrap_or_default();
             return Err(BuildError::new(format!(
                 "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'{why}",
                 dir.display()
@@ -242,14 +240,14 @@ impl Kustomization {
                         "HelmGlobals",
                         Strictness::Strict,
                     )
-                    .map_err(|e| BuildError::from(e))?;
+                    .map_err(BuildError::from)?;
                 }
                 if name != "helmGlobals" && !is_empty(value) && k.helm_charts.is_none() {
                     k.helm_charts = Some((name.to_string(), key.pos().line));
                 }
                 continue;
             }
-            k.read_field(name, value).map_err(|e| BuildError::from(e))?;
+            k.read_field(name, value).map_err(BuildError::from)?;
         }
         if !anything_set {
             return Err(BuildError::new(EMPTY));

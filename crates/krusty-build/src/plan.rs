@@ -349,7 +349,7 @@ fn inline_configs(entry: &str) -> BuildResult<Option<Vec<Resource>>> {
     }
     let mut out = Vec::new();
     for root in roots {
-        out.push(Resource::from_node(root).map_err(|e| BuildError::from(e))?);
+        out.push(Resource::from_node(root).map_err(BuildError::from)?);
     }
     Ok(Some(out))
 }

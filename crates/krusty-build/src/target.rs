@@ -106,14 +106,14 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     });
     AddHashSuffixes
         .apply(&mut resmap)
-        .map_err(|e| BuildError::from(e))?;
+        .map_err(BuildError::from)?;
     FixNameReferences {
         back_refs: level.config.name_reference.clone(),
     }
     .apply(&mut resmap)
-    .map_err(|e| BuildError::from(e))?;
+    .map_err(BuildError::from)?;
     vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
-        .map_err(|e| BuildError::from(e))?;
+        .map_err(BuildError::from)?;
     check_names(&resmap)?;
     // Replacements may leave two resources with one id; Kustomize fails on
     // that once the build is done (hash suffixes may have set them apart).
@@ -486,17 +486,14 @@ impl Context {
             let why = if joined.exists() {
                 e.to_string()
             } else {
-                format!(
-                    "must build at directory: not a valid directory: {}",
-                    e.to_string()
-                )
+                format!("must build at directory: not a valid directory: {}", e)
             };
             BuildError::new(format!("loader.New \"{why}\""))
         })?;
         let dir = sub.root.clone();
         self.check_cycle(&dir)?;
         let in_directory =
-            |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e.to_string()));
+            |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e));
         let (k, k_path) = Kustomization::load(&sub)
             .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
             .map_err(in_directory)?;
@@ -571,7 +568,7 @@ impl Context {
                     BuildError::new(format!(
                         "accumulation err='accumulating resources from '{entry}': '{}' must resolve to a file': {}",
                         dir.display(),
-                        e.to_string()
+                        e
                     ))
                 };
                 self.check_cycle(&dir).map_err(as_dir)?;

@@ -14,9 +14,9 @@ pub enum OpError {
     /// A resource that is not what the operation needs.
     Resource(ResourceError),
     /// Resources that cannot stand together (two with one id).
-    ResMap(ResMapError),
+    ResMap(Box<ResMapError>),
     /// A YAML text that cannot be read.
-    Yaml(YamlError),
+    Yaml(Box<YamlError>),
     /// What was being done when `source` happened.
     Context {
         /// What was being done (a patch, a transformer, a field).
@@ -58,8 +58,8 @@ impl std::error::Error for OpError {
         match self {
             OpError::Message(_) => None,
             OpError::Resource(e) => Some(e),
-            OpError::ResMap(e) => Some(e),
-            OpError::Yaml(e) => Some(e),
+            OpError::ResMap(e) => Some(e.as_ref()),
+            OpError::Yaml(e) => Some(e.as_ref()),
             OpError::Context { source, .. } => Some(source.as_ref()),
         }
     }
@@ -73,13 +73,13 @@ impl From<ResourceError> for OpError {
 
 impl From<ResMapError> for OpError {
     fn from(e: ResMapError) -> OpError {
-        OpError::ResMap(e)
+        OpError::ResMap(Box::new(e))
     }
 }
 
 impl From<YamlError> for OpError {
     fn from(e: YamlError) -> OpError {
-        OpError::Yaml(e)
+        OpError::Yaml(Box::new(e))
     }
 }
 

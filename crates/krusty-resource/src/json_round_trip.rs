@@ -111,7 +111,7 @@ fn plainly_a_string(node: &Node) -> bool {
     };
     match s.text.as_bytes().first() {
         None => false,
-        Some(b) => !(b.is_ascii_digit() || b"yYnNtTfFoO~.+-".contains(b)) && !s.text.contains('\n'),
+        Some(b) => !(b.is_ascii_digit() || b"yYnNtTfFoO~.+-".contains(b) || s.text.contains('\n')),
     }
 }
 
