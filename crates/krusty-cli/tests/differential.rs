@@ -26,9 +26,12 @@
 use std::env;
 use std::fs;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
+
+mod support;
+use support::Rng;
 
 /// Base seed used when `KRUSTY_DIFF_SEED` is not set.
 const DEFAULT_SEED: u64 = 0x6b72_7573_7479_2024;
@@ -169,7 +172,7 @@ struct Profile {
 
 /// Generates the tree for `profile`, runs both tools on it and compares.
 fn run_profile(profile: &Profile) {
-    let Some(kubectl) = find_in_path("kubectl") else {
+    let Some(kubectl) = support::find_in_path("kubectl") else {
         // Written to the real stderr (not `eprintln!`, which the test harness
         // captures) so that the skip is visible without `--nocapture`.
         let banner = "!".repeat(72);
@@ -260,14 +263,6 @@ fn base_seed() -> u64 {
         None => text.replace('_', "").parse(),
     };
     parsed.unwrap_or_else(|e| panic!("{SEED_ENV}={text:?} is not a u64: {e}"))
-}
-
-/// Looks for an executable called `name` in the directories of `PATH`.
-fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
 }
 
 /// Compares the two runs; returns a human-readable report when they differ.
@@ -376,55 +371,6 @@ fn find_input_document(dir: &Path, files: &[String], name: &str) -> Option<(Stri
 // ---------------------------------------------------------------------------
 // Randomness
 // ---------------------------------------------------------------------------
-
-/// Small deterministic PRNG (xorshift64*), seeded through splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    /// Creates a generator; any seed (including zero) is fine.
-    fn new(seed: u64) -> Self {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        Rng(z.max(1))
-    }
-
-    /// Next raw 64-bit output.
-    fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform integer in `0..n`; `n` must be non-zero.
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    /// Uniform integer in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// True with probability `percent` / 100.
-    fn chance(&mut self, percent: u32) -> bool {
-        self.below(100) < percent as usize
-    }
-
-    /// A uniformly chosen element of a non-empty slice.
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
-    /// A uniformly chosen string from a non-empty slice of string literals.
-    fn pick_str(&mut self, items: &[&'static str]) -> &'static str {
-        items[self.below(items.len())]
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Content pools

@@ -11,11 +11,12 @@
 //! Without `kubectl` on `PATH` the tests print `SKIPPED` and pass.
 
 mod support;
+use support::Rng;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const DEFAULT_SEED: u64 = 0x6f72_6465_7220_6964;
@@ -85,7 +86,7 @@ fn differential_order_custom_legacy() {
 
 /// Writes a tree for `salt`, builds it with both tools, compares.
 fn run(name: &str, salt: u64, extra: &str) {
-    let Some(kubectl) = find_in_path("kubectl") else {
+    let Some(kubectl) = support::find_in_path("kubectl") else {
         let _ = writeln!(
             std::io::stderr(),
             "SKIPPED: kubectl not found on PATH; differential_order '{name}' did not run."
@@ -197,32 +198,4 @@ fn random_text(rng: &mut Rng) -> String {
         text.push(char::from(NAME_CHARS[rng.below(NAME_CHARS.len())]));
     }
     text
-}
-
-fn find_in_path(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
-/// xorshift64* seeded through splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        Rng((z ^ (z >> 31)).max(1))
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    fn below(&mut self, n: usize) -> usize {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
-    }
 }

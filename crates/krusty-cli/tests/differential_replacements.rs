@@ -27,6 +27,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod support;
+use support::Rng;
 
 /// Base seed used when `KRUSTY_DIFF_SEED` is not set.
 const DEFAULT_SEED: u64 = 0x7265_706c_6163_6521;
@@ -39,7 +40,7 @@ const DEFAULT_TREES: usize = 90;
 
 #[test]
 fn differential_replacements_on_trees() {
-    let Some(kubectl) = find_in_path("kubectl") else {
+    let Some(kubectl) = support::find_in_path("kubectl") else {
         let banner = "!".repeat(72);
         let _ = writeln!(
             std::io::stderr(),
@@ -151,13 +152,6 @@ fn env_u64(name: &str) -> Option<u64> {
     Some(parsed.unwrap_or_else(|e| panic!("{name}={text:?} is not a u64: {e}")))
 }
 
-fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-}
-
 /// `None` when both failed or both printed the same bytes.
 fn compare(expected: &Output, actual: &Output) -> Option<String> {
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -183,42 +177,6 @@ fn compare(expected: &Output, actual: &Output) -> Option<String> {
 // ---------------------------------------------------------------------------
 // Randomness
 // ---------------------------------------------------------------------------
-
-/// Small deterministic PRNG (xorshift64*), seeded through splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        Rng(z.max(1))
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform integer in `0..n`; `n` must be non-zero.
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    /// True with probability `percent` / 100.
-    fn chance(&mut self, percent: u32) -> bool {
-        self.below(100) < percent as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 // ---------------------------------------------------------------------------
 // The model the generator keeps of a tree

@@ -14,6 +14,7 @@ use std::process::{Command, Output, Stdio};
 
 mod support;
 use support::write;
+use support::Rng;
 
 /// The test function. Its mode is its first argument:
 /// - `echo`: prints one ConfigMap `fn-input` holding the whole input
@@ -536,28 +537,6 @@ impl SeededCase {
             items.swap(i, rng.below(i + 1));
         }
         items.concat()
-    }
-}
-
-/// xorshift64* seeded through splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        Rng((z ^ (z >> 31)).max(1))
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    fn below(&mut self, n: usize) -> usize {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
     }
 }
 

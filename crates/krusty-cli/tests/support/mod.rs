@@ -132,8 +132,18 @@ impl Rng {
         self.below(100) < percent as usize
     }
 
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+
     /// One of `items` (not empty).
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// One of `items` (not empty), as a string of the program.
+    pub fn pick_str(&mut self, items: &[&'static str]) -> &'static str {
         items[self.below(items.len())]
     }
 }
