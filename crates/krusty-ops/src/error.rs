@@ -3,7 +3,7 @@
 use std::fmt;
 
 use krusty_resource::{ResMapError, ResourceError};
-use krusty_yaml::YamlError;
+use krusty_yaml::{Pos, YamlError};
 
 /// Why an operation failed. It prints Kustomize's words for the failure,
 /// with the context it happened in before it (`context: failure`).
@@ -17,6 +17,18 @@ pub enum OpError {
     ResMap(Box<ResMapError>),
     /// A YAML text that cannot be read.
     Yaml(Box<YamlError>),
+    /// Where the failing entry is written: its file (none: the file
+    /// the context names) and position.
+    Located {
+        /// The file, when it is not the one the context names.
+        file: Option<String>,
+        /// 1-based line.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// What went wrong.
+        source: Box<OpError>,
+    },
     /// What was being done when `source` happened.
     Context {
         /// What was being done (a patch, a transformer, a field).
@@ -30,6 +42,21 @@ impl OpError {
     /// An error with this message.
     pub fn new(msg: impl Into<String>) -> OpError {
         OpError::Message(msg.into())
+    }
+
+    /// The same error, for an entry written at `pos` of `file` (printed
+    /// `error (file, line L, column C)`); unchanged for an entry the build
+    /// made (no position).
+    pub fn located(self, file: Option<&str>, pos: Pos) -> OpError {
+        if pos.line == 0 {
+            return self;
+        }
+        OpError::Located {
+            file: file.map(str::to_string),
+            line: pos.line,
+            column: pos.col,
+            source: Box::new(self),
+        }
     }
 
     /// The same error, in `ctx` (printed `ctx: error`).
@@ -48,6 +75,15 @@ impl fmt::Display for OpError {
             OpError::Resource(e) => e.fmt(f),
             OpError::ResMap(e) => e.fmt(f),
             OpError::Yaml(e) => e.fmt(f),
+            OpError::Located {
+                file,
+                line,
+                column,
+                source,
+            } => match file {
+                Some(file) => write!(f, "{source} ({file}, line {line}, column {column})"),
+                None => write!(f, "{source} (line {line}, column {column})"),
+            },
             OpError::Context { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -60,7 +96,9 @@ impl std::error::Error for OpError {
             OpError::Resource(e) => Some(e),
             OpError::ResMap(e) => Some(e.as_ref()),
             OpError::Yaml(e) => Some(e.as_ref()),
-            OpError::Context { source, .. } => Some(source.as_ref()),
+            OpError::Located { source, .. } | OpError::Context { source, .. } => {
+                Some(source.as_ref())
+            }
         }
     }
 }

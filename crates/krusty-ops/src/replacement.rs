@@ -2,7 +2,7 @@
 //! one resource's field into fields of other resources.
 
 use krusty_resource::{ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Resolved, ScalarStyle, Value};
+use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Value};
 use regex::Regex;
 
 use crate::error::go_quote;
@@ -52,6 +52,9 @@ pub struct Target {
 /// One replacement.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Replacement {
+    /// Where it is written: its file, when not the kustomization or
+    /// config that lists it, and position (for messages).
+    pub written_at: (Option<String>, Pos),
     /// The value's origin.
     pub source: Option<Source>,
     /// Where it is written.
@@ -154,7 +157,10 @@ fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
 
 /// Reads one replacement mapping (`source` and `targets`).
 pub fn read_replacement(node: &Node, strictness: Strictness) -> OpResult<Replacement> {
-    let mut r = Replacement::default();
+    let mut r = Replacement {
+        written_at: (None, node.pos()),
+        ..Replacement::default()
+    };
     for (name, value) in typed::fields(node, &["source", "targets"], "Replacement", strictness)? {
         match name {
             "source" if !value.is_null() => r.source = Some(read_source(value, strictness)?),
@@ -231,6 +237,9 @@ pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
             _ => out.push(read_replacement(&root, Strictness::Lenient)?),
         }
     }
+    for r in &mut out {
+        r.written_at.0 = Some(path.to_string());
+    }
     Ok(out)
 }
 
@@ -285,14 +294,16 @@ impl Source {
 /// only when the build is done).
 pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<()> {
     for r in replacements {
+        let (file, pos) = &r.written_at;
+        let located = |e: OpError| e.located(file.as_deref(), *pos);
         let (Some(source), Some(targets)) = (&r.source, &r.targets) else {
-            return Err(OpError::new(
+            return Err(located(OpError::new(
                 "replacements must specify a source and at least one target",
-            ));
+            )));
         };
-        let mut value = source_value(resources, source)?;
+        let mut value = source_value(resources, source).map_err(located)?;
         for target in targets {
-            apply_target(resources, &mut value, target)?;
+            apply_target(resources, &mut value, target).map_err(located)?;
         }
     }
     Ok(())
