@@ -11,17 +11,23 @@
 //! string.
 
 use krusty_yaml::{
-    go_yaml_float, json_unsupported_float, resolve_input, Node, Pos, Resolved, ScalarStyle, Value,
+    go_yaml_float, json_unsupported_float, resolve_input, Node, Pos, Resolved, ScalarStyle,
+    ThinVec, Value,
 };
 
 /// Gives every value under `node` (not the keys: they are strings either
 /// way) its form after a JSON round trip. Fails, as Go's JSON encoder
-/// does, on an infinite or NaN number.
+/// does, on an infinite or NaN number, and as go-yaml does on a key `<<`
+/// (written plain, it reads back as a merge key) whose value cannot be
+/// merged.
 pub fn through_json(node: &mut Node) -> Result<(), String> {
     match &mut node.value {
         Value::Map(entries) => {
             for (_, v) in entries.iter_mut() {
                 through_json(v)?;
+            }
+            if entries.iter().any(|(k, _)| k.key_str() == Some(MERGE_KEY)) {
+                merge_keys(entries)?;
             }
         }
         Value::Seq(items) => {
@@ -31,6 +37,48 @@ pub fn through_json(node: &mut Node) -> Result<(), String> {
         }
         Value::Scalar(_) => scalar_through_json(node)?,
     }
+    Ok(())
+}
+
+/// The key go-yaml reads as a merge key.
+const MERGE_KEY: &str = "<<";
+
+/// A mapping read back with a `<<` key: the key's mapping (or each
+/// mapping of its list, earlier ones first) supplies the keys the mapping
+/// does not have; any other value is go-yaml's error.
+fn merge_keys(entries: &mut ThinVec<(Node, Node)>) -> Result<(), String> {
+    let mut merged: Vec<(Node, Node)> = Vec::new();
+    let mut kept: ThinVec<(Node, Node)> = ThinVec::with_capacity(entries.len());
+    for (k, v) in std::mem::take(entries) {
+        if k.key_str() != Some(MERGE_KEY) {
+            kept.push((k, v));
+            continue;
+        }
+        let sources: Vec<Node> = match v.value {
+            Value::Map(_) => vec![v],
+            Value::Seq(items) if items.iter().all(|i| i.as_map().is_some()) => {
+                items.into_iter().collect()
+            }
+            _ => {
+                return Err(
+                    "map[string]interface {}(nil): yaml: map merge requires map or sequence of maps as the value"
+                        .to_string(),
+                )
+            }
+        };
+        for source in sources {
+            if let Value::Map(pairs) = source.value {
+                merged.extend(pairs);
+            }
+        }
+    }
+    for (k, v) in merged {
+        let present = kept.iter().any(|(key, _)| key.key_str() == k.key_str());
+        if !present {
+            kept.push((k, v));
+        }
+    }
+    *entries = kept;
     Ok(())
 }
 
