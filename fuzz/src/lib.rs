@@ -67,6 +67,10 @@ fn assert_reads_back(text: &str, json: Option<&str>, writer: &str) {
     let docs = match parse_stream(text) {
         Ok(docs) => docs,
         Err(_) if text.contains('\u{feff}') => return,
+        // Kustomize prints a `<<` key it holds as a string key plain, as
+        // krusty does; read back, it is a merge key (golden case
+        // struct-merge-key-quoted-dropped).
+        Err(e) if e.message.contains("map merge requires") => return,
         Err(e) => panic!("{writer}: its output does not read back: {e}\n{text}"),
     };
     let roots: Vec<&Node> = docs.iter().filter_map(|d| d.root.as_ref()).collect();

@@ -32,9 +32,6 @@ pub enum EmitError {
     /// A key longer in JSON than go-yaml reads as a key (its first
     /// characters).
     KeyTooLong(String),
-    /// A `<<` key whose value is not a mapping or a list of mappings
-    /// (read back, it is a merge key that cannot merge).
-    UnmergeableMergeKey,
     /// A string with characters YAML does not allow.
     ControlCharacter,
     /// A number JSON cannot hold (an infinity or NaN; Go's message).
@@ -54,9 +51,6 @@ impl std::fmt::Display for EmitError {
             EmitError::KeyTooLong(start) => write!(
                 f,
                 "yaml: did not find expected ',' or '}}' (key {start:?}... is longer than {MAX_JSON_KEY} characters in JSON)"
-            ),
-            EmitError::UnmergeableMergeKey => f.write_str(
-                "map[string]interface {}(nil): yaml: map merge requires map or sequence of maps as the value",
             ),
             EmitError::ControlCharacter => f.write_str("yaml: control characters are not allowed"),
             EmitError::UnsupportedNumber(message) => f.write_str(message),
@@ -230,11 +224,6 @@ impl<'n> Emitter<'_, 'n> {
                 Value::Scalar(s) => {
                     if !root && !matches!(resolve_input(k), Resolved::Str(_)) {
                         return Err(EmitError::NonStringKey(s.text.to_string()));
-                    }
-                    // Kustomize's round trips write `<<` plain, and read it
-                    // back as a merge key.
-                    if !self.preserve && s.text == "<<" && !mergeable(v) {
-                        return Err(EmitError::UnmergeableMergeKey);
                     }
                     s.text.as_str()
                 }
@@ -1025,16 +1014,6 @@ fn is_printable(c: char) -> bool {
         || (0x20..=0x7E).contains(&v)
         || (0xA0..=0xD7FF).contains(&v)
         || ((0xE000..=0xFFFD).contains(&v) && v != 0xFEFF)
-}
-
-/// Whether a value can stand under a merge key: a mapping, or a list of
-/// mappings.
-fn mergeable(v: &Node) -> bool {
-    match &v.value {
-        Value::Map(_) => true,
-        Value::Seq(items) => items.iter().all(|i| i.as_map().is_some()),
-        Value::Scalar(_) => false,
-    }
 }
 
 /// Formats a float the way it comes out of JSON and back through go-yaml v2.

@@ -238,6 +238,13 @@ impl GeneratorArgs {
                 )));
             }
         }
+        // Kustomize makes the resource from YAML text, where a `<<` key is
+        // a merge key, and a string cannot be merged.
+        if pairs.iter().any(|(k, _)| k == "<<") {
+            return Err(OpError::new(
+                "map[string]interface {}(nil): yaml: map merge requires map or sequence of maps as the value",
+            ));
+        }
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
 
         let mut root = Node::map();
