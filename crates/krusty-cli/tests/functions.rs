@@ -1138,6 +1138,31 @@ fn build_image(dir: &Path, name: &str, binary: &Path, entrypoint: &[&str]) {
     assert!(out.status.success(), "podman import: {}", text(&out.stderr));
 }
 
+/// Starts `krusty build` on a container function in `tree` (with `extra`
+/// flags) in the background, and returns once its container runs (or a
+/// minute has passed).
+fn krusty_until_its_container_runs(tree: &Path, extra: &[&str]) -> std::process::Child {
+    let child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--container-cli",
+            "podman",
+        ])
+        .args(extra)
+        .arg(".")
+        .current_dir(tree)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while running_containers().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
 /// Names of the containers krusty started from this test's images (the
 /// label krusty gives them), in any state. Other tests on the machine may
 /// run krusty on images of their own at the same time.
@@ -1278,23 +1303,7 @@ fn container_functions_run_in_podman_like_kustomize() {
 
     // krusty killed outright leaves its container running; the next
     // krusty that runs a container function removes it.
-    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
-        .args([
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            ".",
-        ])
-        .current_dir(&tree)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("krusty starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while running_containers().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut child = krusty_until_its_container_runs(&tree, &[]);
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
     let orphan = leftover_containers();
@@ -1323,23 +1332,7 @@ fn container_functions_run_in_podman_like_kustomize() {
         "labels:\n  team: web\n",
     );
     container_function(&tree, "localhost/krusty-test/hang:v1", "");
-    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
-        .args([
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            ".",
-        ])
-        .current_dir(&tree)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("krusty starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while running_containers().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = krusty_until_its_container_runs(&tree, &[]);
     let running = running_containers();
     assert!(!running.is_empty(), "the container never started");
     let out = podman_build(&tree2, &[]);
@@ -1359,25 +1352,7 @@ fn container_functions_run_in_podman_like_kustomize() {
     // And podman itself stops it at the time limit (`podman run --timeout`,
     // a second later than krusty's own), with no later krusty run.
     container_function(&tree, "localhost/krusty-test/hang:v1", "");
-    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
-        .args([
-            "build",
-            "--enable-alpha-plugins",
-            "--container-cli",
-            "podman",
-            "--function-timeout",
-            "2",
-            ".",
-        ])
-        .current_dir(&tree)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("krusty starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while running_containers().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = krusty_until_its_container_runs(&tree, &["--function-timeout", "2"]);
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
     let deadline = Instant::now() + Duration::from_secs(15);
