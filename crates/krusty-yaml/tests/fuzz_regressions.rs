@@ -38,7 +38,6 @@ fn explicit_key_with_compact_mapping_value() {
 /// the preserving writer must quote it, since the reader drops a mark at the
 /// start of the text (the Kustomize writer prints `"\uFEFF..."`).
 #[test]
-#[ignore = "known defect: the preserving writer prints a BOM-led key plain"]
 fn bom_key_survives_preserving_round_trip() {
     let tree = root("\n\u{feff}apiVersion: v1\nkind: x\n");
     let json = to_go_json(&tree);
@@ -79,7 +78,6 @@ fn block_entry_inside_flow_sequence_is_an_error() {
 /// start with `|`: the preserving writer's indentation indicator must
 /// match the indentation it writes.
 #[test]
-#[ignore = "known defect: the preserving writer's literal scalar does not read back"]
 fn literal_with_leading_break_survives_preserving_round_trip() {
     let tree = root("|\n\n |  \n  \n \n");
     let json = to_go_json(&tree);
@@ -91,7 +89,6 @@ fn literal_with_leading_break_survives_preserving_round_trip() {
 /// Kustomize writer's indentation indicator must match the indentation it
 /// writes (resources are mappings, so a build never prints such a document).
 #[test]
-#[ignore = "known defect: a root literal scalar is written `|2-` with its lines at column 0"]
 fn root_literal_with_leading_break_round_trips() {
     let tree = root("|-\n\n Ma- *\n");
     let json = to_go_json(&tree);
@@ -128,7 +125,6 @@ fn flow_mapping_dash_at_column_zero_is_an_error() {
 /// A lone `-` in a flow sequence is the string "-", as go-yaml reads it
 /// (kubectl prints `- '-'`); the preserving writer's `- -` reads back so.
 #[test]
-#[ignore = "known defect: the preserving writer prints the string \"-\" plain, which reads back as a list"]
 fn lone_dash_in_flow_sequence_is_a_string() {
     let tree = root("a: [-]\n");
     assert_eq!(to_go_json(&tree), r#"{"a":["-"]}"#);
@@ -139,7 +135,6 @@ fn lone_dash_in_flow_sequence_is_a_string() {
 /// A block scalar's header comment (`|- # note`, `>#`) stays a comment: the
 /// preserving writer must not move it into the scalar's text.
 #[test]
-#[ignore = "known defect: the preserving writer puts a block scalar's header comment after its text"]
 fn block_scalar_header_comment_survives_preserving_round_trip() {
     for src in ["a: |- # note\n  e\n", "a: >#\n e\n"] {
         let tree = root(src);
