@@ -1,0 +1,208 @@
+//! `kustomize edit` and `kustomize create` for krusty: commands that change
+//! a kustomization file and keep what a person wrote in it.
+//!
+//! Each command checks its arguments first, then opens the kustomization
+//! file of a directory ([`KustomizationFile::find`]), changes the fields it
+//! is about and writes the file back: untouched fields keep their text
+//! byte for byte, changed fields keep the comments and styles inside them,
+//! new fields go after the others in the order Kustomize's writer uses.
+//! Messages are Kustomize's. A command returns the notes Kustomize logs
+//! (an entry already present, a pattern without matches) for the caller
+//! to print.
+//!
+//! ```
+//! # let dir = tempfile::tempdir().unwrap();
+//! # std::fs::write(dir.path().join("kustomization.yaml"), "# app\nresources:\n- deploy.yaml\n").unwrap();
+//! krusty_edit::set_images(dir.path(), &["nginx=registry.local/nginx:1.27".to_string()]).unwrap();
+//! let text = std::fs::read_to_string(dir.path().join("kustomization.yaml")).unwrap();
+//! assert!(text.starts_with("# app\nresources:\n- deploy.yaml\n"));
+//! assert!(text.contains("images:\n- name: nginx\n  newName: registry.local/nginx\n  newTag: \"1.27\"\n"));
+//! ```
+
+pub mod buildmeta;
+pub mod error;
+pub mod file;
+pub mod glob;
+pub mod image;
+pub mod metadata;
+mod node;
+pub mod patch;
+pub mod paths;
+pub mod replicas;
+pub mod scalar;
+
+use std::path::Path;
+
+pub use error::{EditError, EditResult};
+pub use file::KustomizationFile;
+pub use metadata::{AddFlags, Kind};
+pub use patch::PatchArg;
+pub use paths::PathList;
+pub use scalar::ScalarField;
+
+/// Notes for stderr (what Kustomize logs without failing).
+pub type Notes = Vec<String>;
+
+/// Opens the kustomization file of `dir`, lets `change` edit it, and writes
+/// it back (with `apiVersion` and `kind` added where missing, as Kustomize
+/// does) unless `change` says there is nothing to write.
+pub fn edit_file(
+    dir: &Path,
+    change: impl FnOnce(&mut KustomizationFile, &mut Notes) -> EditResult<bool>,
+) -> EditResult<Notes> {
+    let mut k = KustomizationFile::find(dir)?;
+    let mut notes = Notes::new();
+    if change(&mut k, &mut notes)? {
+        k.complete_type_meta();
+        k.save()?;
+    }
+    Ok(notes)
+}
+
+/// `edit set nameprefix|namesuffix|namespace VALUE`.
+pub fn set_scalar(dir: &Path, field: ScalarField, args: &[String]) -> EditResult<Notes> {
+    let value = scalar::parse_value(field, args)?;
+    edit_file(dir, |k, _| {
+        scalar::set(k, field, &value);
+        Ok(true)
+    })
+}
+
+/// `edit set image IMAGE...`.
+pub fn set_images(dir: &Path, args: &[String]) -> EditResult<Notes> {
+    let images = image::parse_args(args)?;
+    edit_file(dir, |k, _| {
+        image::set(k, &images);
+        Ok(true)
+    })
+}
+
+/// `edit set replicas NAME=COUNT...`.
+pub fn set_replicas(dir: &Path, args: &[String]) -> EditResult<Notes> {
+    let counts = replicas::parse_args(args)?;
+    edit_file(dir, |k, _| {
+        replicas::set(k, &counts);
+        Ok(true)
+    })
+}
+
+/// `edit add label|annotation KEY:VALUE...`.
+pub fn add_metadata(dir: &Path, kind: Kind, args: &[String], flags: AddFlags) -> EditResult<Notes> {
+    let pairs = metadata::check_add(args, kind, flags)?;
+    edit_file(dir, |k, _| {
+        metadata::add(k, kind, &pairs, flags).map(|()| true)
+    })
+}
+
+/// `edit set label|annotation KEY:VALUE...`.
+pub fn set_metadata(dir: &Path, kind: Kind, args: &[String]) -> EditResult<Notes> {
+    if args.is_empty() {
+        return Err(EditError::new(format!("must specify {}", kind.word())));
+    }
+    let pairs = metadata::parse_pairs(args, kind)?;
+    if kind == Kind::Annotation {
+        metadata::check_annotation_keys(&pairs)?;
+    }
+    edit_file(dir, |k, _| {
+        metadata::set(k, kind, &pairs);
+        Ok(true)
+    })
+}
+
+/// `edit remove label|annotation KEY[,KEY...]`.
+pub fn remove_metadata(dir: &Path, kind: Kind, args: &[String], ignore: bool) -> EditResult<Notes> {
+    let keys = metadata::parse_keys(args)?;
+    edit_file(dir, |k, _| {
+        metadata::remove(k, kind, &keys, ignore).map(|()| true)
+    })
+}
+
+/// `edit add resource|component PATTERN...` (`verify: false` for
+/// `--no-verify`).
+pub fn add_paths(dir: &Path, list: PathList, args: &[String], verify: bool) -> EditResult<Notes> {
+    if args.is_empty() {
+        return Err(EditError::new(match list {
+            PathList::Resources => "must specify a resource file",
+            PathList::Components => "must specify a component file",
+            PathList::Generators => {
+                "must specify a yaml file which contains a generator plugin resource"
+            }
+            PathList::Transformers => {
+                "must specify a yaml file which contains a transformer plugin resource"
+            }
+        }));
+    }
+    let mut notes = Notes::new();
+    let paths = match list {
+        PathList::Resources | PathList::Components => paths::expand_checked(dir, args, verify)?,
+        PathList::Generators | PathList::Transformers => paths::expand(dir, args, &mut notes)?,
+    };
+    if paths.is_empty() {
+        return Ok(notes);
+    }
+    let more = edit_file(dir, |k, notes| {
+        paths::add(k, list, &paths, notes);
+        Ok(true)
+    })?;
+    notes.extend(more);
+    Ok(notes)
+}
+
+/// `edit add base DIR[,DIR...]`.
+pub fn add_bases(dir: &Path, args: &[String]) -> EditResult<Notes> {
+    let [arg] = args else {
+        return Err(EditError::new("must specify a base directory"));
+    };
+    edit_file(dir, |k, _| paths::add_bases(dir, k, arg).map(|()| true))
+}
+
+/// `edit remove resource|component|transformer PATTERN...`.
+pub fn remove_paths(dir: &Path, list: PathList, args: &[String]) -> EditResult<Notes> {
+    if args.is_empty() {
+        return Err(EditError::new(format!(
+            "must specify a {} file",
+            list.word()
+        )));
+    }
+    edit_file(dir, |k, _| paths::remove(k, list.field(), args))
+}
+
+/// `edit add patch --path|--patch ... [target flags]`.
+pub fn add_patch(dir: &Path, arg: &PatchArg) -> EditResult<Notes> {
+    patch::check_add(arg)?;
+    edit_file(dir, |k, notes| Ok(patch::add(k, arg, notes)))
+}
+
+/// `edit remove patch --path|--patch ... [target flags]`.
+pub fn remove_patch(dir: &Path, arg: &PatchArg) -> EditResult<Notes> {
+    patch::check_remove(arg)?;
+    edit_file(dir, |k, notes| Ok(patch::remove(k, arg, notes)))
+}
+
+/// Which `buildmetadata` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildMetadataEdit {
+    /// `edit add buildmetadata`.
+    Add,
+    /// `edit set buildmetadata`.
+    Set,
+    /// `edit remove buildmetadata`.
+    Remove,
+}
+
+/// `edit add|set|remove buildmetadata OPTION[,OPTION...]`.
+pub fn edit_build_metadata(
+    dir: &Path,
+    op: BuildMetadataEdit,
+    args: &[String],
+) -> EditResult<Notes> {
+    let options = buildmeta::parse_args(args)?;
+    edit_file(dir, |k, _| {
+        match op {
+            BuildMetadataEdit::Add => buildmeta::add(k, &options)?,
+            BuildMetadataEdit::Set => buildmeta::set(k, &options),
+            BuildMetadataEdit::Remove => buildmeta::remove(k, &options),
+        }
+        Ok(true)
+    })
+}

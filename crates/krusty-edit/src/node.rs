@@ -1,0 +1,35 @@
+//! Small helpers over YAML nodes for the edit commands.
+
+use krusty_yaml::{Node, Value};
+
+/// The text of the string field `key` of a mapping node ("" if absent or
+/// not text).
+pub fn text<'a>(node: &'a Node, key: &str) -> &'a str {
+    node.get(key).and_then(Node::as_str).unwrap_or("")
+}
+
+/// The items of a sequence node (none for anything else).
+pub fn items(node: Option<&Node>) -> Vec<Node> {
+    match node.map(|n| &n.value) {
+        Some(Value::Seq(items)) => items.iter().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The texts of a sequence of strings (other items skipped).
+pub fn strings(node: Option<&Node>) -> Vec<String> {
+    items(node)
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect()
+}
+
+/// A mapping of the non-empty `(key, text)` pairs, in the given order.
+pub fn map_of_texts<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Node {
+    Node::map_of(
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (Node::plain(k), Node::string(v))),
+    )
+}
