@@ -15,6 +15,24 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Its value: Kustomize builds report a development version here.
 pub const MANAGED_BY_VALUE: &str = "kustomize-(devel)";
 
+/// A folder of a remote repository built as a base: the origins of what
+/// it holds name the repository, its ref and a path from the folder the
+/// reference names (as Kustomize records them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteOrigin {
+    /// The folder the reference names, in its checkout.
+    pub root: PathBuf,
+    /// The checkout's root folder.
+    pub checkout: PathBuf,
+    /// The path recorded for `root`: its path in the repository
+    /// (Kustomize records `notCloned` for the repository's root).
+    pub prefix: PathBuf,
+    /// The repository's URL.
+    pub repo: String,
+    /// The ref asked for (`""`: none).
+    pub reference: String,
+}
+
 /// Which records to write.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Records {
@@ -42,12 +60,15 @@ impl Records {
         r
     }
 
-    /// Writes the records onto `resources`; paths are shown relative to `root`.
-    pub fn apply(&self, resources: &mut [Resource], root: &Path) {
+    /// Writes the records onto `resources`; paths are shown relative to
+    /// `root`, or for what remote bases hold, to the remote folder among
+    /// `remotes` that holds them.
+    pub fn apply(&self, resources: &mut [Resource], root: &Path, remotes: &[RemoteOrigin]) {
+        let at = Place { root, remotes };
         for r in resources {
             if self.origins {
                 if let Some(origin) = r.meta.origin.as_deref() {
-                    let text = origin_text(origin, root, "");
+                    let text = origin_text(origin, &at, "");
                     set_in(&mut r.node, "annotations", ORIGIN_ANNOTATION, text);
                 }
             }
@@ -56,7 +77,7 @@ impl Records {
                     .meta
                     .transformations
                     .iter()
-                    .map(|t| origin_text(t, root, "  ").replacen("  ", "- ", 1))
+                    .map(|t| origin_text(t, &at, "  ").replacen("  ", "- ", 1))
                     .collect();
                 set_in(&mut r.node, "annotations", TRANSFORMATIONS_ANNOTATION, text);
             }
@@ -78,11 +99,73 @@ fn set_in(node: &mut Node, field: &str, key: &str, value: String) {
     }
 }
 
+/// Where recorded paths are shown from: the build's root, or the remote
+/// folder holding them.
+struct Place<'a> {
+    root: &'a Path,
+    remotes: &'a [RemoteOrigin],
+}
+
+impl Place<'_> {
+    /// How `path` is recorded, and the remote folder holding it.
+    fn show(&self, path: &Path) -> (String, Option<&RemoteOrigin>) {
+        if path.is_relative() {
+            // A URL read as a file.
+            return (path.to_string_lossy().into_owned(), None);
+        }
+        let holder = self
+            .remotes
+            .iter()
+            .filter(|r| path.starts_with(&r.checkout))
+            .max_by_key(|r| (path.starts_with(&r.root), r.root.as_os_str().len()));
+        match holder {
+            None => (relative(self.root, path), None),
+            Some(r) => {
+                let joined = clean_relative(&r.prefix.join(relative(&r.root, path)));
+                (joined, Some(r))
+            }
+        }
+    }
+}
+
+/// A relative path with `.` and `name/..` removed, as Go's
+/// `filepath.Join` leaves it.
+fn clean_relative(path: &Path) -> String {
+    let mut out: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir if out.last().is_some_and(|l| *l != "..") => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out.iter()
+        .map(|c| c.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The `repo:` and `ref:` lines of a record from a remote folder.
+fn remote_lines(remote: Option<&RemoteOrigin>, lines: &mut Vec<String>) {
+    if let Some(r) = remote {
+        lines.push(format!("repo: {}", scalar(&r.repo)));
+        if !r.reference.is_empty() {
+            lines.push(format!("ref: {}", scalar(&r.reference)));
+        }
+    }
+}
+
 /// The YAML text of one origin record, each line prefixed with `indent`.
-fn origin_text(origin: &Origin, root: &Path, indent: &str) -> String {
+fn origin_text(origin: &Origin, at: &Place<'_>, indent: &str) -> String {
     let mut lines: Vec<String> = Vec::new();
     match origin {
-        Origin::File(path) => lines.push(format!("path: {}", scalar(&relative(root, path)))),
+        Origin::File(path) => {
+            let (shown, remote) = at.show(path);
+            lines.push(format!("path: {}", scalar(&shown)));
+            remote_lines(remote, &mut lines);
+        }
         Origin::Configured {
             configured_in,
             api_version,
@@ -90,10 +173,9 @@ fn origin_text(origin: &Origin, root: &Path, indent: &str) -> String {
             name,
             namespace,
         } => {
-            lines.push(format!(
-                "configuredIn: {}",
-                scalar(&relative(root, configured_in))
-            ));
+            let (shown, remote) = at.show(configured_in);
+            remote_lines(remote, &mut lines);
+            lines.push(format!("configuredIn: {}", scalar(&shown)));
             lines.push("configuredBy:".into());
             lines.push(format!("  apiVersion: {}", scalar(api_version)));
             lines.push(format!("  kind: {}", scalar(kind)));
@@ -161,7 +243,15 @@ mod tests {
             namespace: String::new(),
         };
         assert_eq!(
-            origin_text(&o, Path::new("/a"), "  ").replacen("  ", "- ", 1),
+            origin_text(
+                &o,
+                &Place {
+                    root: Path::new("/a"),
+                    remotes: &[]
+                },
+                "  "
+            )
+            .replacen("  ", "- ", 1),
             "- configuredIn: kustomization.yaml\n  configuredBy:\n    apiVersion: builtin\n    kind: PrefixTransformer\n"
         );
     }

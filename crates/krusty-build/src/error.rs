@@ -3,6 +3,7 @@
 
 use krusty_ops::OpError;
 use krusty_resource::{ResMapError, ResourceError};
+use krusty_fetch::FetchError;
 use krusty_yaml::YamlError;
 
 /// A failed build, with a message meant for the person running it.
@@ -18,6 +19,8 @@ pub enum BuildError {
     ResMap(Box<ResMapError>),
     /// A YAML text cannot be read.
     Yaml(Box<YamlError>),
+    /// A remote base or file cannot be fetched.
+    Fetch(FetchError),
     /// What was being done when `source` happened.
     Context {
         /// What was being done (a file, a field, a step).
@@ -40,6 +43,28 @@ impl BuildError {
             source: Box::new(self),
         }
     }
+
+    /// What went wrong, without the context it happened in.
+    pub fn root_cause(&self) -> &BuildError {
+        match self {
+            BuildError::Context { source, .. } => source.root_cause(),
+            other => other,
+        }
+    }
+
+    /// Whether a git command ran out of time.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.root_cause(), BuildError::Fetch(e) if e.is_timeout())
+    }
+
+    /// Whether a file of resources is not valid YAML.
+    pub fn is_malformed_yaml(&self) -> bool {
+        match self.root_cause() {
+            BuildError::Yaml(_) => true,
+            BuildError::Message(m) => m.starts_with("MalformedYAMLError"),
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Display for BuildError {
@@ -50,6 +75,7 @@ impl std::fmt::Display for BuildError {
             BuildError::Resource(e) => e.fmt(f),
             BuildError::ResMap(e) => e.fmt(f),
             BuildError::Yaml(e) => e.fmt(f),
+            BuildError::Fetch(e) => e.fmt(f),
             BuildError::Context { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -63,6 +89,7 @@ impl std::error::Error for BuildError {
             BuildError::Resource(e) => Some(e),
             BuildError::ResMap(e) => Some(e.as_ref()),
             BuildError::Yaml(e) => Some(e.as_ref()),
+            BuildError::Fetch(e) => Some(e),
             BuildError::Context { source, .. } => Some(source.as_ref()),
         }
     }
@@ -89,6 +116,12 @@ impl From<ResMapError> for BuildError {
 impl From<YamlError> for BuildError {
     fn from(e: YamlError) -> BuildError {
         BuildError::Yaml(Box::new(e))
+    }
+}
+
+impl From<FetchError> for BuildError {
+    fn from(e: FetchError) -> BuildError {
+        BuildError::Fetch(e)
     }
 }
 

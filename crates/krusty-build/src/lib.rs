@@ -9,10 +9,12 @@ pub mod loader;
 mod plan;
 pub mod read;
 mod readahead;
+mod remote;
 pub mod target;
 
 pub use error::BuildError;
 pub use krusty_runtime::{parse_size, Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};
+pub use krusty_fetch::{Cache, FetchOptions};
 pub use target::{build, BuildOptions};

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 
 use crate::error::{BuildError, BuildResult};
 
@@ -36,6 +37,9 @@ pub struct Loader {
     pub root: PathBuf,
     /// The file restriction in force.
     pub restrictor: LoadRestrictor,
+    /// The checkout of a remote repository this root lies in: its bases
+    /// must stay inside it, and its files inside their root.
+    pub checkout: Option<Arc<Path>>,
 }
 
 /// What a path in `resources:` names.
@@ -116,15 +120,44 @@ impl Loader {
                 root.display()
             )));
         }
-        Ok(Loader { root, restrictor })
+        Ok(Loader {
+            root,
+            restrictor,
+            checkout: None,
+        })
     }
 
     /// A loader rooted at `dir`, a directory path already resolved by
-    /// [`Loader::entry`].
-    pub fn at_resolved(dir: PathBuf, restrictor: LoadRestrictor) -> Loader {
+    /// [`Loader::entry`], under the same restrictions as `self`.
+    pub fn below(&self, dir: PathBuf) -> Loader {
         Loader {
             root: dir,
-            restrictor,
+            restrictor: self.restrictor,
+            checkout: self.checkout.clone(),
+        }
+    }
+
+    /// A loader rooted at the folder `dir` of a remote repository checked
+    /// out in `checkout`: it reads nothing outside `dir` (whatever the
+    /// user's restrictor) and builds no base outside the checkout.
+    pub fn in_checkout(dir: PathBuf, checkout: Arc<Path>) -> Loader {
+        Loader {
+            root: dir,
+            restrictor: LoadRestrictor::RootOnly,
+            checkout: Some(checkout),
+        }
+    }
+
+    /// Fails for a base folder outside the remote checkout this loader's
+    /// root lies in, in Kustomize's words.
+    pub fn check_containment(&self, dir: &Path) -> BuildResult<()> {
+        match &self.checkout {
+            Some(checkout) if !is_within(dir, checkout) => Err(BuildError::new(format!(
+                "security; bases in kustomizations found in cloned git repos must be within the repo, but base '{}' is outside '{}'",
+                dir.display(),
+                checkout.display()
+            ))),
+            _ => Ok(()),
         }
     }
 
@@ -221,6 +254,13 @@ impl Loader {
 
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
         if self.restrictor == LoadRestrictor::RootOnly && !is_within(path, &self.root) {
+            if self.checkout.is_some() {
+                return Err(BuildError::new(format!(
+                    "security; file '{}' is not in or below '{}'",
+                    path.display(),
+                    self.root.display()
+                )));
+            }
             return Err(BuildError::new(format!(
                 "security; file '{}' is not in or below '{}' (use --load-restrictor LoadRestrictionsNone to allow it)",
                 path.display(),

@@ -132,7 +132,7 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor, dirs_only: 
     let mut out = Vec::new();
     for entry in &k.resources {
         let is_file = names_resource_file(entry);
-        if (is_file && dirs_only) || crate::target::is_remote(entry) {
+        if (is_file && dirs_only) || crate::remote::is_remote(entry) {
             continue;
         }
         if is_file {
@@ -143,7 +143,7 @@ fn hints(root: &Path, k: &Kustomization, restrictor: LoadRestrictor, dirs_only: 
         }
     }
     for entry in &k.components {
-        if !crate::target::is_remote(entry) {
+        if !crate::remote::is_remote(entry) {
             out.push(Hint::Dir(root.join(entry)));
         }
     }

@@ -28,6 +28,8 @@ use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::plan;
 use crate::read::resources_from_text;
 use crate::readahead::ReadAhead;
+use crate::remote::Remotes;
+use krusty_fetch::{FetchOptions, Fetcher, GitUrl};
 
 /// Options for a build.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +43,8 @@ pub struct BuildOptions {
     pub enable_helm: bool,
     /// What KRM functions may do (by default: nothing runs).
     pub functions: Policy,
+    /// How remote bases and files are fetched (`--offline`, the cache).
+    pub fetch: FetchOptions,
 }
 
 /// The result of a build: resources in output order, and warnings for stderr.
@@ -93,9 +97,19 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         policy: opts.functions.clone(),
         enable_helm: opts.enable_helm,
         read_ahead: Arc::default(),
+        remotes: Remotes::new(Fetcher::new(opts.fetch.clone())),
     };
-    let loader = Loader::new(dir, opts.load_restrictor)?;
-    let level = ctx.target(&loader)?;
+    // As in Kustomize, a target that reads as a remote reference is one,
+    // even where a folder of that name exists.
+    let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
+    let loader = match &remote {
+        Some(url) => ctx.remotes.loader(url, false)?,
+        None => Loader::new(dir, opts.load_restrictor)?,
+    };
+    let level = match &remote {
+        Some(url) => ctx.in_remote(&url.raw, |ctx| ctx.target(&loader))?,
+        None => ctx.target(&loader)?,
+    };
     let mut resmap = level.resmap;
     // Records a transformer wrote as annotations are never printed; a
     // needsHashSuffix among them still asks for the hash.
@@ -120,7 +134,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     resmap.check_unique().map_err(BuildError::from)?;
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
-    records.apply(resmap.resources_mut(), &loader.root);
+    records.apply(resmap.resources_mut(), &loader.root, &ctx.remotes.roots());
     let printed = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         r.normalize_annotations();
         keeps_printed(r)
@@ -277,6 +291,8 @@ pub(crate) struct Context {
     enable_helm: bool,
     /// Reads ahead for the whole build when its files come from disk.
     read_ahead: Arc<ReadAhead>,
+    /// Remote bases: the fetcher, and the remote references being built.
+    remotes: Remotes,
 }
 
 impl Context {
@@ -481,6 +497,13 @@ impl Context {
         entry: &str,
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
+        if let Ok(url) = GitUrl::parse(entry) {
+            let sub = self
+                .remotes
+                .loader(&url, true)
+                .map_err(|e| BuildError::new(format!("loader.New \"{e}\"")))?;
+            return self.in_remote(&url.raw, |ctx| ctx.component_at(&sub, acc));
+        }
         let joined = clean(&loader.root.join(entry));
         let sub = Loader::new(&joined, loader.restrictor).map_err(|e| {
             let why = if joined.exists() {
@@ -490,11 +513,20 @@ impl Context {
             };
             BuildError::new(format!("loader.New \"{why}\""))
         })?;
+        let sub = loader.below(sub.root);
+        loader
+            .check_containment(&sub.root)
+            .map_err(|e| BuildError::new(format!("loader.New \"{e}\"")))?;
+        self.check_cycle(&sub.root)?;
+        self.component_at(&sub, acc)
+    }
+
+    /// Runs the component in `sub`'s root over the parent's accumulator.
+    fn component_at(&mut self, sub: &Loader, acc: &mut Accumulator) -> BuildResult<()> {
         let dir = sub.root.clone();
-        self.check_cycle(&dir)?;
         let in_directory =
             |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e));
-        let (k, k_path) = Kustomization::load(&sub)
+        let (k, k_path) = Kustomization::load(sub)
             .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
             .map_err(in_directory)?;
         if k.kind != "Component" {
@@ -525,9 +557,9 @@ impl Context {
 
     /// Fails when `dir` contains a kustomization being built.
     fn check_cycle(&self, dir: &Path) -> BuildResult<()> {
-        if let Some(visited) = self.chain.iter().find(|v| crate::loader::is_within(v, dir)) {
-            let cycle: Vec<String> = self
-                .chain
+        let chain = &self.chain[self.remotes.chain_floor..];
+        if let Some(visited) = chain.iter().find(|v| crate::loader::is_within(v, dir)) {
+            let cycle: Vec<String> = chain
                 .iter()
                 .map(|p| p.display().to_string())
                 .chain(std::iter::once(dir.display().to_string()))
@@ -542,27 +574,25 @@ impl Context {
         Ok(())
     }
     /// Reads the resources a path names: a file of documents, or a
-    /// directory holding a kustomization, which is built.
+    /// directory holding a kustomization, which is built; or, by URL, a
+    /// remote file or a folder of a remote repository.
     pub(crate) fn resources_at(&mut self, loader: &Loader, entry: &str) -> BuildResult<Gathered> {
-        if is_remote(entry) {
-            return Err(BuildError::new(format!(
-                "accumulating resources from '{entry}': remote resources are not supported by krusty yet"
-            )));
+        if krusty_fetch::is_http_url(entry) {
+            return self.resources_at_url(loader, entry);
         }
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
+        if let Ok(url) = GitUrl::parse(entry) {
+            // Kustomize reads the name as a local file first.
+            let as_file = match loader.entry(entry) {
+                Ok(Entry::File(found)) => return self.resources_in_file(loader, entry, found),
+                Ok(Entry::Dir(dir)) => format!("read {}: is a directory", dir.display()),
+                Err(e) => e.to_string(),
+            };
+            let as_file = format!("accumulating resources from '{entry}': {as_file}");
+            return self.remote_base(&url, &as_file);
+        }
         match loader.entry(entry).map_err(from)? {
-            Entry::File(found) => {
-                let path = found.path.clone();
-                let text = loader.read_found(found).map_err(from)?;
-                let mut resources = resources_from_text(&text, &path).map_err(from)?;
-                for r in &mut resources {
-                    if self.build_records {
-                        check_annotations_map(r, entry).map_err(from)?;
-                    }
-                    r.meta.origin = Some(Box::new(Origin::File(path.clone())));
-                }
-                Ok((Hashed::of(resources), None))
-            }
+            Entry::File(found) => self.resources_in_file(loader, entry, found),
             Entry::Dir(dir) => {
                 let as_dir = |e: BuildError| {
                     BuildError::new(format!(
@@ -571,25 +601,132 @@ impl Context {
                         e
                     ))
                 };
+                loader.check_containment(&dir).map_err(as_dir)?;
                 self.check_cycle(&dir).map_err(as_dir)?;
-                let sub = Loader::at_resolved(dir.clone(), loader.restrictor);
-                let level = self.target(&sub).map_err(as_dir)?;
-                if level.kustomization.kind == "Component" {
-                    return Err(as_dir(BuildError::new(format!(
-                        "expected kind != 'Component' for path '{}'",
-                        dir.display()
-                    ))));
-                }
-                Ok((
-                    level.resmap.into_hashed(),
-                    Some(SubTarget {
-                        dir,
-                        config: level.config,
-                        vars: level.vars,
-                    }),
-                ))
+                let sub = loader.below(dir.clone());
+                self.base_at(&sub).map_err(as_dir)
             }
         }
+    }
+
+    /// The resources of a local file named in `resources:`.
+    fn resources_in_file(
+        &mut self,
+        loader: &Loader,
+        entry: &str,
+        found: crate::loader::FoundFile,
+    ) -> BuildResult<Gathered> {
+        let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
+        let path = found.path.clone();
+        let text = loader.read_found(found).map_err(from)?;
+        self.resources_in_text(&text, &path, entry)
+    }
+
+    /// The resources in `text`, read from `path` (named `entry`).
+    fn resources_in_text(&self, text: &str, path: &Path, entry: &str) -> BuildResult<Gathered> {
+        let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
+        let mut resources = resources_from_text(text, path).map_err(from)?;
+        for r in &mut resources {
+            if self.build_records {
+                check_annotations_map(r, entry).map_err(from)?;
+            }
+            r.meta.origin = Some(Box::new(Origin::File(path.to_path_buf())));
+        }
+        Ok((Hashed::of(resources), None))
+    }
+
+    /// The resources of an HTTP(S) URL: a file of documents when the
+    /// server has one there, else a remote git reference (Kustomize's
+    /// order: it asks for the file first).
+    fn resources_at_url(&mut self, loader: &Loader, entry: &str) -> BuildResult<Gathered> {
+        let from = |e: String| format!("accumulating resources from '{entry}': {e}");
+        let git = GitUrl::parse(entry);
+        let as_file = match self.remotes.fetcher.file(entry) {
+            Ok(body) => {
+                let text = std::str::from_utf8(&body).map_err(|_| {
+                    BuildError::new(from("the file is not UTF-8 text".to_string()))
+                });
+                match text.and_then(|t| self.resources_in_text(t, Path::new(entry), entry)) {
+                    Ok(gathered) => return Ok(gathered),
+                    Err(e) => match git {
+                        Ok(url) => {
+                            return self
+                                .remote_base(&url, &e.to_string())
+                                .map_err(|git_error| {
+                                    if e.is_malformed_yaml() && !git_error.is_timeout() {
+                                        e
+                                    } else {
+                                        git_error
+                                    }
+                                })
+                        }
+                        Err(_) => return Err(e),
+                    },
+                }
+            }
+            Err(e @ krusty_fetch::FetchError::HttpStatus { .. }) if git.is_err() => {
+                return Err(BuildError::new(from(e.to_string())))
+            }
+            Err(krusty_fetch::FetchError::HttpStatus { .. }) => {
+                from("URL is a git repository".to_string())
+            }
+            Err(e) => from(e.to_string()),
+        };
+        match git {
+            Ok(url) => self.remote_base(&url, &as_file),
+            Err(_) => {
+                let local = loader.entry(entry).err().map_or_else(
+                    || "must build at directory".to_string(),
+                    |e| format!("must build at directory: not a valid directory: {e}"),
+                );
+                Err(BuildError::new(format!(
+                    "accumulation err='{as_file}': {local}"
+                )))
+            }
+        }
+    }
+
+    /// Builds the folder a remote git reference names as a base; a
+    /// failure is reported after `as_file`, why the reference is no file.
+    fn remote_base(&mut self, url: &GitUrl, as_file: &str) -> BuildResult<Gathered> {
+        let as_dir = |e: BuildError| e.context(format!("accumulation err='{as_file}'"));
+        let sub = self.remotes.loader(url, true).map_err(as_dir)?;
+        self.in_remote(&url.raw, |ctx| ctx.base_at(&sub))
+            .map_err(as_dir)
+    }
+
+    /// Builds the base in `sub`'s root.
+    fn base_at(&mut self, sub: &Loader) -> BuildResult<Gathered> {
+        let level = self.target(sub)?;
+        if level.kustomization.kind == "Component" {
+            return Err(BuildError::new(format!(
+                "expected kind != 'Component' for path '{}'",
+                sub.root.display()
+            )));
+        }
+        Ok((
+            level.resmap.into_hashed(),
+            Some(SubTarget {
+                dir: sub.root.clone(),
+                config: level.config,
+                vars: level.vars,
+            }),
+        ))
+    }
+
+    /// Runs `build` inside the remote reference `raw`: cycles of folders
+    /// are looked for within its checkout only.
+    pub(crate) fn in_remote<T>(
+        &mut self,
+        raw: &str,
+        build: impl FnOnce(&mut Context) -> BuildResult<T>,
+    ) -> BuildResult<T> {
+        let floor = std::mem::replace(&mut self.remotes.chain_floor, self.chain.len());
+        self.remotes.chain.push(raw.to_string());
+        let result = build(self);
+        self.remotes.chain.pop();
+        self.remotes.chain_floor = floor;
+        result
     }
 
     /// A context for building one entry of `resources:` on its own (on
@@ -605,6 +742,7 @@ impl Context {
             policy: self.policy.clone(),
             enable_helm: self.enable_helm,
             read_ahead: Arc::clone(&self.read_ahead),
+            remotes: self.remotes.clone(),
         }
     }
 
@@ -833,15 +971,6 @@ fn chain_patch<'s>(
         }
     }
     Ok(())
-}
-
-/// `true` for URLs and git references, which name remote bases.
-pub(crate) fn is_remote(entry: &str) -> bool {
-    entry.contains("://")
-        || entry.starts_with("git@")
-        || entry.starts_with("github.com/")
-        || entry.starts_with("gitlab.com/")
-        || entry.starts_with("bitbucket.org/")
 }
 
 /// A configured operation, with its label for error messages and the

@@ -1,0 +1,117 @@
+//! Remote bases: folders of git repositories named in `resources:`,
+//! `components:` or as the build's target, fetched through the fetch layer
+//! and built as local folders rooted in their checkout.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use krusty_fetch::{Fetcher, GitUrl};
+
+use crate::build_metadata::RemoteOrigin;
+use crate::error::{BuildError, BuildResult};
+use crate::loader::{canonical, clean, is_within, Loader};
+
+/// How many remote references may be built one inside another.
+const MAX_DEPTH: usize = 64;
+
+/// The remote side of a build: the fetcher, the remote references being
+/// built (outermost first), and every remote root met, for origin records.
+#[derive(Clone)]
+pub(crate) struct Remotes {
+    /// Fetches each remote once per build.
+    pub fetcher: Arc<Fetcher>,
+    /// The remote references being built, outermost first.
+    pub chain: Vec<String>,
+    /// Where the innermost remote reference's folders start in the
+    /// build's chain of folders (cycles of folders are looked for from
+    /// there: each checkout is a tree of its own).
+    pub chain_floor: usize,
+    roots: Arc<Mutex<Vec<RemoteOrigin>>>,
+}
+
+impl Remotes {
+    /// No remote met yet.
+    pub fn new(fetcher: Fetcher) -> Remotes {
+        Remotes {
+            fetcher: Arc::new(fetcher),
+            chain: Vec::new(),
+            chain_floor: 0,
+            roots: Arc::default(),
+        }
+    }
+
+    /// A loader at the folder `url` names in its repository, fetched (or
+    /// found in the cache). `as_base`: the folder is a base or component,
+    /// whose resources record the repository as their origin.
+    pub fn loader(&self, url: &GitUrl, as_base: bool) -> BuildResult<Loader> {
+        if let Some(previous) = self.chain.iter().find(|p| p.starts_with(&url.raw)) {
+            return Err(BuildError::new(format!(
+                "cycle detected: URI '{}' referenced by previous URI '{previous}'",
+                url.raw
+            )));
+        }
+        if self.chain.len() >= MAX_DEPTH {
+            return Err(BuildError::new(format!(
+                "'{}': more than {MAX_DEPTH} remote bases inside one another",
+                url.raw
+            )));
+        }
+        let checkout = self.fetcher.checkout(url)?;
+        let repo = canonical(&checkout.dir)?;
+        let wanted = clean(&repo.join(&url.root_path));
+        let root = canonical(&wanted)?;
+        if !root.is_dir() {
+            return Err(BuildError::new(format!(
+                "'{}' refers to file '{}'; expecting directory",
+                wanted.display(),
+                wanted
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            )));
+        }
+        if !is_within(&root, &repo) {
+            return Err(BuildError::new(format!(
+                "{:?} refers to directory outside of repo {:?}",
+                wanted.display().to_string(),
+                repo.display().to_string()
+            )));
+        }
+        if as_base {
+            let prefix = if url.root_path.is_empty() {
+                // What Kustomize records for a repository's root folder.
+                "notCloned".to_string()
+            } else {
+                url.root_path.clone()
+            };
+            self.register(RemoteOrigin {
+                root: root.clone(),
+                checkout: repo.clone(),
+                prefix: PathBuf::from(prefix),
+                repo: url.clone_url(),
+                reference: url.reference.clone(),
+            });
+        }
+        Ok(Loader::in_checkout(root, Arc::from(repo.as_path())))
+    }
+
+    fn register(&self, origin: RemoteOrigin) {
+        let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+        if !roots.contains(&origin) {
+            roots.push(origin);
+        }
+    }
+
+    /// Every remote base root met so far.
+    pub fn roots(&self) -> Vec<RemoteOrigin> {
+        self.roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Whether a `resources:` entry names something remote (a URL, or a
+/// reference Kustomize reads as a git repository) rather than a local path.
+pub(crate) fn is_remote(entry: &str) -> bool {
+    krusty_fetch::is_http_url(entry) || GitUrl::parse(entry).is_ok()
+}
