@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use krusty_build::{build, BuildOptions, LoadRestrictor, Mount, Policy};
+use krusty_build::{build, BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
 #[derive(Parser)]
@@ -26,6 +26,18 @@ enum Command {
     Build(Box<BuildArgs>),
     /// Print the version of krusty.
     Version,
+    /// Shows or empties the cache of remote repositories and files.
+    #[command(subcommand)]
+    Cache(CacheCommand),
+}
+
+#[derive(Subcommand)]
+enum CacheCommand {
+    /// Prints the cache folder ($KRUSTY_CACHE_DIR, else the XDG cache
+    /// folder).
+    Dir,
+    /// Removes everything in the cache.
+    Clean,
 }
 
 #[derive(clap::Args)]
@@ -51,6 +63,11 @@ struct BuildArgs {
     /// every resource, as Kustomize does with this flag.
     #[arg(long = "enable-managedby-label", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_managedby_label: bool,
+    /// Fetch nothing: remote bases and files come from krusty's cache
+    /// only (refs resolve to the commit they had when last fetched), and
+    /// one missing from it is an error.
+    #[arg(long = "offline")]
+    offline: bool,
     #[command(flatten)]
     functions: FunctionArgs,
     #[command(flatten)]
@@ -191,6 +208,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Cache(command) => match run_cache(&command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(msg) => {
+                eprintln!("Error: {msg}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
@@ -204,12 +228,28 @@ fn ignore_file_size_signal() {
     }
 }
 
+fn run_cache(command: &CacheCommand) -> Result<(), String> {
+    let cache = Cache::locate().map_err(|e| e.to_string())?;
+    match command {
+        CacheCommand::Dir => println!("{}", cache.root().display()),
+        CacheCommand::Clean => cache
+            .clean()
+            .map_err(|e| format!("cannot clean {}: {e}", cache.root().display()))?,
+    }
+    Ok(())
+}
+
 fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
         managed_by_label: args.enable_managedby_label,
         enable_helm: args.helm.enable_helm,
         functions: args.functions.policy()?,
+        fetch: FetchOptions {
+            offline: args.offline,
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            cache_dir: None,
+        },
     };
     let out = build(&args.dir, &opts).map_err(|e| e.to_string())?;
     for w in &out.warnings {
