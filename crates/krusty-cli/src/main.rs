@@ -1,7 +1,11 @@
-//! The `krusty` command line: a drop-in for `kustomize build`.
+//! The `krusty` command line: a drop-in for the `kustomize` program
+//! (`build`, `edit`, `version`), also when installed or linked under the
+//! name `kustomize`.
 
+mod edit;
 mod output;
 mod pool;
+mod version;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,8 +28,13 @@ enum Command {
     /// Prints the resources of DIR/kustomization.yaml (and everything it
     /// includes) to stdout, exactly as `kustomize build` does.
     Build(Box<BuildArgs>),
-    /// Print the version of krusty.
-    Version,
+    /// Edits the kustomization file of the current directory, as
+    /// `kustomize edit` does.
+    #[command(subcommand)]
+    Edit(edit::EditCommand),
+    /// Prints the Kustomize version krusty is compatible with, then
+    /// krusty's own.
+    Version(VersionArgs),
     /// Shows or empties the cache of remote repositories and files.
     #[command(subcommand)]
     Cache(CacheCommand),
@@ -38,6 +47,17 @@ enum CacheCommand {
     Dir,
     /// Removes everything in the cache.
     Clean,
+}
+
+#[derive(clap::Args)]
+struct VersionArgs {
+    /// Kustomize's short form (`{kustomize/vX.Y.Z  ...  }`), as Argo CD
+    /// reads it.
+    #[arg(long = "short", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    short: bool,
+    /// One of 'yaml' or 'json'.
+    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
+    output: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -196,25 +216,35 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     ignore_file_size_signal();
     let cli = Cli::parse();
-    match cli.command {
-        Command::Version => {
-            println!("krusty {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+    let result = match cli.command {
+        Command::Version(args) => run_version(&args),
+        Command::Edit(command) => edit::run(&command),
+        Command::Build(args) => pool::in_pool(|| run_build(&args)),
+        Command::Cache(command) => run_cache(&command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("Error: {msg}");
+            ExitCode::FAILURE
         }
-        Command::Build(args) => match pool::in_pool(|| run_build(&args)) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(msg) => {
-                eprintln!("Error: {msg}");
-                ExitCode::FAILURE
-            }
-        },
-        Command::Cache(command) => match run_cache(&command) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(msg) => {
-                eprintln!("Error: {msg}");
-                ExitCode::FAILURE
-            }
-        },
+    }
+}
+
+fn run_version(args: &VersionArgs) -> Result<(), String> {
+    if args.short {
+        eprintln!("Flag --short has been deprecated, and will be removed in the future.");
+    }
+    match args.output.as_deref().filter(|o| !o.is_empty()) {
+        Some(_) if args.short => Err("--short and --output are mutually exclusive".into()),
+        Some(format) => {
+            println!("{}", version::structured(format)?);
+            Ok(())
+        }
+        None => {
+            println!("{}", version::line(args.short));
+            Ok(())
+        }
     }
 }
 

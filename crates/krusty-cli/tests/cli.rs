@@ -276,7 +276,8 @@ fn unsupported_and_unknown_fields_fail_clearly() {
 fn version_and_help() {
     let dir = scratch("version");
     let out = krusty(&["version"], &dir);
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("krusty "));
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(line.starts_with("v5.5.0 ") && line.contains("krusty"), "{line}");
     let out = krusty(&["build", "--help"], &dir);
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(

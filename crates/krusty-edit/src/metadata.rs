@@ -237,7 +237,7 @@ fn put_all(map: &mut Node, pairs: &[(String, String)]) {
     }
     for (key, value) in pairs {
         match map.get_mut(key) {
-            Some(slot) => *slot = Node::string(value.as_str()),
+            Some(slot) => *slot = crate::node::replacing(Some(slot), value),
             None => {
                 if let Some(entries) = map.as_map_mut() {
                     entries.push((Node::string(key.as_str()), Node::string(value.as_str())));

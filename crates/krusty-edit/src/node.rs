@@ -1,6 +1,6 @@
 //! Small helpers over YAML nodes for the edit commands.
 
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, ScalarStyle, Value};
 
 /// The text of the string field `key` of a mapping node ("" if absent or
 /// not text).
@@ -32,4 +32,25 @@ pub fn map_of_texts<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
             .filter(|(_, v)| !v.is_empty())
             .map(|(k, v)| (Node::plain(k), Node::string(v))),
     )
+}
+
+/// A string scalar `text` to replace `old` with, keeping what can be kept
+/// of how `old` was written: its quotes (single or double) and the comment
+/// after it. A plain `old` gives a new scalar, quoted only where needed.
+pub fn replacing(old: Option<&Node>, text: &str) -> Node {
+    let Some(old) = old.filter(|o| o.as_scalar().is_some()) else {
+        return Node::string(text);
+    };
+    let mut new = match old.style() {
+        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+            let mut n = Node::scalar(text, old.style());
+            n.set_pos(old.pos());
+            n
+        }
+        _ => Node::string(text),
+    };
+    if let Some(line) = old.extras.as_ref().and_then(|e| e.line.clone()) {
+        new.extras.get_or_insert_with(Default::default).line = Some(line);
+    }
+    new
 }

@@ -1,7 +1,5 @@
 //! `edit set nameprefix|namesuffix|namespace`: one text field.
 
-use krusty_yaml::Node;
-
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
 
@@ -48,5 +46,6 @@ pub fn parse_value(field: ScalarField, args: &[String]) -> EditResult<String> {
 /// Sets the field; an empty value removes it (Kustomize's writer leaves
 /// empty fields out).
 pub fn set(k: &mut KustomizationFile, field: ScalarField, value: &str) {
-    k.set_or_remove(field.field(), Node::string(value));
+    let node = crate::node::replacing(k.get(field.field()), value);
+    k.set_or_remove(field.field(), node);
 }

@@ -1,0 +1,303 @@
+//! `krusty edit`: Kustomize's `edit` commands (in the current directory),
+//! parsed here and carried out by `krusty-edit`.
+
+use std::path::Path;
+
+use clap::{Args, Subcommand};
+use krusty_edit::{
+    AddFlags, BuildMetadataEdit, EditResult, Kind, Notes, PatchArg, PathList, ScalarField,
+};
+
+/// `edit`'s command groups.
+#[derive(Subcommand)]
+pub enum EditCommand {
+    /// Sets the value of different fields in the kustomization file.
+    #[command(subcommand)]
+    Set(SetCommand),
+    /// Adds an item to the kustomization file.
+    #[command(subcommand)]
+    Add(AddCommand),
+    /// Removes items from the kustomization file.
+    #[command(subcommand)]
+    Remove(RemoveCommand),
+}
+
+/// Values after the command (`--` allows values starting with `-`).
+#[derive(Args)]
+pub struct Values {
+    #[arg(value_name = "VALUE")]
+    values: Vec<String>,
+}
+
+/// `edit set ...`.
+#[derive(Subcommand)]
+pub enum SetCommand {
+    /// Sets the value of the namePrefix field in the kustomization file.
+    Nameprefix(Values),
+    /// Sets the value of the nameSuffix field in the kustomization file.
+    Namesuffix(Values),
+    /// Sets the value of the namespace field in the kustomization file.
+    Namespace(Values),
+    /// Sets images and their new names, new tags or digests in the
+    /// kustomization file (`name=newname:tag@digest`, `name:tag`,
+    /// `name@digest`, `name=newname`; `*` keeps the file's value).
+    Image(Values),
+    /// Sets replicas count for resources in the kustomization file
+    /// (`NAME=COUNT`).
+    Replicas(Values),
+    /// Sets one or more commonLabels in kustomization.yaml (`KEY:VALUE`).
+    Label(Values),
+    /// Sets one or more commonAnnotations in kustomization.yaml
+    /// (`KEY:VALUE`).
+    Annotation(Values),
+    /// Sets the buildMetadata options (comma-separated), replacing those
+    /// there.
+    Buildmetadata(Values),
+}
+
+/// `edit add label` flags and values.
+#[derive(Args)]
+pub struct AddLabelArgs {
+    #[arg(value_name = "KEY:VALUE")]
+    values: Vec<String>,
+    /// Overwrite commonLabel if it already exists.
+    #[arg(short = 'f', long = "force", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    force: bool,
+    /// Add the labels as a `labels` entry that leaves selectors alone.
+    #[arg(long = "without-selector", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    without_selector: bool,
+    /// Include labels in templates (requires --without-selector).
+    #[arg(long = "include-templates", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    include_templates: bool,
+}
+
+/// `edit add annotation` flags and values.
+#[derive(Args)]
+pub struct AddAnnotationArgs {
+    #[arg(value_name = "KEY:VALUE")]
+    values: Vec<String>,
+    /// Overwrite commonAnnotation if it already exists.
+    #[arg(short = 'f', long = "force", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    force: bool,
+}
+
+/// `edit add resource` flags and values.
+#[derive(Args)]
+pub struct AddResourceArgs {
+    #[arg(value_name = "PATH")]
+    values: Vec<String>,
+    /// Skip validation for resources.
+    #[arg(long = "no-verify", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    no_verify: bool,
+}
+
+/// `edit add|remove patch` flags.
+#[derive(Args)]
+pub struct PatchArgs {
+    /// Path to the patch file. Cannot be used with --patch at the same time.
+    #[arg(long)]
+    path: Option<String>,
+    /// Literal string of patch content. Cannot be used with --path at the
+    /// same time.
+    #[arg(long)]
+    patch: Option<String>,
+    /// API group in patch target.
+    #[arg(long)]
+    group: Option<String>,
+    /// API version in patch target.
+    #[arg(long)]
+    version: Option<String>,
+    /// Resource kind in patch target.
+    #[arg(long)]
+    kind: Option<String>,
+    /// Resource name in patch target.
+    #[arg(long)]
+    name: Option<String>,
+    /// Resource namespace in patch target.
+    #[arg(long)]
+    namespace: Option<String>,
+    /// annotationSelector in patch target.
+    #[arg(long = "annotation-selector")]
+    annotation_selector: Option<String>,
+    /// labelSelector in patch target.
+    #[arg(long = "label-selector")]
+    label_selector: Option<String>,
+}
+
+impl PatchArgs {
+    fn to_arg(&self) -> PatchArg {
+        let mut arg = PatchArg {
+            path: self.path.clone().unwrap_or_default(),
+            patch: self.patch.clone().unwrap_or_default(),
+            ..PatchArg::default()
+        };
+        for (key, value) in [
+            ("group", &self.group),
+            ("version", &self.version),
+            ("kind", &self.kind),
+            ("name", &self.name),
+            ("namespace", &self.namespace),
+            ("annotationSelector", &self.annotation_selector),
+            ("labelSelector", &self.label_selector),
+        ] {
+            arg.set_target(key, value.clone());
+        }
+        arg
+    }
+}
+
+/// `edit add ...`.
+#[derive(Subcommand)]
+pub enum AddCommand {
+    /// Add the name of a file containing a resource to the kustomization
+    /// file.
+    Resource(AddResourceArgs),
+    /// Add the name of a file containing a component to the kustomization
+    /// file.
+    Component(Values),
+    /// Adds one or more bases (comma-separated) to the kustomization file
+    /// (as resources).
+    Base(Values),
+    /// Add an item to patches field.
+    Patch(PatchArgs),
+    /// Adds one or more commonLabels to kustomization.yaml.
+    Label(AddLabelArgs),
+    /// Adds one or more commonAnnotations to kustomization.yaml.
+    Annotation(AddAnnotationArgs),
+    /// Add the name of a file containing a generator configuration to the
+    /// kustomization file.
+    Generator(Values),
+    /// Add the name of a file containing a transformer configuration to
+    /// the kustomization file.
+    Transformer(Values),
+    /// Adds one or more buildMetadata options (comma-separated).
+    Buildmetadata(Values),
+}
+
+/// `edit remove label|annotation` flags and values.
+#[derive(Args)]
+pub struct RemoveMetadataArgs {
+    #[arg(value_name = "KEY[,KEY...]")]
+    values: Vec<String>,
+    /// Ignore error if the given label doesn't exist.
+    #[arg(short = 'i', long = "ignore-non-existence", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    ignore: bool,
+}
+
+/// `edit remove ...`.
+#[derive(Subcommand)]
+pub enum RemoveCommand {
+    /// Removes one or more resource file paths (patterns) from
+    /// kustomization.yaml.
+    Resource(Values),
+    /// Removes one or more component paths (patterns) from
+    /// kustomization.yaml.
+    Component(Values),
+    /// Removes a patch from kustomization.yaml: the flags must match the
+    /// entry exactly.
+    Patch(PatchArgs),
+    /// Removes one or more commonLabels from kustomization.yaml.
+    Label(RemoveMetadataArgs),
+    /// Removes one or more commonAnnotations from kustomization.yaml.
+    Annotation(RemoveMetadataArgs),
+    /// Removes one or more transformers (patterns) from kustomization.yaml.
+    Transformer(Values),
+    /// Removes one or more buildMetadata options (comma-separated).
+    Buildmetadata(Values),
+}
+
+/// Runs an `edit` command on the kustomization file of the current
+/// directory, printing Kustomize's notes on stderr.
+pub fn run(command: &EditCommand) -> Result<(), String> {
+    let here = Path::new(".");
+    let notes = match command {
+        EditCommand::Set(c) => run_set(here, c),
+        EditCommand::Add(c) => run_add(here, c),
+        EditCommand::Remove(c) => run_remove(here, c),
+    }
+    .map_err(|e| e.to_string())?;
+    for note in notes {
+        eprintln!("{note}");
+    }
+    Ok(())
+}
+
+fn run_set(dir: &Path, command: &SetCommand) -> EditResult<Notes> {
+    match command {
+        SetCommand::Nameprefix(v) => {
+            krusty_edit::set_scalar(dir, ScalarField::NamePrefix, &v.values)
+        }
+        SetCommand::Namesuffix(v) => {
+            krusty_edit::set_scalar(dir, ScalarField::NameSuffix, &v.values)
+        }
+        SetCommand::Namespace(v) => krusty_edit::set_scalar(dir, ScalarField::Namespace, &v.values),
+        SetCommand::Image(v) => krusty_edit::set_images(dir, &v.values),
+        SetCommand::Replicas(v) => krusty_edit::set_replicas(dir, &v.values),
+        SetCommand::Label(v) => krusty_edit::set_metadata(dir, Kind::Label, &v.values),
+        SetCommand::Annotation(v) => krusty_edit::set_metadata(dir, Kind::Annotation, &v.values),
+        SetCommand::Buildmetadata(v) => {
+            krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Set, &v.values)
+        }
+    }
+}
+
+fn run_add(dir: &Path, command: &AddCommand) -> EditResult<Notes> {
+    match command {
+        AddCommand::Resource(a) => {
+            krusty_edit::add_paths(dir, PathList::Resources, &a.values, !a.no_verify)
+        }
+        AddCommand::Component(v) => {
+            krusty_edit::add_paths(dir, PathList::Components, &v.values, true)
+        }
+        AddCommand::Base(v) => krusty_edit::add_bases(dir, &v.values),
+        AddCommand::Patch(p) => krusty_edit::add_patch(dir, &p.to_arg()),
+        AddCommand::Label(a) => {
+            let flags = AddFlags {
+                force: a.force,
+                without_selector: a.without_selector,
+                include_templates: a.include_templates,
+            };
+            krusty_edit::add_metadata(dir, Kind::Label, &a.values, flags)
+        }
+        AddCommand::Annotation(a) => {
+            let flags = AddFlags {
+                force: a.force,
+                ..AddFlags::default()
+            };
+            krusty_edit::add_metadata(dir, Kind::Annotation, &a.values, flags)
+        }
+        AddCommand::Generator(v) => {
+            krusty_edit::add_paths(dir, PathList::Generators, &v.values, true)
+        }
+        AddCommand::Transformer(v) => {
+            krusty_edit::add_paths(dir, PathList::Transformers, &v.values, true)
+        }
+        AddCommand::Buildmetadata(v) => {
+            krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Add, &v.values)
+        }
+    }
+}
+
+fn run_remove(dir: &Path, command: &RemoveCommand) -> EditResult<Notes> {
+    match command {
+        RemoveCommand::Resource(v) => {
+            krusty_edit::remove_paths(dir, PathList::Resources, &v.values)
+        }
+        RemoveCommand::Component(v) => {
+            krusty_edit::remove_paths(dir, PathList::Components, &v.values)
+        }
+        RemoveCommand::Patch(p) => krusty_edit::remove_patch(dir, &p.to_arg()),
+        RemoveCommand::Label(a) => {
+            krusty_edit::remove_metadata(dir, Kind::Label, &a.values, a.ignore)
+        }
+        RemoveCommand::Annotation(a) => {
+            krusty_edit::remove_metadata(dir, Kind::Annotation, &a.values, a.ignore)
+        }
+        RemoveCommand::Transformer(v) => {
+            krusty_edit::remove_paths(dir, PathList::Transformers, &v.values)
+        }
+        RemoveCommand::Buildmetadata(v) => {
+            krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Remove, &v.values)
+        }
+    }
+}

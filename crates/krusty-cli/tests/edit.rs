@@ -1,0 +1,197 @@
+//! `krusty edit`: each case under `tests/edit/` copies an app (the shared
+//! `_app/`, or the case's own `app/`), runs the case's `commands` (one
+//! command line a line, shell quoting) in its `dir` (default
+//! `overlays/prod`), and checks:
+//! - the kustomization file krusty wrote is `after.yaml`, the file edited
+//!   by hand to the intended result (comments, order and quoting of the
+//!   untouched fields kept);
+//! - the build of the edited tree is `expected.yaml`, what `kubectl
+//!   kustomize` printed for the tree with `after.yaml` (the oracle has no
+//!   `edit`; `make-expected.py` records it);
+//! - or, with `expected_error.txt`, that the last command fails saying it
+//!   (and the file is left as `after.yaml` if the case has one).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod support;
+
+const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/edit");
+
+/// Splits a command line as a POSIX shell would (quotes, backslashes).
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if let Some(w) = word.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    w.push(q);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => w.extend(chars.next()),
+                        _ => w.push(q),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            _ => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read app") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+fn read(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn krusty(args: &[String], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("krusty runs")
+}
+
+/// Runs one case; the reason it failed, if it did.
+fn run_case(case: &Path) -> Result<(), String> {
+    let name = case
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let tree = support::scratch("edit", &name);
+    let app = case.join("app");
+    let app = if app.is_dir() {
+        app
+    } else {
+        Path::new(CASES).join("_app")
+    };
+    copy_tree(&app, &tree);
+    let dir_name = read(&case.join("dir")).unwrap_or_else(|| "overlays/prod".into());
+    let dir = tree.join(dir_name.trim());
+    let commands = read(&case.join("commands")).ok_or("no commands file")?;
+    let lines: Vec<&str> = commands.lines().filter(|l| !l.trim().is_empty()).collect();
+    let expected_error = read(&case.join("expected_error.txt"));
+    for (i, line) in lines.iter().enumerate() {
+        let out = krusty(&shell_words(line), &dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = i + 1 == lines.len();
+        match (&expected_error, last) {
+            (Some(want), true) => {
+                if out.status.success() {
+                    return Err(format!("`{line}` succeeded, expected: {}", want.trim()));
+                }
+                if !stderr.contains(want.trim()) {
+                    return Err(format!(
+                        "`{line}` said:\n{stderr}\nexpected: {}",
+                        want.trim()
+                    ));
+                }
+            }
+            _ => {
+                if !out.status.success() {
+                    return Err(format!("`{line}` failed:\n{stderr}"));
+                }
+            }
+        }
+    }
+    let written = read(&dir.join("kustomization.yaml")).unwrap_or_default();
+    if let Some(after) = read(&case.join("after.yaml")) {
+        if written != after {
+            return Err(format!(
+                "kustomization.yaml differs from after.yaml:\n{}",
+                support::diff(&after, &written)
+            ));
+        }
+    }
+    let Some(expected) = read(&case.join("expected.yaml")) else {
+        return Ok(());
+    };
+    let build = read(&case.join("build")).unwrap_or(dir_name);
+    let out = krusty(&["build".to_string(), build.trim().to_string()], &tree);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || printed != expected {
+        return Err(format!(
+            "build differs from kubectl's:\n{}\n{}",
+            support::diff(&expected, &printed),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn edit_cases_match_kubectl_on_the_hand_edited_files() {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(CASES)
+        .expect("cases")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.is_dir()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('_'))
+        })
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty());
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            run_case(case)
+                .err()
+                .map(|why| format!("== {}: {why}", case.display()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn shell_words_split_as_a_shell_does() {
+    assert_eq!(
+        shell_words(r#"edit add annotation note:"hello world" 'a b' c\ d"#),
+        [
+            "edit",
+            "add",
+            "annotation",
+            "note:hello world",
+            "a b",
+            "c d"
+        ]
+    );
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Records each edit case's oracle output: the shared app (`_app/`, or the
+case's own `app/`) with the case's hand-edited `after.yaml` in place of the
+kustomization file the commands edit, built by `kubectl kustomize` (Kustomize
+v5.5.0). Writes `expected.yaml`; a case with `expected_error.txt` is skipped.
+
+Usage: make-expected.py [CASE...]   (default: every case)
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return default
+
+
+def record(case):
+    cdir = os.path.join(HERE, case)
+    if os.path.exists(os.path.join(cdir, "expected_error.txt")):
+        return
+    app = os.path.join(cdir, "app")
+    if not os.path.isdir(app):
+        app = os.path.join(HERE, "_app")
+    workdir = read(os.path.join(cdir, "dir"), "overlays/prod")
+    build = read(os.path.join(cdir, "build"), workdir)
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = os.path.join(tmp, "tree")
+        shutil.copytree(app, tree)
+        shutil.copy(os.path.join(cdir, "after.yaml"),
+                    os.path.join(tree, workdir, "kustomization.yaml"))
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(tree, build)],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{case}: kubectl failed:\n{out.stderr}")
+        with open(os.path.join(cdir, "expected.yaml"), "w") as f:
+            f.write(out.stdout)
+
+
+cases = sys.argv[1:] or sorted(
+    d for d in os.listdir(HERE)
+    if not d.startswith("_") and os.path.isdir(os.path.join(HERE, d)))
+for c in cases:
+    record(c)
