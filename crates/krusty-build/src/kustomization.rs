@@ -7,7 +7,7 @@ use krusty_yaml::{Node, Value};
 use krusty_ops::builtins::generator::{GeneratedKind, GeneratorArgs, GeneratorOptions};
 use krusty_ops::builtins::images::ImageChange;
 use krusty_ops::fieldspec::specs_from_node;
-use krusty_ops::patch::{Json6902Entry, PatchEntry, PatchSource};
+use krusty_ops::patch::{Json6902Entry, PatchEntry, PatchSource, TextPlace};
 use krusty_ops::replacement::{self, ReplacementEntry};
 use krusty_ops::selector::Selector;
 use krusty_ops::typed::{self, At, Strictness};
@@ -117,8 +117,8 @@ pub struct Kustomization {
     pub common_annotations: Vec<(String, String)>,
     /// `images` (and the older `imageTags`).
     pub images: Vec<ImageChange>,
-    /// `replicas`: names and counts.
-    pub replicas: Vec<(String, i64)>,
+    /// `replicas`: names, counts and where each entry is written.
+    pub replicas: Vec<(String, i64, krusty_yaml::Pos)>,
     /// `configMapGenerator`.
     pub config_map_generator: Vec<GeneratorArgs>,
     /// `secretGenerator`.
@@ -198,8 +198,13 @@ impl Kustomization {
         };
         let path = found.path.clone();
         let text = crate::loader::read_found_text(found)?;
-        let k = Kustomization::parse(&text)
+        let mut k = Kustomization::parse(&text)
             .map_err(|e| e.context(format!("invalid kustomization file {}", path.display())))?;
+        // Vars are resolved at the top of the build: their messages name
+        // the file that declares them.
+        for var in &mut k.vars {
+            var.written_at.0 = Some(path.display().to_string());
+        }
         Ok((k, path))
     }
 
@@ -247,7 +252,7 @@ impl Kustomization {
                 }
                 continue;
             }
-            k.read_field(name, value).map_err(BuildError::from)?;
+            k.read_field(name, value, text).map_err(BuildError::from)?;
         }
         if !anything_set {
             return Err(BuildError::new(EMPTY));
@@ -281,7 +286,9 @@ impl Kustomization {
         }
     }
 
-    fn read_field(&mut self, name: &str, value: &Node) -> OpResult<()> {
+    /// Reads field `name` from `value`; `text` is the file's text (where
+    /// inline patches stand in it).
+    fn read_field(&mut self, name: &str, value: &Node, text: &str) -> OpResult<()> {
         let at = At {
             owner: "Kustomization",
             path: name,
@@ -355,11 +362,12 @@ impl Kustomization {
             "buildMetadata" => self.build_metadata = typed::string_list(value, at)?,
             "patches" => {
                 for item in typed::array(value, at, "[]Patch")? {
-                    let entry = read_patch(item)?.ok_or_else(|| {
+                    let entry = read_patch(item, text)?.ok_or_else(|| {
                         OpError::new(format!(
                             "must specify one of patch and path in\n{}",
                             krusty_yaml::to_kustomize_yaml(item).unwrap_or_default()
                         ))
+                        .located(None, item.pos())
                     })?;
                     self.patches.push(entry);
                 }
@@ -375,11 +383,14 @@ impl Kustomization {
                     self.warnings.push(deprecated(name, "patches"));
                 }
                 for item in typed::array(value, at, "[]Patch")? {
-                    let entry = read_patch(item)?
-                        .ok_or_else(|| OpError::new("empty file path and empty jsonOp"))?;
+                    let entry = read_patch(item, text)?.ok_or_else(|| {
+                        OpError::new("empty file path and empty jsonOp").located(None, item.pos())
+                    })?;
                     self.patches_json6902.push(Json6902Entry {
                         target: entry.target.unwrap_or_default(),
                         source: entry.source,
+                        text_at: entry.text_at,
+                        written_at: item.pos(),
                     });
                 }
             }
@@ -479,27 +490,33 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
 }
 
 /// One `patches:` (or `patchesJson6902:`) entry; `None` when it has
-/// neither `patch` nor `path`.
-fn read_patch(item: &Node) -> OpResult<Option<PatchEntry>> {
+/// neither `patch` nor `path`. `text` is the kustomization's text.
+fn read_patch(item: &Node, text: &str) -> OpResult<Option<PatchEntry>> {
     let at = |path| At {
         owner: "Patch",
         path,
     };
     let mut patch = String::new();
+    let mut patch_node = None;
     let mut path = String::new();
     let mut entry = PatchEntry {
         source: PatchSource::Inline(String::new()),
         target: None,
         allow_name_change: false,
         allow_kind_change: false,
+        text_at: None,
     };
     for (k, v) in typed::object(item, at("patches"), "Patch")? {
         let key = k.key_str().unwrap_or_default();
         match typed::canonical_field(key, &["patch", "path", "target", "options"]) {
-            "patch" => patch = typed::string(v, at("patches.patch"))?,
+            "patch" => {
+                patch = typed::string(v, at("patches.patch"))?;
+                patch_node = Some(v);
+            }
             "path" => path = typed::string(v, at("patches.path"))?,
             "target" if !v.is_null() => {
-                entry.target = Some(Selector::from_node(v, "Selector", Strictness::Strict)?)
+                let target = Selector::from_node(v, "Selector", Strictness::Strict)?;
+                entry.target = Some(target.written_in(v));
             }
             "target" => {}
             "options" => {
@@ -516,12 +533,14 @@ fn read_patch(item: &Node) -> OpResult<Option<PatchEntry>> {
         }
     }
     let patch = patch.trim().to_string();
+    entry.text_at = patch_node.and_then(|n| TextPlace::of_literal(n, text, &patch));
     entry.source = match (patch.is_empty(), path.is_empty()) {
         (false, false) => {
             return Err(OpError::new(format!(
                 "patch and path can't be set at the same time\n{}",
                 krusty_yaml::to_kustomize_yaml(item).unwrap_or_default()
-            )))
+            ))
+            .located(None, item.pos()))
         }
         (true, false) => PatchSource::Path(path),
         (false, true) => PatchSource::Inline(patch),
@@ -560,7 +579,7 @@ fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
     Ok(image)
 }
 
-fn read_replica(item: &Node) -> OpResult<(String, i64)> {
+fn read_replica(item: &Node) -> OpResult<(String, i64, krusty_yaml::Pos)> {
     let mut name = String::new();
     let mut count = 0;
     for (k, v) in typed::object(
@@ -583,7 +602,7 @@ fn read_replica(item: &Node) -> OpResult<(String, i64)> {
             _ => return Err(typed::unknown_field(k)),
         }
     }
-    Ok((name, count))
+    Ok((name, count, item.pos()))
 }
 
 /// Kustomize's error for a kustomization that sets nothing.
@@ -647,14 +666,17 @@ fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
     )
     .map_err(strict)?;
     let field = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-    let order = field("order").and_then(Node::as_str).unwrap_or("");
+    let order_node = field("order");
+    let order = order_node.and_then(Node::as_str).unwrap_or("");
     let legacy = field("legacySortOptions").filter(|l| !l.is_null());
     match order {
         "fifo" => {
-            if legacy.is_some() {
-                return Err(BuildError::new(
+            if let Some(legacy) = legacy {
+                return Err(OpError::new(
                     "the field 'sortOptions.legacySortOptions' is set but the selected sort order is 'fifo', not 'legacy'",
-                ));
+                )
+                .located(None, legacy.pos())
+                .into());
             }
             Ok(SortOptions::Fifo)
         }
@@ -678,8 +700,10 @@ fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
                 })
             }
         },
-        _ => Err(BuildError::new(
-            "the field 'sortOptions.order' must be one of [fifo, legacy]",
-        )),
+        _ => Err(
+            OpError::new("the field 'sortOptions.order' must be one of [fifo, legacy]")
+                .located(None, order_node.unwrap_or(n).pos())
+                .into(),
+        ),
     }
 }

@@ -234,10 +234,11 @@ pub(crate) fn transformers(
         let ops = k
             .replicas
             .iter()
-            .map(|(name, count)| SetReplicas {
+            .map(|(name, count, written_at)| SetReplicas {
                 name: name.clone(),
                 count: *count,
                 specs: config.replicas.clone(),
+                written_at: *written_at,
             })
             .collect();
         push("ReplicaCountTransformer", Builtin::ReplicaCounts(ops));

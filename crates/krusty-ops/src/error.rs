@@ -18,11 +18,14 @@ pub enum OpError {
     /// A YAML text that cannot be read.
     Yaml(Box<YamlError>),
     /// Where the failing entry is written: its file (none: the file
-    /// the context names) and position.
+    /// the context names), the entry within it, and its position.
     Located {
         /// The file, when it is not the one the context names.
         file: Option<String>,
-        /// 1-based line.
+        /// The entry, when its position alone does not name it (the
+        /// second operation of a JSON patch: `operation 2`).
+        item: Option<String>,
+        /// 1-based line; 0 when the position is not known.
         line: u32,
         /// 1-based column.
         column: u32,
@@ -53,9 +56,57 @@ impl OpError {
         }
         OpError::Located {
             file: file.map(str::to_string),
+            item: None,
             line: pos.line,
             column: pos.col,
             source: Box::new(self),
+        }
+    }
+
+    /// The same error, for `item` (`operation 2`) written at `pos` of the
+    /// text being read (printed `error (item, line L, column C)`, without
+    /// the position when it is unknown). [`OpError::place`] later says
+    /// where that text stands.
+    pub fn in_item(self, item: impl Into<String>, pos: Pos) -> OpError {
+        OpError::Located {
+            file: None,
+            item: Some(item.into()),
+            line: pos.line,
+            column: pos.col,
+            source: Box::new(self),
+        }
+    }
+
+    /// The same error with the position it holds relative to a text (a
+    /// patch) translated by `place` into a file and a position in it;
+    /// the position is dropped when `place` cannot tell (the entry, if
+    /// named, stays). Positions already placed in a file are kept.
+    pub fn place(self, place: &dyn Fn(Pos) -> Option<(Option<String>, Pos)>) -> OpError {
+        match self {
+            OpError::Located {
+                file: None,
+                item,
+                line,
+                column,
+                source,
+            } if line > 0 => {
+                let (file, pos) = place(Pos { line, col: column }).unwrap_or_default();
+                if pos.line == 0 && item.is_none() {
+                    return *source;
+                }
+                OpError::Located {
+                    file,
+                    item,
+                    line: pos.line,
+                    column: pos.col,
+                    source,
+                }
+            }
+            OpError::Context { context, source } => OpError::Context {
+                context,
+                source: Box::new(source.place(place)),
+            },
+            other => other,
         }
     }
 
@@ -77,15 +128,34 @@ impl fmt::Display for OpError {
             OpError::Yaml(e) => e.fmt(f),
             OpError::Located {
                 file,
+                item,
                 line,
                 column,
                 source,
-            } => match file {
-                Some(file) => write!(f, "{source} ({file}, line {line}, column {column})"),
-                None => write!(f, "{source} (line {line}, column {column})"),
-            },
+            } => {
+                let mut at: Vec<String> = file.iter().chain(item).cloned().collect();
+                if *line > 0 {
+                    at.push(format!("line {line}, column {column}"));
+                }
+                write_located(f, source, &at.join(", "))
+            }
             OpError::Context { context, source } => write!(f, "{context}: {source}"),
         }
+    }
+}
+
+/// `source` followed by where it happened, `at`: on the same line, or on
+/// a line of its own after a message of several lines (one that ends
+/// with a node's contents).
+fn write_located(f: &mut fmt::Formatter<'_>, source: &OpError, at: &str) -> fmt::Result {
+    if at.is_empty() {
+        return fmt::Display::fmt(source, f);
+    }
+    let text = source.to_string();
+    if text.contains('\n') {
+        write!(f, "{}\n({at})", text.trim_end_matches('\n'))
+    } else {
+        write!(f, "{text} ({at})")
     }
 }
 

@@ -199,9 +199,10 @@ pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEn
     match path {
         Some(p) => {
             if node.as_map().is_some_and(|m| m.len() > 1) {
-                return Err(OpError::new(
-                    "cannot specify both path and inline replacement",
-                ));
+                return Err(
+                    OpError::new("cannot specify both path and inline replacement")
+                        .located(None, node.pos()),
+                );
             }
             Ok(ReplacementEntry::Path(typed::string(
                 p,

@@ -4,7 +4,7 @@
 
 use krusty_resource::id::NOT_A_NAMESPACE;
 use krusty_resource::{is_cluster_scoped, Gvk, ResId, Resource};
-use krusty_yaml::Node;
+use krusty_yaml::{Node, Pos};
 use regex::Regex;
 
 use crate::error::{OpError, OpResult};
@@ -23,6 +23,9 @@ pub struct Selector {
     pub label_selector: String,
     /// An annotation selector, same syntax.
     pub annotation_selector: String,
+    /// Where each field is written (in the order of [`FIELDS`]), for
+    /// messages; nowhere unless [`Selector::written_in`] says.
+    pub written_at: [Pos; 7],
 }
 
 /// The selector fields, as Kustomize names them.
@@ -48,6 +51,27 @@ impl Selector {
             s.set_field(field, typed::string(value, At { owner, path: field })?);
         }
         Ok(s)
+    }
+
+    /// The selector, knowing where `node`, the mapping it was read from
+    /// (in the file its messages name), writes each of its fields.
+    pub fn written_in(mut self, node: &Node) -> Selector {
+        for (key, value) in node.as_map().map(|m| m.as_slice()).unwrap_or_default() {
+            let key = key.key_str().unwrap_or_default();
+            if let Some(i) = FIELDS.iter().position(|f| f.eq_ignore_ascii_case(key)) {
+                self.written_at[i] = value.pos();
+            }
+        }
+        self
+    }
+
+    /// `e`, located where `field` (one of [`FIELDS`]) is written, when
+    /// known.
+    fn locate(&self, field: &str, e: OpError) -> OpError {
+        match FIELDS.iter().position(|f| *f == field) {
+            Some(i) => e.located(None, self.written_at[i]),
+            None => e,
+        }
     }
 
     /// Sets the field with this canonical name (one of the selector's
@@ -80,14 +104,18 @@ impl Selector {
     /// as anchored regular expressions (as patch targets use them, e.g.
     /// `kind: Deployment|StatefulSet`).
     pub fn compile_regex(&self) -> OpResult<CompiledSelector> {
+        let pattern =
+            |field: &str, text: &str| Pattern::new(text).map_err(|e| self.locate(field, e));
+        let labels =
+            |field: &str, text: &str| LabelSelector::parse(text).map_err(|e| self.locate(field, e));
         Ok(CompiledSelector {
-            group: Pattern::new(&self.gvk.group)?,
-            version: Pattern::new(&self.gvk.version)?,
-            kind: Pattern::new(&self.gvk.kind)?,
-            name: Pattern::new(&self.name)?,
-            namespace: Pattern::new(&self.namespace)?,
-            labels: LabelSelector::parse(&self.label_selector)?,
-            annotations: LabelSelector::parse(&self.annotation_selector)?,
+            group: pattern("group", &self.gvk.group)?,
+            version: pattern("version", &self.gvk.version)?,
+            kind: pattern("kind", &self.gvk.kind)?,
+            name: pattern("name", &self.name)?,
+            namespace: pattern("namespace", &self.namespace)?,
+            labels: labels("labelSelector", &self.label_selector)?,
+            annotations: labels("annotationSelector", &self.annotation_selector)?,
         })
     }
 }

@@ -3,7 +3,7 @@
 //! field of the resource the var's `objref` names.
 
 use krusty_resource::{Gvk, ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Resolved, ScalarStyle, Tag, Value};
+use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Tag, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{self, CreateKind, FieldSpec};
@@ -28,6 +28,9 @@ pub struct Var {
     pub namespace: String,
     /// `fieldref.fieldPath` as written (may be empty).
     pub field_path: String,
+    /// Where the var is declared: its kustomization file (once the build
+    /// knows it) and position, for messages.
+    pub written_at: (Option<String>, Pos),
 }
 
 impl Var {
@@ -48,6 +51,11 @@ impl Var {
         }
     }
 
+    /// `e`, located where the var is declared (when known).
+    fn locate(&self, e: OpError) -> OpError {
+        e.located(self.written_at.0.as_deref(), self.written_at.1)
+    }
+
     /// Kustomize's `%v` form, `{NAME Kind.version.group {fieldpath}}`.
     fn describe(&self, field_path: &str) -> String {
         format!("{{{} {} {{{field_path}}}}}", self.name, self.target_gvk())
@@ -66,7 +74,10 @@ pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
     )?;
     let mut out = Vec::new();
     for item in items {
-        let mut var = Var::default();
+        let mut var = Var {
+            written_at: (None, item.pos()),
+            ..Var::default()
+        };
         for (name, value) in typed::fields(item, &["name", "objref", "fieldref"], "Var", Strict)? {
             match name {
                 "name" => {
@@ -132,10 +143,10 @@ impl VarSet {
     pub fn merge(&mut self, incoming: &[Var]) -> OpResult<()> {
         for var in incoming {
             if self.0.iter().any(|v| v.name == var.name) {
-                return Err(OpError::new(format!(
+                return Err(var.locate(OpError::new(format!(
                     "var '{}' already encountered",
                     var.name
-                )));
+                ))));
             }
             self.0.push(var.clone());
         }
@@ -184,12 +195,13 @@ pub fn declare(resources: &mut ResMap, set: &mut VarSet, incoming: &[Var]) -> Op
             .map(|(i, _)| i)
             .collect();
         if matched.len() > 1 {
-            return Err(OpError::new(format!(
-                "found {} resId matches for var {} (unable to disambiguate)",
-                matched.len(),
-                var.describe(&var.field_path)
-            ))
-            .context(listed()));
+            return Err(var
+                .locate(OpError::new(format!(
+                    "found {} resId matches for var {} (unable to disambiguate)",
+                    matched.len(),
+                    var.describe(&var.field_path)
+                )))
+                .context(listed()));
         }
         if let [one] = matched[..] {
             resources.resources_mut()[one]
@@ -246,19 +258,19 @@ fn values(resources: &ResMap, set: &VarSet) -> OpResult<Vec<(String, VarValue)>>
             .iter()
             .find(|r: &&Resource| r.meta.ref_vars.iter().any(|n| n == &var.name));
         let Some(r) = bound else {
-            return Err(OpError::new(format!(
+            return Err(var.locate(OpError::new(format!(
                 "var '{}' cannot be mapped to a field in the set of known resources",
                 var.describe(var.field_path())
-            )));
+            ))));
         };
         let node = path::lookup(&r.node, &path::split_with_indices(var.field_path()))
             .ok()
             .flatten()
             .ok_or_else(|| {
-                OpError::new(format!(
+                var.locate(OpError::new(format!(
                     "field specified in var '{}' not found in corresponding resource",
                     var.describe(var.field_path())
-                ))
+                )))
             })?;
         out.push((var.name.clone(), value_of(node)));
     }

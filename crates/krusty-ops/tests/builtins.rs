@@ -97,6 +97,7 @@ fn replicas_match_by_name_and_fail_when_nothing_matches() {
         name: name.into(),
         count: 3,
         specs: TransformerConfig::defaults().replicas.clone(),
+        written_at: Default::default(),
     };
     op("web").apply(&mut m).expect("applies");
     assert!(render(&m).ends_with("spec:\n  replicas: 3\n"));
@@ -150,7 +151,7 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         .expect_err("create over an existing id");
     assert!(
         err.to_string()
-            .ends_with("exists; behavior must be merge or replace"),
+            .ends_with("exists; behavior must be merge or replace (line 1, column 1)"),
         "{err}"
     );
     let err = generator("name: absent\nbehavior: replace\n")
@@ -158,5 +159,5 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         .expect_err("replace with nothing to replace");
     assert!(err
         .to_string()
-        .ends_with("does not exist; cannot merge or replace"));
+        .ends_with("does not exist; cannot merge or replace (line 1, column 1)"));
 }

@@ -6,6 +6,7 @@ Kustomize accepts).
     make-cases.py            (re)write every case's in/ (keeps the snapshots)
     make-cases.py --oracle   also run `kubectl kustomize` on each case and
                              write kubectl_exit (0 accepted, 1 refused)
+    make-cases.py [--oracle] NAME...   only the cases named
 
 Then `KRUSTY_BLESS=1 cargo test -p krusty-cli --test bad_input` writes
 expected_exit and expected_stderr. A case whose krusty decision differs from
@@ -471,6 +472,15 @@ case("conflict-two-bases-same-resource", {"kustomization.yaml": "resources:\n- a
 case("conflict-generator-and-resource", {"kustomization.yaml": "resources:\n- cm.yaml\nconfigMapGenerator:\n- name: cm\n  literals: [a=1]\n  options: {disableNameSuffixHash: true}\n", "cm.yaml": CM})
 kust("namespace-on-cluster-scoped-conflict", "namespace: x\nresources:\n- ns.yaml\n- ns2.yaml\n", {"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n", "ns2.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n"})
 
+# --- where an error is written --------------------------------------------------------------------
+INLINE_OPS = "- op: replace\n      path: /spec/replicas\n      value: 3\n    - op: add\n      path: /spec/a/b\n      value: 1\n"
+kust("json6902-inline-op-fails", K_DEPLOY + "patches:\n- target:\n    kind: Deployment\n  patch: |-\n    " + INLINE_OPS)
+kust("json6902-inline-indent-indicator", K_DEPLOY + "patches:\n- target:\n    kind: Deployment\n  patch: |2-\n    " + INLINE_OPS)
+kust("json6902-inline-flow", K_DEPLOY + "patches:\n- target: {kind: Deployment}\n  patch: '[{\"op\": \"add\", \"path\": \"/spec/a/b\", \"value\": 1}]'\n")
+kust("smp-inline-type-mismatch", K_DEPLOY + "patches:\n- patch: |\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n      name: web\n    spec:\n      template:\n      - a\n")
+patch("smp-psm-type-mismatch", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: [1]\n  template:\n  - a\n", "patchesStrategicMerge:\n- p.yaml\n")
+patch("json6902-legacy-op-fails", "- op: test\n  path: /spec/replicas\n  value: 1\n- op: remove\n  path: /spec/nothere\n", "patchesJson6902:\n- target: {group: apps, version: v1, kind: Deployment, name: web}\n  path: p.yaml\n")
+
 
 def write_case(name, files):
     d = os.path.join(HERE, name)
@@ -491,7 +501,12 @@ def oracle(name):
 
 
 def main():
+    names = [a for a in sys.argv[1:] if not a.startswith("--")]
+    for name in names:
+        assert name in CASES, name
     for name, files in CASES.items():
+        if names and name not in names:
+            continue
         write_case(name, files)
         if "--oracle" in sys.argv:
             oracle(name)

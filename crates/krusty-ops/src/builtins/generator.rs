@@ -3,7 +3,7 @@
 
 use base64::Engine;
 use krusty_resource::{Behavior, Resource};
-use krusty_yaml::{Node, ThinVec, Value};
+use krusty_yaml::{Node, Pos, ThinVec, Value};
 
 use super::kv;
 use crate::error::{OpError, OpResult};
@@ -108,6 +108,48 @@ pub struct GeneratorArgs {
     pub options: GeneratorOptions,
     /// Secret `type` (default `Opaque`).
     pub secret_type: String,
+    /// Where the entry and its sources are written in its kustomization,
+    /// for messages (nowhere for an entry read from elsewhere).
+    pub written_at: EntryAt,
+}
+
+/// Where a generator entry, and its `envs`, `literals` and `files` items
+/// (item by item), are written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EntryAt {
+    /// Position of the entry.
+    pub entry: Pos,
+    /// Positions of the `envs` (and `env`) items.
+    pub envs: Vec<Pos>,
+    /// Positions of the `literals` items.
+    pub literals: Vec<Pos>,
+    /// Positions of the `files` items.
+    pub files: Vec<Pos>,
+}
+
+/// Where a key/value pair comes from: a kustomization item, or a line
+/// of an env file.
+#[derive(Clone, Copy)]
+enum PairAt<'a> {
+    Item(Pos),
+    EnvLine(&'a str, u32),
+}
+
+impl PairAt<'_> {
+    /// `e`, located where the pair is written.
+    fn locate(self, e: OpError) -> OpError {
+        match self {
+            PairAt::Item(pos) => e.located(None, pos),
+            PairAt::EnvLine(file, line) => e.located(Some(file), Pos { line, col: 1 }),
+        }
+    }
+}
+
+/// The positions of the items of a list node (none when it is not one).
+fn item_positions(node: &Node) -> Vec<Pos> {
+    node.as_seq()
+        .map(|items| items.iter().map(Node::pos).collect())
+        .unwrap_or_default()
 }
 
 /// The fields of a generator's arguments (and of a builtin generator's
@@ -149,6 +191,10 @@ impl GeneratorArgs {
             envs: Vec::new(),
             options: GeneratorOptions::default(),
             secret_type: String::new(),
+            written_at: EntryAt {
+                entry: node.pos(),
+                ..EntryAt::default()
+            },
         };
         let owner = match kind {
             GeneratedKind::ConfigMap => "ConfigMapArgs",
@@ -175,13 +221,23 @@ impl GeneratorArgs {
                     let text = typed::string(v, at)?;
                     a.behavior = Behavior::parse(&text)
                 }
-                "literals" => a.literals = typed::string_list(v, at)?,
-                "files" => a.files = typed::string_list(v, at)?,
-                "envs" => a.envs.extend(typed::string_list(v, at)?),
+                "literals" => {
+                    a.literals = typed::string_list(v, at)?;
+                    a.written_at.literals = item_positions(v);
+                }
+                "files" => {
+                    a.files = typed::string_list(v, at)?;
+                    a.written_at.files = item_positions(v);
+                }
+                "envs" => {
+                    a.envs.extend(typed::string_list(v, at)?);
+                    a.written_at.envs.extend(item_positions(v));
+                }
                 "env" => {
                     let e = typed::string(v, at)?;
                     if !e.is_empty() {
                         a.envs.push(e);
+                        a.written_at.envs.push(v.pos());
                     }
                 }
                 "options" => a.options = GeneratorOptions::from_node(v, &p)?,
@@ -207,7 +263,16 @@ impl GeneratorArgs {
         if a.namespace.is_empty() {
             a.namespace = meta_namespace;
         }
+        if !strict {
+            // A builtin config's positions are in a file messages do not name.
+            a.written_at = EntryAt::default();
+        }
         Ok(a)
+    }
+
+    /// `e`, located at the entry in its kustomization (when known).
+    pub fn locate(&self, e: OpError) -> OpError {
+        e.located(None, self.written_at.entry)
     }
 
     /// Makes the object.
@@ -217,25 +282,38 @@ impl GeneratorArgs {
             GeneratedKind::Secret => "secret",
         };
         if self.name.is_empty() {
-            return Err(OpError::new(format!("a {what} must have a name")));
+            return Err(self.locate(OpError::new(format!("a {what} must have a name"))));
         }
+        let at = &self.written_at;
+        let item = |list: &[Pos], i: usize| PairAt::Item(list.get(i).copied().unwrap_or_default());
         let mut pairs: Vec<kv::Pair> = Vec::new();
-        for e in &self.envs {
-            pairs.extend(kv::env_file(files, e)?);
+        let mut pairs_at: Vec<PairAt<'_>> = Vec::new();
+        for (i, e) in self.envs.iter().enumerate() {
+            let content = files
+                .read_bytes(e)
+                .map_err(|err| item(&at.envs, i).locate(err))?;
+            let lines = kv::env_lines(&content)
+                .map_err(|err| err.context(format!("env source file '{e}'")))?;
+            for (line, pair) in lines {
+                pairs.push(pair);
+                pairs_at.push(PairAt::EnvLine(e, line));
+            }
         }
-        for l in &self.literals {
-            pairs.push(kv::literal(l)?);
+        for (i, l) in self.literals.iter().enumerate() {
+            pairs.push(kv::literal(l).map_err(|e| item(&at.literals, i).locate(e))?);
+            pairs_at.push(item(&at.literals, i));
         }
-        for f in &self.files {
-            pairs.push(kv::file(files, f)?);
+        for (i, f) in self.files.iter().enumerate() {
+            pairs.push(kv::file(files, f).map_err(|e| item(&at.files, i).locate(e))?);
+            pairs_at.push(item(&at.files, i));
         }
         let mut seen = std::collections::HashSet::new();
-        for (k, _) in &pairs {
-            if !seen.insert(k.clone()) {
-                return Err(OpError::new(format!(
+        for ((k, _), pair_at) in pairs.iter().zip(&pairs_at) {
+            if !seen.insert(k.as_str()) {
+                return Err(pair_at.locate(OpError::new(format!(
                     "{what} {} illegally repeats the key `{k}`",
                     self.name
-                )));
+                ))));
             }
         }
         // Kustomize makes the resource from YAML text, where a `<<` key is

@@ -62,15 +62,10 @@ pub fn file(files: &dyn FileSource, source: &str) -> OpResult<Pair> {
     Ok((key, files.read_bytes(&path)?))
 }
 
-/// Reads an env file: `KEY=value` lines; blank lines and `#` comments are
-/// skipped; a line with no `=` is a key with an empty value.
-pub fn env_file(files: &dyn FileSource, path: &str) -> OpResult<Vec<Pair>> {
-    let content = files.read_bytes(path)?;
-    env_lines(&content).map_err(|e| e.context(format!("env source file '{path}'")))
-}
-
-/// Parses env-file content.
-pub fn env_lines(content: &[u8]) -> OpResult<Vec<Pair>> {
+/// Parses env-file content: `KEY=value` lines; blank lines and `#`
+/// comments are skipped; a line with no `=` is a key with an empty value.
+/// Each pair comes with its line number.
+pub fn env_lines(content: &[u8]) -> OpResult<Vec<(u32, Pair)>> {
     let mut out = Vec::new();
     for (i, raw) in content.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -96,7 +91,7 @@ pub fn env_lines(content: &[u8]) -> OpResult<Vec<Pair>> {
         if key.is_empty() {
             continue;
         }
-        out.push((key.to_string(), value.into_bytes()));
+        out.push((i as u32 + 1, (key.to_string(), value.into_bytes())));
     }
     Ok(out)
 }
@@ -133,11 +128,14 @@ mod tests {
         let pairs = env_lines(b"# c\n\n  A=1\nB=x=y\r\n").unwrap();
         assert_eq!(
             pairs,
-            vec![("A".into(), b"1".to_vec()), ("B".into(), b"x=y".to_vec())]
+            vec![
+                (3, ("A".into(), b"1".to_vec())),
+                (4, ("B".into(), b"x=y".to_vec()))
+            ]
         );
         let unchecked = env_lines(b"1A=x\nA B=y\n=skipped\n").unwrap();
-        assert_eq!(unchecked[0].0, "1A");
-        assert_eq!(unchecked[1].0, "A B");
+        assert_eq!(unchecked[0].1 .0, "1A");
+        assert_eq!(unchecked[1].1 .0, "A B");
         assert_eq!(unchecked.len(), 2);
         assert!(env_lines(b"A=\xff\n").is_err());
     }

@@ -95,7 +95,10 @@ impl Builtin {
         };
         if let Some(mut generated) = generated {
             generated.meta.origin = Some(Box::new(origin.clone()));
-            return absorb(resources, generated);
+            return absorb(resources, generated).map_err(|e| match self {
+                Builtin::Generate(args) => args.locate(e),
+                _ => e,
+            });
         }
         self.transform(resources, env)?;
         if env.record_transformations || env.build_records {
@@ -233,6 +236,7 @@ impl Builtin {
                     name,
                     count,
                     specs: specs()?.unwrap_or_default(),
+                    written_at: krusty_yaml::Pos::default(),
                 })
             }
             "HashTransformer" => Builtin::Hash(AddHashSuffixes),
@@ -300,6 +304,7 @@ pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
         target,
         allow_name_change: option("allowNameChange"),
         allow_kind_change: option("allowKindChange"),
+        text_at: None,
     })
 }
 
@@ -324,5 +329,10 @@ pub fn json6902_entry(config: &Node) -> OpResult<Json6902Entry> {
         (false, true) => PatchSource::Path(path),
         (true, false) => PatchSource::Inline(op),
     };
-    Ok(Json6902Entry { target, source })
+    Ok(Json6902Entry {
+        target,
+        source,
+        text_at: None,
+        written_at: krusty_yaml::Pos::default(),
+    })
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use krusty_resource::{ResMap, Resource};
-use krusty_yaml::Node;
+use krusty_yaml::{Node, Pos};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec};
@@ -18,6 +18,9 @@ pub struct SetReplicas {
     pub count: i64,
     /// Which kinds and fields.
     pub specs: Vec<FieldSpec>,
+    /// Where the setting is written in its kustomization (nowhere when
+    /// unknown), for messages.
+    pub written_at: Pos,
 }
 
 impl SetReplicas {
@@ -42,6 +45,7 @@ impl SetReplicas {
             self.name,
             gvks.join(" ")
         ))
+        .located(None, self.written_at)
     }
 }
 

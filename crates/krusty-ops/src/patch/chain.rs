@@ -144,7 +144,7 @@ impl<'e> Step<'e> {
     /// Kustomize makes before applying it.
     fn read(entry: &'e PatchEntry, env: &Env<'_>) -> OpResult<Vec<StepKind<'e>>> {
         let text = entry.source.text(env)?;
-        match detect(&text, &entry.source)? {
+        match detect(&text, &entry.source, entry.text_at)? {
             Parsed::Strategic(mut patches) => {
                 for p in &mut patches {
                     p.meta.allow_name_change = entry.allow_name_change;
@@ -430,10 +430,11 @@ fn first_error(
         }
     }
     failed_apply.map(|(i, e)| {
-        let source = &entries[steps[*i].entry].source;
+        let entry = entries[steps[*i].entry];
+        let error = entry.source.place(e.clone(), entry.text_at);
         (
             *i,
-            e.clone().context(format!("patch {}", source.describe())),
+            error.context(format!("patch {}", entry.source.describe())),
         )
     })
 }
@@ -489,6 +490,7 @@ data: {a: '1'}
             }),
             allow_name_change: false,
             allow_kind_change: false,
+            text_at: None,
         }
     }
 
@@ -498,6 +500,7 @@ data: {a: '1'}
             target: None,
             allow_name_change: false,
             allow_kind_change: false,
+            text_at: None,
         }
     }
 

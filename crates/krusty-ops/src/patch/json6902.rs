@@ -3,7 +3,7 @@
 //! `replace`, `move`, `copy` and `test`; JSON pointers with `~0`/`~1`
 //! escapes; `-` to append; negative indices counted from the end.
 
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, Pos, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::typed::json_type;
@@ -11,10 +11,16 @@ use crate::typed::json_type;
 /// One decoded operation.
 #[derive(Debug, Clone)]
 pub struct Operation {
+    /// The `op` field; `unknown` when it is missing, as Kustomize's
+    /// library names it.
     op: String,
+    /// The `op` field is missing (or null).
+    op_missing: bool,
     path: Option<String>,
     from: Option<String>,
     value: Option<Node>,
+    /// Where the operation is written in its text.
+    pos: Pos,
 }
 
 /// A decoded list of operations.
@@ -33,10 +39,11 @@ impl JsonPatch {
             };
             return Err(OpError::new(format!(
                 "json: cannot unmarshal {what} into Go value of type jsonpatch.Patch"
-            )));
+            ))
+            .located(None, node.pos()));
         };
         let mut ops = Vec::with_capacity(items.len());
-        for item in items {
+        for (index, item) in items.iter().enumerate() {
             let Some(map) = item.as_map() else {
                 return Err(OpError::new(format!(
                     "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
@@ -44,7 +51,8 @@ impl JsonPatch {
                         Value::Seq(_) => "array",
                         _ => json_type(item),
                     }
-                )));
+                ))
+                .in_item(operation(index), item.pos()));
             };
             let text = |key: &str| -> OpResult<Option<String>> {
                 match map.iter().find(|(k, _)| k.key_str() == Some(key)) {
@@ -55,19 +63,24 @@ impl JsonPatch {
                         _ => Err(OpError::new(format!(
                             "json: cannot unmarshal {} into Go value of type string",
                             json_type(v)
-                        ))),
+                        ))
+                        .in_item(format!("{} field '{key}'", operation(index)), v.pos())),
                     },
                 }
             };
-            let op = text("op")?.unwrap_or_else(|| "unknown".to_string());
+            let op = text("op")?;
+            let op_missing = op.is_none();
+            let op = op.unwrap_or_else(|| "unknown".to_string());
             let path = text("path")?;
             let from = text("from")?;
             let value = item.get("value").cloned();
             ops.push(Operation {
                 op,
+                op_missing,
                 path,
                 from,
                 value,
+                pos: item.pos(),
             });
         }
         Ok(JsonPatch(ops))
@@ -97,13 +110,19 @@ impl JsonPatch {
         })
     }
 
-    /// Applies the operations in order to `doc`.
+    /// Applies the operations in order to `doc`. An error names the
+    /// failing operation and where it is written in its text.
     pub fn apply(&self, doc: &mut Node) -> OpResult<()> {
-        for op in &self.0 {
-            apply_one(doc, op)?;
+        for (index, op) in self.0.iter().enumerate() {
+            apply_one(doc, op).map_err(|e| e.in_item(operation(index), op.pos))?;
         }
         Ok(())
     }
+}
+
+/// How messages name the operation at `index` of a list (counted from 1).
+fn operation(index: usize) -> String {
+    format!("operation {}", index + 1)
 }
 
 fn missing(msg: String) -> OpError {
@@ -354,7 +373,12 @@ fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
                 _ => Err(failed()),
             }
         }
-        other => Err(OpError::new(format!("Unexpected kind: {other}"))),
+        _ if op.op_missing => Err(OpError::new(
+            "Unexpected kind: unknown; the operation has no 'op' field",
+        )),
+        other => Err(OpError::new(format!(
+            "Unexpected kind: {other}; op must be one of add, remove, replace, move, copy, test"
+        ))),
     }
 }
 

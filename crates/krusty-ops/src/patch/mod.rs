@@ -7,7 +7,7 @@ pub mod json6902;
 pub mod smp;
 
 use krusty_resource::{ResMap, Resource};
-use krusty_yaml::{Node, ScalarStyle, Value};
+use krusty_yaml::{Node, Pos, ScalarStyle, Value};
 
 use crate::env::Env;
 use crate::error::{go_quote, OpError, OpResult};
@@ -35,6 +35,17 @@ impl PatchSource {
         }
     }
 
+    /// `e` with the position it gives in this patch's text (an operation,
+    /// a field) placed in the file that holds the text: the patch file,
+    /// or for an inline patch its kustomization where `at` knows where the
+    /// text stands there (without it only the operation stays named).
+    fn place(&self, e: OpError, at: Option<TextPlace>) -> OpError {
+        match self {
+            PatchSource::Path(path) => e.place(&|pos| Some((Some(path.clone()), pos))),
+            PatchSource::Inline(_) => e.place(&|pos| at.map(|t| (None, t.position(pos)))),
+        }
+    }
+
     fn text(&self, env: &Env<'_>) -> OpResult<String> {
         match self {
             PatchSource::Inline(text) => Ok(text.clone()),
@@ -51,6 +62,95 @@ impl PatchSource {
     }
 }
 
+/// Where an inline patch's text stands in the file that holds it, when
+/// each of its lines is a line of that file (a literal block scalar):
+/// positions in the text are then positions in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextPlace {
+    /// The file's line holding the text's first line.
+    pub line: u32,
+    /// The file's column of the text's first character.
+    pub column: u32,
+    /// The columns before each later line of the text.
+    pub indent: u32,
+}
+
+impl TextPlace {
+    /// Where `text`, the trimmed value of `node`, stands in `source`, the
+    /// file `node` was read from: known when `node` is a literal block
+    /// scalar without an indentation indicator, and each line of `text`
+    /// is found where the file holds it (`None` otherwise).
+    pub fn of_literal(node: &Node, source: &str, text: &str) -> Option<TextPlace> {
+        let at = node.pos();
+        if node.style() != ScalarStyle::Literal || at.line == 0 || text.is_empty() {
+            return None;
+        }
+        if text.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+            return None;
+        }
+        let mut lines = source.split('\n').enumerate().skip(at.line as usize - 1);
+        let header: String = lines.next()?.1.chars().skip(at.col as usize - 1).collect();
+        let indicator = header.strip_prefix('|')?;
+        let indicator = indicator.split([' ', '\t', '#']).next().unwrap_or_default();
+        if indicator.contains(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut lines = lines.skip_while(|(_, l)| l.trim().is_empty());
+        let (index, first) = lines.next()?;
+        let indent = first.chars().take_while(|&c| c == ' ').count();
+        let blank = first.chars().take_while(|c| c.is_whitespace()).count();
+        let place = TextPlace {
+            line: index as u32 + 1,
+            column: blank as u32 + 1,
+            indent: indent as u32,
+        };
+        let mut text_lines = text.split('\n').peekable();
+        let first_text = text_lines.next()?;
+        let rest: String = first.chars().skip(blank).collect();
+        if !holds(&rest, first_text, text_lines.peek().is_none()) {
+            return None;
+        }
+        let margin = " ".repeat(indent);
+        while let Some(expected) = text_lines.next() {
+            let (_, line) = lines.next()?;
+            let last = text_lines.peek().is_none();
+            let fits = match line.strip_prefix(margin.as_str()) {
+                Some(rest) => holds(rest, expected, last),
+                None => expected.is_empty() && line.chars().all(|c| c == ' '),
+            };
+            if !fits {
+                return None;
+            }
+        }
+        Some(place)
+    }
+
+    /// The file's position of position `pos` of the text.
+    pub fn position(&self, pos: Pos) -> Pos {
+        if pos.line <= 1 {
+            return Pos {
+                line: self.line,
+                col: self.column + pos.col.saturating_sub(1),
+            };
+        }
+        Pos {
+            line: self.line + pos.line - 1,
+            col: self.indent + pos.col,
+        }
+    }
+}
+
+/// Whether a file's line (past its indentation) holds a text's line: the
+/// same characters, followed only by blanks on the text's last line.
+fn holds(line: &str, text_line: &str, last: bool) -> bool {
+    if last {
+        line.strip_prefix(text_line)
+            .is_some_and(|rest| rest.trim().is_empty())
+    } else {
+        line == text_line
+    }
+}
+
 /// One `patches:` entry (PatchTransformer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatchEntry {
@@ -63,6 +163,8 @@ pub struct PatchEntry {
     pub allow_name_change: bool,
     /// `options.allowKindChange`.
     pub allow_kind_change: bool,
+    /// Where an inline patch's text stands in its file, when known.
+    pub text_at: Option<TextPlace>,
 }
 
 /// A patch's content, as detected from its text.
@@ -128,7 +230,40 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     }
 }
 
-fn detect(text: &str, source: &PatchSource) -> OpResult<Parsed> {
+/// Why `text`, which is neither, is not a strategic merge patch nor a JSON
+/// patch, at the position in the text that shows it.
+fn why_neither(text: &str) -> OpError {
+    let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::FirstWins);
+    let docs = match krusty_yaml::parse_stream_with(text, limits) {
+        Ok(docs) => docs,
+        Err(e) => return OpError::new(e.message).located(None, e.pos),
+    };
+    for root in patch_documents(docs) {
+        let pos = root.pos();
+        let why = match &root.value {
+            Value::Seq(items) if items.is_empty() => continue,
+            Value::Seq(_) => match JsonPatch::from_node(&root) {
+                Ok(_) => continue,
+                Err(e) => return e,
+            },
+            Value::Map(_) => match Resource::from_node_as_is(root) {
+                Err(e) => OpError::from(e),
+                Ok(r) if r.name().is_empty() => OpError::new(format!(
+                    "missing metadata.name in object of kind {}",
+                    r.kind()
+                )),
+                Ok(_) => continue,
+            },
+            Value::Scalar(_) => OpError::new(
+                "a patch is a mapping (strategic merge) or a list of operations (JSON 6902)",
+            ),
+        };
+        return why.located(None, pos);
+    }
+    OpError::new("not a patch")
+}
+
+fn detect(text: &str, source: &PatchSource, at: Option<TextPlace>) -> OpResult<Parsed> {
     // Nothing at all reads as a JSON patch of no operations (which then
     // needs a target); comments or `---` alone read as both kinds.
     if text.trim().is_empty() {
@@ -143,7 +278,7 @@ fn detect(text: &str, source: &PatchSource) -> OpResult<Parsed> {
         ))),
         (Some(sm), _) => Ok(Parsed::Strategic(sm)),
         (None, Ok(js)) => Ok(Parsed::Json(js)),
-        (None, Err(_)) => Err(OpError::new(format!(
+        (None, Err(_)) => Err(source.place(why_neither(text), at).context(format!(
             "unable to parse SM or JSON patch from {}",
             source.describe()
         ))),
@@ -172,21 +307,25 @@ impl StrategicMergePatches {
         if self.paths.is_empty() && self.patches.is_empty() {
             return Err(OpError::new("empty file path and empty patch content"));
         }
-        let mut loaded = Vec::new();
+        // Each patch with the file it was read from (none: written inline).
+        let mut loaded: Vec<(Resource, Option<&str>)> = Vec::new();
         for entry in &self.paths {
             // For historical reasons an entry is first tried as patch YAML.
             match strategic_patches(entry).filter(|p| !p.is_empty()) {
-                Some(patches) => loaded.extend(patches),
+                Some(patches) => loaded.extend(patches.into_iter().map(|p| (p, None))),
                 None => {
                     let text = PatchSource::Path(entry.clone()).text(env)?;
-                    let patches = read_patch_resources(&text)
-                        .map_err(|e| e.context(format!("patch file {entry}")))?;
-                    loaded.extend(patches);
+                    let patches = read_patch_resources(&text).map_err(|e| {
+                        e.place(&|pos| Some((Some(entry.clone()), pos)))
+                            .context(format!("patch file {entry}"))
+                    })?;
+                    loaded.extend(patches.into_iter().map(|p| (p, Some(entry.as_str()))));
                 }
             }
         }
         if !self.patches.is_empty() {
-            loaded.extend(read_patch_resources(&self.patches)?);
+            let patches = read_patch_resources(&self.patches).map_err(|e| e.place(&|_| None))?;
+            loaded.extend(patches.into_iter().map(|p| (p, None)));
         }
         if loaded.is_empty() {
             return Err(OpError::new(format!(
@@ -194,9 +333,10 @@ impl StrategicMergePatches {
                 self.paths, self.patches
             )));
         }
-        for patch in &loaded {
+        for (patch, file) in &loaded {
             let index = find_by_id(resources, patch)?;
-            apply_strategic(resources, &[index], patch, true, env)?;
+            apply_strategic(resources, &[index], patch, true, env)
+                .map_err(|e| e.place(&|pos| file.map(|f| (Some(f.to_string()), pos))))?;
         }
         Ok(())
     }
@@ -206,7 +346,8 @@ impl StrategicMergePatches {
 /// key is ignored, as kyaml's lookups find the first).
 fn read_patch_resources(text: &str) -> OpResult<Vec<Resource>> {
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::FirstWins);
-    let docs = krusty_yaml::parse_stream_with(text, limits)?;
+    let docs = krusty_yaml::parse_stream_with(text, limits)
+        .map_err(|e| OpError::new(e.message).located(None, e.pos))?;
     patch_documents(docs)
         .into_iter()
         .map(|root| Resource::from_node_as_is(root).map_err(OpError::from))
@@ -220,13 +361,17 @@ pub struct Json6902Entry {
     pub target: Selector,
     /// The op list: inline (`jsonOp`/`op`) or a file.
     pub source: PatchSource,
+    /// Where an inline op list stands in its file, when known.
+    pub text_at: Option<TextPlace>,
+    /// Where the entry is written in its file (nowhere when unknown).
+    pub written_at: Pos,
 }
 
 impl Json6902Entry {
     /// Applies the op list to every selected resource.
     pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
         if self.target.name.is_empty() {
-            return Err(OpError::new("must specify the target name"));
+            return Err(OpError::new("must specify the target name").located(None, self.written_at));
         }
         let text = self.source.text(env)?;
         if let PatchSource::Path(path) = &self.source {
@@ -236,7 +381,11 @@ impl Json6902Entry {
                 )));
             }
         }
-        let ops = json_patch(&text).map_err(|e| e.context(format!("decoding {text}")))?;
+        let ops = json_patch(&text).map_err(|e| {
+            self.source
+                .place(e, self.text_at)
+                .context(format!("decoding {text}"))
+        })?;
         if ops.is_empty() {
             let path = match &self.source {
                 PatchSource::Path(p) => p.as_str(),
@@ -247,8 +396,11 @@ impl Json6902Entry {
             )));
         }
         for index in select(resources, &self.target)? {
-            apply_json(&mut resources.resources_mut()[index], &ops)
-                .map_err(|e| e.context(format!("patch {}", self.source.describe())))?;
+            apply_json(&mut resources.resources_mut()[index], &ops).map_err(|e| {
+                self.source
+                    .place(e, self.text_at)
+                    .context(format!("patch {}", self.source.describe()))
+            })?;
         }
         Ok(())
     }

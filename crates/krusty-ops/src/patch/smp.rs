@@ -192,7 +192,9 @@ fn parse_directive(value: &str) -> OpResult<Directive> {
         "merge" => Ok(Directive::Merge),
         "replace" => Ok(Directive::Replace),
         "delete" => Ok(Directive::Delete),
-        other => Err(OpError::new(format!("unknown patch strategy '{other}'"))),
+        other => Err(OpError::new(format!(
+            "unknown patch strategy '{other}'; it must be merge, replace or delete"
+        ))),
     }
 }
 
@@ -204,7 +206,7 @@ fn map_directive(patch: Option<&mut Node>) -> OpResult<Directive> {
     let Some(value) = patch.get(DIRECTIVE) else {
         return Ok(Directive::Merge);
     };
-    let directive = parse_directive(raw(value))?;
+    let directive = parse_directive(raw(value)).map_err(|e| e.located(None, value.pos()))?;
     patch.remove(DIRECTIVE);
     Ok(directive)
 }
@@ -223,12 +225,10 @@ fn seq_directive(patch: Option<&mut Node>) -> OpResult<Directive> {
     if element.as_map().is_some_and(|m| m.len() > 1) {
         return Ok(Directive::Merge);
     }
-    let value = element
-        .get(DIRECTIVE)
-        .map(raw)
-        .unwrap_or_default()
-        .to_string();
-    let directive = parse_directive(&value)?;
+    let written = element.get(DIRECTIVE);
+    let value = written.map(raw).unwrap_or_default().to_string();
+    let pos = written.map(Node::pos).unwrap_or_default();
+    let directive = parse_directive(&value).map_err(|e| e.located(None, pos))?;
     set_element(items, &[DIRECTIVE.into()], &[value], None)?;
     Ok(directive)
 }
@@ -256,9 +256,11 @@ impl<'s> Merger<'s> {
             .find(|n| !n.is_null())
             .map(kind_of);
         if let Some(kind) = kind {
+            // The kind is the target's when it has one: only the patch
+            // (its field, at its position in the patch) can differ.
             for node in [target.as_ref(), patch.as_ref()].into_iter().flatten() {
                 if !node.is_null() && kind_of(node) != kind {
-                    return Err(wrong_kind(kind, node));
+                    return Err(wrong_kind(kind, node).located(None, node.pos()));
                 }
             }
         }
