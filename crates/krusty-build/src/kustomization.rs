@@ -257,19 +257,28 @@ impl Kustomization {
         if !anything_set {
             return Err(BuildError::new(EMPTY));
         }
-        let api_version = root.get("apiVersion").and_then(Node::as_str);
-        k.check_kind_and_api_version(api_version.unwrap_or_default())?;
+        k.check_kind_and_api_version(&root)?;
         Ok(k)
     }
 
     /// Kustomize's checks of `kind` and `apiVersion` (each when set): the
     /// kind is `Kustomization` or `Component`, and the apiVersion is
     /// `v1alpha1` for a Component and `v1beta1` for anything else. Every
-    /// problem found is reported, one per line.
-    fn check_kind_and_api_version(&self, api_version: &str) -> BuildResult<()> {
+    /// problem found is reported, one per line, with where the field is
+    /// written in `root`, the kustomization.
+    fn check_kind_and_api_version(&self, root: &Node) -> BuildResult<()> {
+        let field = |name: &str| {
+            let node = root.get(name);
+            let at = node.map(typed::location).unwrap_or_default();
+            (node.and_then(Node::as_str).unwrap_or_default(), at)
+        };
+        let (api_version, api_version_at) = field("apiVersion");
         let mut problems = Vec::new();
         if !matches!(self.kind.as_str(), "" | "Kustomization" | "Component") {
-            problems.push("kind should be Kustomization or Component".to_string());
+            let kind_at = field("kind").1;
+            problems.push(format!(
+                "kind should be Kustomization or Component{kind_at}"
+            ));
         }
         let (wanted, of) = match self.kind.as_str() {
             "Component" => ("kustomize.config.k8s.io/v1alpha1", "Component"),
@@ -277,7 +286,9 @@ impl Kustomization {
             other => ("kustomize.config.k8s.io/v1beta1", other),
         };
         if !api_version.is_empty() && api_version != wanted {
-            problems.push(format!("apiVersion for {of} should be {wanted}"));
+            problems.push(format!(
+                "apiVersion for {of} should be {wanted}{api_version_at}"
+            ));
         }
         if problems.is_empty() {
             Ok(())
@@ -505,6 +516,7 @@ fn read_patch(item: &Node, text: &str) -> OpResult<Option<PatchEntry>> {
         allow_name_change: false,
         allow_kind_change: false,
         text_at: None,
+        written_at: item.pos(),
     };
     for (k, v) in typed::object(item, at("patches"), "Patch")? {
         let key = k.key_str().unwrap_or_default();

@@ -100,9 +100,10 @@ impl TransformerConfig {
             if node.is_null() {
                 return Ok(c);
             }
-            return Err(OpError::new(
-                "a transformer configuration must be a mapping",
-            ));
+            return Err(OpError::new(format!(
+                "a transformer configuration must be a mapping{}",
+                crate::typed::location(node)
+            )));
         };
         for (k, v) in entries {
             let key = k.key_str().unwrap_or_default();
@@ -195,9 +196,12 @@ fn back_refs_from_node(node: &Node) -> OpResult<Vec<NameBackRef>> {
     if node.is_null() {
         return Ok(Vec::new());
     }
-    let items = node
-        .as_seq()
-        .ok_or_else(|| OpError::new("nameReference must be a list"))?;
+    let items = node.as_seq().ok_or_else(|| {
+        OpError::new(format!(
+            "nameReference must be a list{}",
+            crate::typed::location(node)
+        ))
+    })?;
     items
         .iter()
         .map(|item| {

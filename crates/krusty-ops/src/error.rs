@@ -110,6 +110,15 @@ impl OpError {
         }
     }
 
+    /// Whether the error says where it happened.
+    pub fn has_location(&self) -> bool {
+        match self {
+            OpError::Located { .. } => true,
+            OpError::Context { source, .. } => source.has_location(),
+            _ => false,
+        }
+    }
+
     /// The same error, in `ctx` (printed `ctx: error`).
     pub fn context(self, ctx: impl fmt::Display) -> OpError {
         OpError::Context {

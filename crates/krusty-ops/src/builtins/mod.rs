@@ -305,6 +305,7 @@ pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
         allow_name_change: option("allowNameChange"),
         allow_kind_change: option("allowKindChange"),
         text_at: None,
+        written_at: krusty_yaml::Pos::default(),
     })
 }
 

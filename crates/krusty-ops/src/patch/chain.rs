@@ -143,6 +143,14 @@ impl<'e> Step<'e> {
     /// Reads an entry's patch text into its steps, with the checks
     /// Kustomize makes before applying it.
     fn read(entry: &'e PatchEntry, env: &Env<'_>) -> OpResult<Vec<StepKind<'e>>> {
+        Step::read_unlocated(entry, env).map_err(|e| match e.has_location() {
+            true => e,
+            false => e.located(None, entry.written_at),
+        })
+    }
+
+    /// [`Step::read`], its errors not yet located at the entry.
+    fn read_unlocated(entry: &'e PatchEntry, env: &Env<'_>) -> OpResult<Vec<StepKind<'e>>> {
         let text = entry.source.text(env)?;
         match detect(&text, &entry.source, entry.text_at)? {
             Parsed::Strategic(mut patches) => {
@@ -420,10 +428,15 @@ fn first_error(
             } else {
                 "multiple matches"
             };
+            let entry = entries[steps[i].entry];
             let error = OpError::new(format!(
                 "{what} for Id {id}; failed to find unique target for patch {id}"
-            ))
-            .context(format!(
+            ));
+            let error = match &steps[i].kind {
+                StepKind::ById { patch, .. } => error.located(None, patch.node.pos()),
+                _ => error,
+            };
+            let error = entry.source.place(error, entry.text_at).context(format!(
                 "no resource matches strategic merge patch \"{id}\""
             ));
             return Some((i, error));
@@ -491,6 +504,7 @@ data: {a: '1'}
             allow_name_change: false,
             allow_kind_change: false,
             text_at: None,
+            written_at: Default::default(),
         }
     }
 
@@ -501,6 +515,7 @@ data: {a: '1'}
             allow_name_change: false,
             allow_kind_change: false,
             text_at: None,
+            written_at: Default::default(),
         }
     }
 

@@ -165,6 +165,8 @@ pub struct PatchEntry {
     pub allow_kind_change: bool,
     /// Where an inline patch's text stands in its file, when known.
     pub text_at: Option<TextPlace>,
+    /// Where the entry is written in its file (nowhere when unknown).
+    pub written_at: Pos,
 }
 
 /// A patch's content, as detected from its text.
@@ -334,9 +336,10 @@ impl StrategicMergePatches {
             )));
         }
         for (patch, file) in &loaded {
-            let index = find_by_id(resources, patch)?;
-            apply_strategic(resources, &[index], patch, true, env)
-                .map_err(|e| e.place(&|pos| file.map(|f| (Some(f.to_string()), pos))))?;
+            let place = |e: OpError| e.place(&|pos| file.map(|f| (Some(f.to_string()), pos)));
+            let index = find_by_id(resources, patch)
+                .map_err(|e| place(e.located(None, patch.node.pos())))?;
+            apply_strategic(resources, &[index], patch, true, env).map_err(place)?;
         }
         Ok(())
     }
@@ -370,15 +373,16 @@ pub struct Json6902Entry {
 impl Json6902Entry {
     /// Applies the op list to every selected resource.
     pub fn apply(&self, resources: &mut ResMap, env: &Env<'_>) -> OpResult<()> {
+        let at_entry = |e: OpError| e.located(None, self.written_at);
         if self.target.name.is_empty() {
-            return Err(OpError::new("must specify the target name").located(None, self.written_at));
+            return Err(at_entry(OpError::new("must specify the target name")));
         }
-        let text = self.source.text(env)?;
+        let text = self.source.text(env).map_err(at_entry)?;
         if let PatchSource::Path(path) = &self.source {
             if text.is_empty() {
-                return Err(OpError::new(format!(
+                return Err(at_entry(OpError::new(format!(
                     "patch file '{path}' empty seems to be empty"
-                )));
+                ))));
             }
         }
         let ops = json_patch(&text).map_err(|e| {
@@ -391,9 +395,9 @@ impl Json6902Entry {
                 PatchSource::Path(p) => p.as_str(),
                 PatchSource::Inline(_) => "",
             };
-            return Err(OpError::new(format!(
+            return Err(at_entry(OpError::new(format!(
                 "patch appears to be empty; file={path}, JsonOp={text}"
-            )));
+            ))));
         }
         for index in select(resources, &self.target)? {
             apply_json(&mut resources.resources_mut()[index], &ops).map_err(|e| {
@@ -674,4 +678,78 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
         r.node.set("metadata", Node::map());
     }
     applied
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `patch:` value of the first entry of `patches:` in `source`,
+    /// and its text as a patch entry holds it (trimmed).
+    fn inline_patch(source: &str) -> (Node, String) {
+        let docs = krusty_yaml::parse_stream(source).expect("valid YAML");
+        let root = docs[0].root.clone().expect("a document");
+        let node = root.get("patches").and_then(Node::as_seq).expect("patches")[0]
+            .get("patch")
+            .cloned()
+            .expect("a patch");
+        let text = node.as_str().expect("text").trim().to_string();
+        (node, text)
+    }
+
+    #[test]
+    fn a_literal_patch_maps_its_positions_into_the_file() {
+        let source =
+            "patches:\n- patch: |-\n\n    - op: add\n      path: /x\n  target: {kind: A}\n";
+        let (node, text) = inline_patch(source);
+        let place = TextPlace::of_literal(&node, source, &text).expect("placed");
+        assert_eq!(
+            place.position(Pos { line: 1, col: 3 }),
+            Pos { line: 4, col: 7 }
+        );
+        assert_eq!(
+            place.position(Pos { line: 2, col: 3 }),
+            Pos { line: 5, col: 7 }
+        );
+    }
+
+    #[test]
+    fn a_patch_whose_lines_are_not_the_files_is_not_placed() {
+        for source in [
+            "patches:\n- patch: |2-\n    - op: add\n      path: /x\n",
+            "patches:\n- patch: >-\n    - op: add\n      path: /x\n",
+            "patches:\n- patch: '[{\"op\": \"add\"}]'\n",
+            "patches:\r\n- patch: |-\r\n    - op: add\r\n      path: /x\r\n",
+        ] {
+            let (node, text) = inline_patch(source);
+            assert_eq!(
+                TextPlace::of_literal(&node, source, &text),
+                None,
+                "{source:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_operation_error_names_the_operation_and_the_patch_file() {
+        let ops = json_patch("- op: add\n  path: /a\n  value: 1\n- op: remove\n  path: /b\n")
+            .expect("a JSON patch");
+        let mut doc = krusty_yaml::parse_stream("a: 0\n").expect("valid")[0]
+            .root
+            .clone()
+            .expect("a document");
+        let e = ops.apply(&mut doc).expect_err("/b is missing");
+        let placed = PatchSource::Path("p.yaml".into()).place(e.clone(), None);
+        assert!(
+            placed
+                .to_string()
+                .ends_with("(p.yaml, operation 2, line 4, column 3)"),
+            "{placed}"
+        );
+        let unplaced = PatchSource::Inline(String::new()).place(e, None);
+        assert!(
+            unplaced.to_string().ends_with("(operation 2)"),
+            "{unplaced}"
+        );
+    }
 }
