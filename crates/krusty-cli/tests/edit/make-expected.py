@@ -4,7 +4,9 @@ case's own `app/`) with the case's hand-edited `after.yaml` in place of the
 kustomization file the commands edit, built by `kubectl kustomize` (Kustomize
 v5.5.0). Writes `expected.yaml`; a case with `expected_error.txt` is skipped.
 
-Usage: make-expected.py [CASE...]   (default: every case)
+Usage: make-expected.py [--cases DIR] [CASE...]   (default: every case of
+this folder; `--cases ../argocd` for the Argo CD scenarios, which build the
+shared app here)
 """
 import os
 import shutil
@@ -12,7 +14,11 @@ import subprocess
 import sys
 import tempfile
 
+APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_app")
 HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.argv[1:2] == ["--cases"]:
+    HERE = os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
 
 
 def read(path, default=None):
@@ -29,7 +35,7 @@ def record(case):
         return
     app = os.path.join(cdir, "app")
     if not os.path.isdir(app):
-        app = os.path.join(HERE, "_app")
+        app = APP
     workdir = read(os.path.join(cdir, "dir"), "overlays/prod")
     build = read(os.path.join(cdir, "build"), workdir)
     with tempfile.TemporaryDirectory() as tmp:
