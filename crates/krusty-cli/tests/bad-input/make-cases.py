@@ -481,6 +481,10 @@ kust("smp-inline-type-mismatch", K_DEPLOY + "patches:\n- patch: |\n    apiVersio
 patch("smp-psm-type-mismatch", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: [1]\n  template:\n  - a\n", "patchesStrategicMerge:\n- p.yaml\n")
 patch("json6902-legacy-op-fails", "- op: test\n  path: /spec/replicas\n  value: 1\n- op: remove\n  path: /spec/nothere\n", "patchesJson6902:\n- target: {group: apps, version: v1, kind: Deployment, name: web}\n  path: p.yaml\n")
 
+kust("json6902-flow-yaml-list", K_DEPLOY + "patches:\n- target: {kind: Deployment}\n  patch: '[{op: add, path: /spec/replicas, value: 1}]'\n")
+patch("json6902-legacy-flow-yaml-file", "[{op: add, path: /spec/replicas, value: 4}]\n", "patchesJson6902:\n- target: {group: apps, version: v1, kind: Deployment, name: web}\n  path: p.yaml\n")
+patch("json6902-json-syntax-error-line", '[\n  {"op": "add", "path": "/spec/replicas", "value": 4},\n  {"op": "add" "path": "/spec/x"}\n]\n', J6902)
+
 
 def write_case(name, files):
     d = os.path.join(HERE, name)

@@ -4,6 +4,7 @@
 
 pub mod chain;
 pub mod json6902;
+mod json_syntax;
 pub mod smp;
 
 use krusty_resource::{ResMap, Resource};
@@ -222,8 +223,14 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     if text.is_empty() {
         return Err(OpError::new("empty json patch operations"));
     }
-    // Kustomize converts them to JSON with go-yaml v2, where a repeated key
-    // replaces the earlier one.
+    // Text that starts with `[` is decoded as JSON, strictly.
+    if text.starts_with('[') {
+        if let Some((message, pos)) = json_syntax::error(text) {
+            return Err(OpError::new(message).located(None, pos));
+        }
+    }
+    // Other text is converted to JSON with go-yaml v2, where a repeated
+    // key replaces the earlier one.
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
     let docs = krusty_yaml::parse_stream_with(text, limits)?;
     match docs.into_iter().next().and_then(|d| d.root) {
@@ -235,6 +242,11 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
 /// Why `text`, which is neither, is not a strategic merge patch nor a JSON
 /// patch, at the position in the text that shows it.
 fn why_neither(text: &str) -> OpError {
+    if text.starts_with('[') {
+        if let Err(e) = json_patch(text) {
+            return e;
+        }
+    }
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::FirstWins);
     let docs = match krusty_yaml::parse_stream_with(text, limits) {
         Ok(docs) => docs,
