@@ -191,8 +191,14 @@ impl<'e> Step<'e> {
             }
             Parsed::Json(ops) => {
                 if entry.target.is_none() {
+                    // An empty text reads as a JSON patch of no operations.
+                    let why = if ops.is_empty() {
+                        "; the patch holds no operations"
+                    } else {
+                        ""
+                    };
                     return Err(OpError::new(format!(
-                        "must specify a target for JSON patch {}",
+                        "must specify a target for JSON patch {}{why}",
                         entry.source.describe()
                     )));
                 }
