@@ -229,13 +229,14 @@ pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
     let mut out = Vec::new();
     for mut root in docs.into_iter().filter_map(|d| d.root) {
         krusty_yaml::retype_as_go_yaml_v2(&mut root);
+        let in_file = |e: OpError| e.place(&|pos| Some((Some(path.to_string()), pos)));
         match &root.value {
             Value::Seq(items) => {
                 for item in items {
-                    out.push(read_replacement(item, Strictness::Lenient)?);
+                    out.push(read_replacement(item, Strictness::Lenient).map_err(in_file)?);
                 }
             }
-            _ => out.push(read_replacement(&root, Strictness::Lenient)?),
+            _ => out.push(read_replacement(&root, Strictness::Lenient).map_err(in_file)?),
         }
     }
     for r in &mut out {

@@ -36,12 +36,12 @@ pub fn json_type(n: &Node) -> &'static str {
 /// when it was read from one.
 fn mismatch(n: &Node, at: At<'_>, go_type: &str) -> OpError {
     OpError::new(format!(
-        "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}{}",
+        "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}",
         json_type(n),
         at.owner,
         at.path,
-        location(n)
     ))
+    .located(None, n.pos())
 }
 
 /// ` (line L, column C)` for a node read from a file; empty for one made
