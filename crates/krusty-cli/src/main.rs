@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use krusty_build::{build, BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
+use krusty_build::{BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
 #[derive(Parser)]
@@ -281,8 +281,8 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
             cache_dir: None,
         },
     };
-    let out = build(&args.dir, &opts).map_err(|e| e.to_string())?;
-    for w in &out.warnings {
+    let out = krusty_api::build(&args.dir, &opts).map_err(|e| e.to_string())?;
+    for w in out.warnings() {
         eprintln!("{w}");
     }
     // An empty `-o ''` means stdout, as in Kustomize.
@@ -292,10 +292,10 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
         .filter(|p| !p.is_empty())
         .map(Path::new)
     {
-        None => output::write_stdout(&output::Stream::render(&out.resources)?),
-        Some(path) if path.is_dir() => output::write_dir(path, &out.resources),
+        None => output::write_stdout(&output::Stream::render(out.resources())?),
+        Some(path) if path.is_dir() => output::write_dir(path, out.resources()),
         Some(path) => {
-            let stream = output::Stream::render(&out.resources)?;
+            let stream = output::Stream::render(out.resources())?;
             output::write_file(path, |f| stream.write_to(f))
         }
     };

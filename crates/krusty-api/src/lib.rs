@@ -1,0 +1,147 @@
+//! krusty as a library: build a Kustomize target from Rust and get its
+//! resources, or the exact bytes `kustomize build` prints.
+//!
+//! [`build`] takes the directory of a kustomization and [`Options`] (the
+//! load restrictor, the `managed-by` label, what KRM functions may do,
+//! how remote bases are fetched: `kustomize build`'s flags) and returns a
+//! [`Build`]: the resources in output order, the warnings Kustomize prints
+//! on stderr, and [`Build::to_yaml`], the output of `kustomize build` byte
+//! for byte.
+//!
+//! Builds are independent: any number may run at once, on any threads,
+//! with no lock between them (unlike Kustomize's Go API, which its callers
+//! serialise). A build spreads its own work over rayon's global pool; call
+//! it inside [`rayon::ThreadPool::install`] to give it another pool.
+//!
+//! The `edit` commands are here too ([`edit`]): the changes `kustomize
+//! edit` makes to a kustomization file, keeping its comments and layout.
+//!
+//! ```
+//! # fn main() -> Result<(), krusty_api::Error> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let root = dir.path();
+//! # std::fs::write(root.join("kustomization.yaml"),
+//! #     "namePrefix: dev-\nresources:\n- cm.yaml\n").unwrap();
+//! # std::fs::write(root.join("cm.yaml"),
+//! #     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n").unwrap();
+//! // `root` holds kustomization.yaml (namePrefix: dev-, resources: cm.yaml).
+//! let build = krusty_api::build(root, &krusty_api::Options::default())?;
+//! assert_eq!(build.resources().len(), 1);
+//! assert_eq!(build.resources()[0].id().name, "dev-settings");
+//! assert_eq!(
+//!     build.to_yaml()?,
+//!     "apiVersion: v1\ndata:\n  mode: fast\nkind: ConfigMap\nmetadata:\n  name: dev-settings\n"
+//! );
+//!
+//! // Eight targets at once, each on its own thread.
+//! let outputs: Vec<String> = std::thread::scope(|s| {
+//!     let handles: Vec<_> = (0..8)
+//!         .map(|_| s.spawn(|| krusty_api::build_yaml(root, &krusty_api::Options::default())))
+//!         .collect();
+//!     handles.into_iter().map(|h| h.join().unwrap()).collect::<Result<_, _>>()
+//! })?;
+//! assert!(outputs.iter().all(|o| *o == build.to_yaml().unwrap()));
+//! # Ok(())
+//! # }
+//! ```
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+pub use krusty_build::{BuildError, LoadRestrictor, Mount, Policy};
+pub use krusty_edit as edit;
+pub use krusty_resource::Resource;
+
+/// How to build: `kustomize build`'s flags (`Options::default()` is a
+/// build with no flags).
+pub type Options = krusty_build::BuildOptions;
+
+/// Why a build, or the printing of its result, failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The build failed (the message is Kustomize's).
+    Build(BuildError),
+    /// A resource cannot be printed as YAML.
+    Print(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Build(e) => e.fmt(f),
+            Error::Print(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<BuildError> for Error {
+    fn from(e: BuildError) -> Error {
+        Error::Build(e)
+    }
+}
+
+/// A built target.
+#[derive(Debug)]
+pub struct Build {
+    output: krusty_build::target::BuildOutput,
+}
+
+/// Documents printed together, each group on one thread.
+const DOCUMENTS_PER_PIECE: usize = 32;
+
+impl Build {
+    /// The resources, in output order.
+    pub fn resources(&self) -> &[Resource] {
+        &self.output.resources
+    }
+
+    /// The resources, taken out of the build.
+    pub fn into_resources(self) -> Vec<Resource> {
+        self.output.resources
+    }
+
+    /// What Kustomize prints on stderr for this target (deprecated fields).
+    pub fn warnings(&self) -> &[String] {
+        &self.output.warnings
+    }
+
+    /// The YAML stream `kustomize build` prints for this target, documents
+    /// separated by `---` (printed in parallel).
+    pub fn to_yaml(&self) -> Result<String, Error> {
+        let pieces: Vec<String> = self
+            .output
+            .resources
+            .par_chunks(DOCUMENTS_PER_PIECE)
+            .map(|chunk| {
+                let mut text = String::with_capacity(chunk.len() * 2048);
+                for r in chunk {
+                    text.push_str("---\n");
+                    krusty_yaml::emit_document(&r.node, &mut text).map_err(|e| {
+                        Error::Print(format!("cannot print resource {}: {e}", r.id()))
+                    })?;
+                }
+                Ok(text)
+            })
+            .collect::<Result<_, Error>>()?;
+        let mut out = pieces.concat();
+        out.drain(..out.len().min(4));
+        Ok(out)
+    }
+}
+
+/// Builds the kustomization in `root` (a directory holding
+/// `kustomization.yaml`, `kustomization.yml` or `Kustomization`), as
+/// `kustomize build root` does with the flags `options` stands for.
+pub fn build(root: impl AsRef<Path>, options: &Options) -> Result<Build, Error> {
+    let output = krusty_build::build(root.as_ref(), options)?;
+    Ok(Build { output })
+}
+
+/// Builds the kustomization in `root` and prints it: the bytes `kustomize
+/// build root` writes on stdout.
+pub fn build_yaml(root: impl AsRef<Path>, options: &Options) -> Result<String, Error> {
+    build(root, options)?.to_yaml()
+}
