@@ -3,7 +3,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use krusty_resource::{Origin, Resource};
+use krusty_resource::{Origin, RemoteRoot, Resource};
 use krusty_yaml::Node;
 
 /// The annotation recording where a resource came from.
@@ -14,24 +14,6 @@ pub const TRANSFORMATIONS_ANNOTATION: &str = "alpha.config.kubernetes.io/transfo
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Its value: Kustomize builds report a development version here.
 pub const MANAGED_BY_VALUE: &str = "kustomize-(devel)";
-
-/// A folder of a remote repository built as a base: the origins of what
-/// it holds name the repository, its ref and a path from the folder the
-/// reference names (as Kustomize records them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteOrigin {
-    /// The folder the reference names, in its checkout.
-    pub root: PathBuf,
-    /// The checkout's root folder.
-    pub checkout: PathBuf,
-    /// The path recorded for `root`: its path in the repository
-    /// (Kustomize records `notCloned` for the repository's root).
-    pub prefix: PathBuf,
-    /// The repository's URL.
-    pub repo: String,
-    /// The ref asked for (`""`: none).
-    pub reference: String,
-}
 
 /// Which records to write.
 #[derive(Debug, Clone, Copy, Default)]
@@ -61,14 +43,12 @@ impl Records {
     }
 
     /// Writes the records onto `resources`; paths are shown relative to
-    /// `root`, or for what remote bases hold, to the remote folder among
-    /// `remotes` that holds them.
-    pub fn apply(&self, resources: &mut [Resource], root: &Path, remotes: &[RemoteOrigin]) {
-        let at = Place { root, remotes };
+    /// `root`, or for what remote bases hold, as Kustomize shows them.
+    pub fn apply(&self, resources: &mut [Resource], root: &Path) {
         for r in resources {
             if self.origins {
                 if let Some(origin) = r.meta.origin.as_deref() {
-                    let text = origin_text(origin, &at, "");
+                    let text = origin_text(origin, root, "");
                     set_in(&mut r.node, "annotations", ORIGIN_ANNOTATION, text);
                 }
             }
@@ -77,7 +57,7 @@ impl Records {
                     .meta
                     .transformations
                     .iter()
-                    .map(|t| origin_text(t, &at, "  ").replacen("  ", "- ", 1))
+                    .map(|t| origin_text(t, root, "  ").replacen("  ", "- ", 1))
                     .collect();
                 set_in(&mut r.node, "annotations", TRANSFORMATIONS_ANNOTATION, text);
             }
@@ -96,35 +76,6 @@ impl Records {
 fn set_in(node: &mut Node, field: &str, key: &str, value: String) {
     if let Some(map) = node.entry_map("metadata").and_then(|m| m.entry_map(field)) {
         map.set(key, Node::string(value));
-    }
-}
-
-/// Where recorded paths are shown from: the build's root, or the remote
-/// folder holding them.
-struct Place<'a> {
-    root: &'a Path,
-    remotes: &'a [RemoteOrigin],
-}
-
-impl Place<'_> {
-    /// How `path` is recorded, and the remote folder holding it.
-    fn show(&self, path: &Path) -> (String, Option<&RemoteOrigin>) {
-        if path.is_relative() {
-            // A URL read as a file.
-            return (path.to_string_lossy().into_owned(), None);
-        }
-        let holder = self
-            .remotes
-            .iter()
-            .filter(|r| path.starts_with(&r.checkout))
-            .max_by_key(|r| (path.starts_with(&r.root), r.root.as_os_str().len()));
-        match holder {
-            None => (relative(self.root, path), None),
-            Some(r) => {
-                let joined = clean_relative(&r.prefix.join(relative(&r.root, path)));
-                (joined, Some(r))
-            }
-        }
     }
 }
 
@@ -147,8 +98,8 @@ fn clean_relative(path: &Path) -> String {
         .join("/")
 }
 
-/// The `repo:` and `ref:` lines of a record from a remote folder.
-fn remote_lines(remote: Option<&RemoteOrigin>, lines: &mut Vec<String>) {
+/// The `repo:` and `ref:` lines of a record from a remote base.
+fn remote_lines(remote: Option<&RemoteRoot>, lines: &mut Vec<String>) {
     if let Some(r) = remote {
         lines.push(format!("repo: {}", scalar(&r.repo)));
         if !r.reference.is_empty() {
@@ -157,13 +108,28 @@ fn remote_lines(remote: Option<&RemoteOrigin>, lines: &mut Vec<String>) {
     }
 }
 
+/// How a path is recorded: relative to the build's `root`, or for what a
+/// remote base holds, from the folder its reference names (Kustomize
+/// joins the reference's path and the relative one). A URL read as a
+/// file is recorded as written.
+fn shown(path: &Path, root: &Path, remote: Option<&RemoteRoot>) -> String {
+    match remote {
+        _ if path.is_relative() => path.to_string_lossy().into_owned(),
+        None => relative(root, path),
+        Some(r) => clean_relative(&r.prefix.join(relative(&r.root, path))),
+    }
+}
+
 /// The YAML text of one origin record, each line prefixed with `indent`.
-fn origin_text(origin: &Origin, at: &Place<'_>, indent: &str) -> String {
+fn origin_text(origin: &Origin, root: &Path, indent: &str) -> String {
+    let remote = match origin {
+        Origin::Remote { remote, .. } => Some(remote.as_ref()),
+        _ => None,
+    };
     let mut lines: Vec<String> = Vec::new();
-    match origin {
+    match origin.local() {
         Origin::File(path) => {
-            let (shown, remote) = at.show(path);
-            lines.push(format!("path: {}", scalar(&shown)));
+            lines.push(format!("path: {}", scalar(&shown(path, root, remote))));
             remote_lines(remote, &mut lines);
         }
         Origin::Configured {
@@ -173,9 +139,11 @@ fn origin_text(origin: &Origin, at: &Place<'_>, indent: &str) -> String {
             name,
             namespace,
         } => {
-            let (shown, remote) = at.show(configured_in);
             remote_lines(remote, &mut lines);
-            lines.push(format!("configuredIn: {}", scalar(&shown)));
+            lines.push(format!(
+                "configuredIn: {}",
+                scalar(&shown(configured_in, root, remote))
+            ));
             lines.push("configuredBy:".into());
             lines.push(format!("  apiVersion: {}", scalar(api_version)));
             lines.push(format!("  kind: {}", scalar(kind)));
@@ -186,6 +154,7 @@ fn origin_text(origin: &Origin, at: &Place<'_>, indent: &str) -> String {
                 lines.push(format!("  namespace: {}", scalar(namespace)));
             }
         }
+        Origin::Remote { .. } => {}
     }
     lines.iter().map(|l| format!("{indent}{l}\n")).collect()
 }
@@ -243,15 +212,7 @@ mod tests {
             namespace: String::new(),
         };
         assert_eq!(
-            origin_text(
-                &o,
-                &Place {
-                    root: Path::new("/a"),
-                    remotes: &[]
-                },
-                "  "
-            )
-            .replacen("  ", "- ", 1),
+            origin_text(&o, Path::new("/a"), "  ").replacen("  ", "- ", 1),
             "- configuredIn: kustomization.yaml\n  configuredBy:\n    apiVersion: builtin\n    kind: PrefixTransformer\n"
         );
     }

@@ -1,9 +1,9 @@
 //! Build errors: the failure, in Kustomize's words, with the context that
 //! led to it kept as data and printed before it (`context: failure`).
 
+use krusty_fetch::FetchError;
 use krusty_ops::OpError;
 use krusty_resource::{ResMapError, ResourceError};
-use krusty_fetch::FetchError;
 use krusty_yaml::YamlError;
 
 /// A failed build, with a message meant for the person running it.

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
+use krusty_resource::RemoteRoot;
+
 use crate::error::{BuildError, BuildResult};
 
 /// Which files a kustomization may read.
@@ -40,6 +42,8 @@ pub struct Loader {
     /// The checkout of a remote repository this root lies in: its bases
     /// must stay inside it, and its files inside their root.
     pub checkout: Option<Arc<Path>>,
+    /// The remote base this root belongs to, recorded in origins.
+    pub remote: Option<Arc<RemoteRoot>>,
 }
 
 /// What a path in `resources:` names.
@@ -124,6 +128,7 @@ impl Loader {
             root,
             restrictor,
             checkout: None,
+            remote: None,
         })
     }
 
@@ -134,17 +139,24 @@ impl Loader {
             root: dir,
             restrictor: self.restrictor,
             checkout: self.checkout.clone(),
+            remote: self.remote.clone(),
         }
     }
 
     /// A loader rooted at the folder `dir` of a remote repository checked
     /// out in `checkout`: it reads nothing outside `dir` (whatever the
     /// user's restrictor) and builds no base outside the checkout.
-    pub fn in_checkout(dir: PathBuf, checkout: Arc<Path>) -> Loader {
+    /// `remote`: the base it is, for origin records.
+    pub fn in_checkout(
+        dir: PathBuf,
+        checkout: Arc<Path>,
+        remote: Option<Arc<RemoteRoot>>,
+    ) -> Loader {
         Loader {
             root: dir,
             restrictor: LoadRestrictor::RootOnly,
             checkout: Some(checkout),
+            remote,
         }
     }
 
@@ -970,7 +982,12 @@ mod tests {
             let name = file.0.file_name().and_then(|n| n.to_str()).expect("name");
             let yaml = Scratch::new(&format!("{name}.yaml"), &content);
             let dir = yaml.0.parent().expect("temp dir");
-            let loader = Loader::at_resolved(dir.to_path_buf(), LoadRestrictor::None);
+            let loader = Loader {
+                root: dir.to_path_buf(),
+                restrictor: LoadRestrictor::None,
+                checkout: None,
+                remote: None,
+            };
             let rel = yaml.0.file_name().and_then(|n| n.to_str()).expect("name");
             let Ok(Entry::File(found)) = loader.entry(rel) else {
                 panic!("{len} bytes: not found as a file");

@@ -303,9 +303,13 @@ fn configured(
         .iter()
         .map(|c| {
             let id = c.id();
-            let configured_in = match c.meta.origin.as_deref() {
-                Some(Origin::File(p)) => p.clone(),
-                _ => k_path.to_path_buf(),
+            let (configured_in, remote) = match c.meta.origin.as_deref() {
+                Some(o) => match (o.local(), o) {
+                    (Origin::File(p), Origin::Remote { remote, .. }) => (p.clone(), Some(remote)),
+                    (Origin::File(p), _) => (p.clone(), None),
+                    _ => (k_path.to_path_buf(), loader.remote.as_ref()),
+                },
+                None => (k_path.to_path_buf(), loader.remote.as_ref()),
             };
             let origin = Origin::Configured {
                 configured_in,
@@ -313,7 +317,8 @@ fn configured(
                 kind: c.kind().to_string(),
                 name: c.name().to_string(),
                 namespace: c.namespace().to_string(),
-            };
+            }
+            .within(remote);
             if c.api_version() != "builtin" {
                 let function = FunctionStep::resolve(c, loader, &ctx.policy)
                     .map_err(|e| e.context(format!("kustomization file {}: field '{field}'", k_path.display())))?

@@ -3,19 +3,19 @@
 //! and built as local folders rooted in their checkout.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use krusty_fetch::{Fetcher, GitUrl};
 
-use crate::build_metadata::RemoteOrigin;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::{canonical, clean, is_within, Loader};
+use krusty_resource::RemoteRoot;
 
 /// How many remote references may be built one inside another.
 const MAX_DEPTH: usize = 64;
 
-/// The remote side of a build: the fetcher, the remote references being
-/// built (outermost first), and every remote root met, for origin records.
+/// The remote side of a build: the fetcher, and the remote references
+/// being built (outermost first).
 #[derive(Clone)]
 pub(crate) struct Remotes {
     /// Fetches each remote once per build.
@@ -26,7 +26,6 @@ pub(crate) struct Remotes {
     /// build's chain of folders (cycles of folders are looked for from
     /// there: each checkout is a tree of its own).
     pub chain_floor: usize,
-    roots: Arc<Mutex<Vec<RemoteOrigin>>>,
 }
 
 impl Remotes {
@@ -36,7 +35,6 @@ impl Remotes {
             fetcher: Arc::new(fetcher),
             chain: Vec::new(),
             chain_floor: 0,
-            roots: Arc::default(),
         }
     }
 
@@ -76,37 +74,21 @@ impl Remotes {
                 repo.display().to_string()
             )));
         }
-        if as_base {
+        let remote = as_base.then(|| {
             let prefix = if url.root_path.is_empty() {
                 // What Kustomize records for a repository's root folder.
-                "notCloned".to_string()
+                "notCloned"
             } else {
-                url.root_path.clone()
+                &url.root_path
             };
-            self.register(RemoteOrigin {
+            Arc::new(RemoteRoot {
                 root: root.clone(),
-                checkout: repo.clone(),
                 prefix: PathBuf::from(prefix),
                 repo: url.clone_url(),
                 reference: url.reference.clone(),
-            });
-        }
-        Ok(Loader::in_checkout(root, Arc::from(repo.as_path())))
-    }
-
-    fn register(&self, origin: RemoteOrigin) {
-        let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
-        if !roots.contains(&origin) {
-            roots.push(origin);
-        }
-    }
-
-    /// Every remote base root met so far.
-    pub fn roots(&self) -> Vec<RemoteOrigin> {
-        self.roots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+            })
+        });
+        Ok(Loader::in_checkout(root, Arc::from(repo.as_path()), remote))
     }
 }
 

@@ -134,7 +134,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     resmap.check_unique().map_err(BuildError::from)?;
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
-    records.apply(resmap.resources_mut(), &loader.root, &ctx.remotes.roots());
+    records.apply(resmap.resources_mut(), &loader.root);
     let printed = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         r.normalize_annotations();
         keeps_printed(r)
@@ -457,7 +457,7 @@ impl Context {
                 .merge(&crds)
                 .map_err(|e| BuildError::from(e).context("merging CRD configurations"))?;
         }
-        let generators = plan::generators(self, loader, k, k_path)?;
+        let generators = in_remote(plan::generators(self, loader, k, k_path)?, loader);
         self.run_steps(
             &generators,
             Role::Generator,
@@ -469,7 +469,10 @@ impl Context {
             self.accumulate_component(loader, entry, acc)
                 .map_err(|e| e.context("accumulating components"))?;
         }
-        let transformers = plan::transformers(self, loader, k, k_path, &acc.config)?;
+        let transformers = in_remote(
+            plan::transformers(self, loader, k, k_path, &acc.config)?,
+            loader,
+        );
         self.run_steps(
             &transformers,
             Role::Transformer,
@@ -477,7 +480,7 @@ impl Context {
             &mut acc.resmap,
             k_path,
         )?;
-        let validators = plan::validators(self, loader, k, k_path)?;
+        let validators = in_remote(plan::validators(self, loader, k, k_path)?, loader);
         self.run_steps(
             &validators,
             Role::Validator,
@@ -538,9 +541,9 @@ impl Context {
         }
         self.warnings.extend(k.warnings.iter().cloned());
         self.check_helm(&k, &k_path)?;
-        self.choose_schema(&sub, &k, &k_path)?;
+        self.choose_schema(sub, &k, &k_path)?;
         self.chain.push(dir.clone());
-        let result = self.accumulate_into(&sub, &k, &k_path, acc);
+        let result = self.accumulate_into(sub, &k, &k_path, acc);
         self.chain.pop();
         result.map_err(|e| {
             in_directory(e.context(format!("recursed accumulation of path '{}'", dir.display())))
@@ -619,18 +622,24 @@ impl Context {
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         let path = found.path.clone();
         let text = loader.read_found(found).map_err(from)?;
-        self.resources_in_text(&text, &path, entry)
+        self.resources_in_text(&text, &path, entry, loader.remote.as_ref())
     }
 
     /// The resources in `text`, read from `path` (named `entry`).
-    fn resources_in_text(&self, text: &str, path: &Path, entry: &str) -> BuildResult<Gathered> {
+    fn resources_in_text(
+        &self,
+        text: &str,
+        path: &Path,
+        entry: &str,
+        remote: Option<&Arc<krusty_resource::RemoteRoot>>,
+    ) -> BuildResult<Gathered> {
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         let mut resources = resources_from_text(text, path).map_err(from)?;
         for r in &mut resources {
             if self.build_records {
                 check_annotations_map(r, entry).map_err(from)?;
             }
-            r.meta.origin = Some(Box::new(Origin::File(path.to_path_buf())));
+            r.meta.origin = Some(Box::new(Origin::File(path.to_path_buf()).within(remote)));
         }
         Ok((Hashed::of(resources), None))
     }
@@ -641,24 +650,28 @@ impl Context {
     fn resources_at_url(&mut self, loader: &Loader, entry: &str) -> BuildResult<Gathered> {
         let from = |e: String| format!("accumulating resources from '{entry}': {e}");
         let git = GitUrl::parse(entry);
-        let as_file = match self.remotes.fetcher.file(entry) {
+        // Kustomize waits for ever; krusty as long as a git command of
+        // the same reference may take.
+        let timeout = git
+            .as_ref()
+            .map_or(krusty_fetch::HTTP_TIMEOUT, |url| url.timeout);
+        let as_file = match self.remotes.fetcher.file(entry, timeout) {
             Ok(body) => {
-                let text = std::str::from_utf8(&body).map_err(|_| {
-                    BuildError::new(from("the file is not UTF-8 text".to_string()))
-                });
-                match text.and_then(|t| self.resources_in_text(t, Path::new(entry), entry)) {
+                let text = std::str::from_utf8(&body)
+                    .map_err(|_| BuildError::new(from("the file is not UTF-8 text".to_string())));
+                match text.and_then(|t| {
+                    self.resources_in_text(t, Path::new(entry), entry, loader.remote.as_ref())
+                }) {
                     Ok(gathered) => return Ok(gathered),
                     Err(e) => match git {
                         Ok(url) => {
-                            return self
-                                .remote_base(&url, &e.to_string())
-                                .map_err(|git_error| {
-                                    if e.is_malformed_yaml() && !git_error.is_timeout() {
-                                        e
-                                    } else {
-                                        git_error
-                                    }
-                                })
+                            return self.remote_base(&url, &e.to_string()).map_err(|git_error| {
+                                if e.is_malformed_yaml() && !git_error.is_timeout() {
+                                    e
+                                } else {
+                                    git_error
+                                }
+                            })
                         }
                         Err(_) => return Err(e),
                     },
@@ -697,7 +710,19 @@ impl Context {
 
     /// Builds the base in `sub`'s root.
     fn base_at(&mut self, sub: &Loader) -> BuildResult<Gathered> {
-        let level = self.target(sub)?;
+        let level = self.target(sub).map_err(|e| match e {
+            // Kustomize names the base whose accumulation failed (not
+            // one whose kustomization could not be read).
+            BuildError::Context { ref context, .. }
+                if context.starts_with("couldn't make target for path") =>
+            {
+                e
+            }
+            e => e.context(format!(
+                "recursed accumulation of path '{}'",
+                sub.root.display()
+            )),
+        })?;
         if level.kustomization.kind == "Component" {
             return Err(BuildError::new(format!(
                 "expected kind != 'Component' for path '{}'",
@@ -971,6 +996,20 @@ fn chain_patch<'s>(
         }
     }
     Ok(())
+}
+
+/// `steps`, their origins placed in `loader`'s remote base if it is one
+/// (those read from another remote base already name theirs).
+fn in_remote(mut steps: Vec<Step>, loader: &Loader) -> Vec<Step> {
+    if let Some(remote) = &loader.remote {
+        for step in &mut steps {
+            if !matches!(step.origin, Origin::Remote { .. }) {
+                let origin = std::mem::replace(&mut step.origin, Origin::File(PathBuf::new()));
+                step.origin = origin.within(Some(remote));
+            }
+        }
+    }
+    steps
 }
 
 /// A configured operation, with its label for error messages and the

@@ -43,7 +43,10 @@ impl Git {
         reference: &str,
         timeout: Duration,
     ) -> Result<Option<String>, FetchError> {
-        let out = self.run(None, &["ls-remote", url, reference], timeout)?;
+        // An annotated tag's commit is listed as `TAG^{}`, which the name
+        // alone does not match.
+        let peeled = format!("{reference}^{{}}");
+        let out = self.run(None, &["ls-remote", url, reference, &peeled], timeout)?;
         Ok(pick_ref(&out, reference))
     }
 
@@ -61,11 +64,7 @@ impl Git {
         self.run(Some(dir), &["init"], timeout)?;
         // Relative submodule URLs need an origin.
         self.run(Some(dir), &["remote", "add", "origin", url], timeout)?;
-        self.run(
-            Some(dir),
-            &["fetch", "--depth=1", url, reference],
-            timeout,
-        )?;
+        self.run(Some(dir), &["fetch", "--depth=1", url, reference], timeout)?;
         self.run(Some(dir), &["checkout", "FETCH_HEAD"], timeout)?;
         if submodules {
             self.run(
@@ -81,13 +80,20 @@ impl Git {
     /// Runs git with `args`, in `dir`, within `timeout`; its output
     /// (stdout and stderr together, as Kustomize reads it) on failure
     /// makes the error, in Kustomize's words.
-    fn run(&self, dir: Option<&Path>, args: &[&str], timeout: Duration) -> Result<String, FetchError> {
+    fn run(
+        &self,
+        dir: Option<&Path>,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<String, FetchError> {
         let command_line = std::iter::once(self.program.display().to_string())
             .chain(args.iter().map(|a| a.to_string()))
             .collect::<Vec<_>>()
             .join(" ");
         let (reader, writer) = std::io::pipe().map_err(|e| spawn_error(&command_line, &e))?;
-        let stderr = writer.try_clone().map_err(|e| spawn_error(&command_line, &e))?;
+        let stderr = writer
+            .try_clone()
+            .map_err(|e| spawn_error(&command_line, &e))?;
         let mut command = Command::new(&self.program);
         command
             .args(args)

@@ -42,7 +42,11 @@ impl GitUrl {
         let (rest, query) = text.split_once('?').unwrap_or((text, ""));
         let (reference, timeout, submodules) = parse_query(query);
         let (host, rest) = split_host(rest)?;
-        let segments = if host.starts_with(FILE) { None } else { Some(2) };
+        let segments = if host.starts_with(FILE) {
+            None
+        } else {
+            Some(2)
+        };
         let (repo_path, root_path) = split_path(&rest, segments)?;
         Ok(GitUrl {
             raw: text.to_string(),
@@ -112,9 +116,9 @@ fn split_host(text: &str) -> Result<(String, String), String> {
         .find_map(|s| strip_prefix_ignore_case(text, s).map(|rest| (*s, rest)))
         .unwrap_or(("", text));
     let (user, text) = split_user(text);
-    let github = text
-        .get(..11)
-        .is_some_and(|h| h.eq_ignore_ascii_case("github.com/") || h.eq_ignore_ascii_case("github.com:"));
+    let github = text.get(..11).is_some_and(|h| {
+        h.eq_ignore_ascii_case("github.com/") || h.eq_ignore_ascii_case("github.com:")
+    });
     let scp = scheme.is_empty() && (!user.is_empty() || github);
     if scheme.is_empty() && !scp {
         return Err("failed to parse scheme".to_string());
@@ -232,27 +236,127 @@ mod tests {
 
     /// (input, clone URL, folder in the repository, ref)
     const CASES: &[(&str, &str, &str, &str)] = &[
-        ("https://github.com/org/repo//deploy/base?ref=v1.2.0", "https://github.com/org/repo", "deploy/base", "v1.2.0"),
-        ("github.com/org/repo/deploy?ref=v1", "https://github.com/org/repo", "deploy", "v1"),
-        ("http://github.com/org/repo.git/dir", "https://github.com/org/repo.git", "dir", ""),
-        ("git@github.com:org/repo/dir", "git@github.com:org/repo", "dir", ""),
-        ("git@github.com/org/repo/dir", "git@github.com:org/repo", "dir", ""),
-        ("ssh://git@github.com/org/repo//a/b?ref=v1", "git@github.com:org/repo", "a/b", "v1"),
-        ("git::https://host.example/org/repo//x", "https://host.example/org/repo", "x", ""),
-        ("GIT::HTTPS://host.example/org/repo", "https://host.example/org/repo", "", ""),
-        ("git@bitbucket.org:company/project.git//path?ref=branch", "git@bitbucket.org:company/project.git", "path", "branch"),
-        ("git@gitlab.example:infra/k8s/base.git?ref=v0.1.0", "git@gitlab.example:infra/k8s/base.git", "", "v0.1.0"),
-        ("ssh://git@bitbucket.org/company/project.git//path", "ssh://git@bitbucket.org/company/project.git", "path", ""),
-        ("https://tfs.example/coll/proj/_git/repo/sub?version=v1", "https://tfs.example/coll/proj/_git/repo", "sub", "v1"),
-        ("https://codecommit.example/org/repo/dir?ref=b", "https://codecommit.example/org/repo", "dir", "b"),
-        ("https://example.org/path/to/repo//examples/dev/", "https://example.org/path/to/repo", "examples/dev/", ""),
-        ("file:///a/b/repo.git//base?ref=main", "file:///a/b/repo.git", "base", "main"),
+        (
+            "https://github.com/org/repo//deploy/base?ref=v1.2.0",
+            "https://github.com/org/repo",
+            "deploy/base",
+            "v1.2.0",
+        ),
+        (
+            "github.com/org/repo/deploy?ref=v1",
+            "https://github.com/org/repo",
+            "deploy",
+            "v1",
+        ),
+        (
+            "http://github.com/org/repo.git/dir",
+            "https://github.com/org/repo.git",
+            "dir",
+            "",
+        ),
+        (
+            "git@github.com:org/repo/dir",
+            "git@github.com:org/repo",
+            "dir",
+            "",
+        ),
+        (
+            "git@github.com/org/repo/dir",
+            "git@github.com:org/repo",
+            "dir",
+            "",
+        ),
+        (
+            "ssh://git@github.com/org/repo//a/b?ref=v1",
+            "git@github.com:org/repo",
+            "a/b",
+            "v1",
+        ),
+        (
+            "git::https://host.example/org/repo//x",
+            "https://host.example/org/repo",
+            "x",
+            "",
+        ),
+        (
+            "GIT::HTTPS://host.example/org/repo",
+            "https://host.example/org/repo",
+            "",
+            "",
+        ),
+        (
+            "git@bitbucket.org:company/project.git//path?ref=branch",
+            "git@bitbucket.org:company/project.git",
+            "path",
+            "branch",
+        ),
+        (
+            "git@gitlab.example:infra/k8s/base.git?ref=v0.1.0",
+            "git@gitlab.example:infra/k8s/base.git",
+            "",
+            "v0.1.0",
+        ),
+        (
+            "ssh://git@bitbucket.org/company/project.git//path",
+            "ssh://git@bitbucket.org/company/project.git",
+            "path",
+            "",
+        ),
+        (
+            "https://tfs.example/coll/proj/_git/repo/sub?version=v1",
+            "https://tfs.example/coll/proj/_git/repo",
+            "sub",
+            "v1",
+        ),
+        (
+            "https://codecommit.example/org/repo/dir?ref=b",
+            "https://codecommit.example/org/repo",
+            "dir",
+            "b",
+        ),
+        (
+            "https://example.org/path/to/repo//examples/dev/",
+            "https://example.org/path/to/repo",
+            "examples/dev/",
+            "",
+        ),
+        (
+            "file:///a/b/repo.git//base?ref=main",
+            "file:///a/b/repo.git",
+            "base",
+            "main",
+        ),
         ("file:///a/b/repo?ref=main", "file:///a/b/repo", "", "main"),
-        ("file://git@home/path/repo.git//p", "file://git@home/path/repo.git", "p", ""),
-        ("https://authority/org/repo/?ref=includes.git/x", "https://authority/org/repo", "", "includes.git/x"),
-        ("https://h.example/org/repo?ref=a&version=b", "https://h.example/org/repo", "", "a"),
-        ("https://h.example/org/repo?version=b", "https://h.example/org/repo", "", "b"),
-        ("http://127.0.0.1:8009/repo.git//base?ref=v1.0.0", "http://127.0.0.1:8009/repo.git", "base", "v1.0.0"),
+        (
+            "file://git@home/path/repo.git//p",
+            "file://git@home/path/repo.git",
+            "p",
+            "",
+        ),
+        (
+            "https://authority/org/repo/?ref=includes.git/x",
+            "https://authority/org/repo",
+            "",
+            "includes.git/x",
+        ),
+        (
+            "https://h.example/org/repo?ref=a&version=b",
+            "https://h.example/org/repo",
+            "",
+            "a",
+        ),
+        (
+            "https://h.example/org/repo?version=b",
+            "https://h.example/org/repo",
+            "",
+            "b",
+        ),
+        (
+            "http://127.0.0.1:8009/repo.git//base?ref=v1.0.0",
+            "http://127.0.0.1:8009/repo.git",
+            "base",
+            "v1.0.0",
+        ),
     ];
 
     #[test]
@@ -260,7 +364,11 @@ mod tests {
         for (input, clone, root, reference) in CASES {
             let url = GitUrl::parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(
-                (url.clone_url().as_str(), url.root_path.as_str(), url.reference.as_str()),
+                (
+                    url.clone_url().as_str(),
+                    url.root_path.as_str(),
+                    url.reference.as_str()
+                ),
                 (*clone, *root, *reference),
                 "{input}"
             );
@@ -274,9 +382,15 @@ mod tests {
             ("base", "failed to parse scheme"),
             ("/abs/path", "uri looks like abs path: /abs/path"),
             ("git://127.0.0.1/repo.git", "failed to parse scheme"),
-            ("https://host.example/onlyone", "failed to parse repo path segment"),
+            (
+                "https://host.example/onlyone",
+                "failed to parse repo path segment",
+            ),
             ("https://", "failed to parse host segment"),
-            ("https://h.example/org/repo//../x", "url path exits repo: org/repo//../x"),
+            (
+                "https://h.example/org/repo//../x",
+                "url path exits repo: org/repo//../x",
+            ),
         ];
         for (input, why) in cases {
             assert_eq!(GitUrl::parse(input).err().as_deref(), Some(why), "{input}");
@@ -286,9 +400,15 @@ mod tests {
     #[test]
     fn query_parameters() {
         let url = GitUrl::parse("https://h.example/o/r?timeout=61&submodules=false").unwrap();
-        assert_eq!((url.timeout, url.submodules), (Duration::from_secs(61), false));
+        assert_eq!(
+            (url.timeout, url.submodules),
+            (Duration::from_secs(61), false)
+        );
         let url = GitUrl::parse("https://h.example/o/r?timeout=1m30s&submodules=nope").unwrap();
-        assert_eq!((url.timeout, url.submodules), (Duration::from_secs(90), true));
+        assert_eq!(
+            (url.timeout, url.submodules),
+            (Duration::from_secs(90), true)
+        );
         let url = GitUrl::parse("https://h.example/o/r?timeout=0").unwrap();
         assert_eq!(url.timeout, DEFAULT_TIMEOUT);
         let url = GitUrl::parse("https://h.example/o/r?ref=a;b").unwrap();

@@ -16,7 +16,8 @@ pub fn is_http_url(text: &str) -> bool {
     let Some((scheme, rest)) = text.split_once("://") else {
         return false;
     };
-    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) && !rest.is_empty()
+    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+        && !rest.is_empty()
 }
 
 /// The body of `url`.

@@ -74,11 +74,9 @@ impl Fetcher {
     /// The cache in use.
     pub fn cache(&self) -> Result<&Cache, FetchError> {
         self.cache
-            .get_or_init(|| {
-                match &self.options.cache_dir {
-                    Some(dir) => Ok(Cache::at(dir.clone())),
-                    None => Cache::locate().map_err(|e| FetchError::Cache(e.to_string())),
-                }
+            .get_or_init(|| match &self.options.cache_dir {
+                Some(dir) => Ok(Cache::at(dir.clone())),
+                None => Cache::locate().map_err(|e| FetchError::Cache(e.to_string())),
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -91,13 +89,14 @@ impl Fetcher {
         slot.get_or_init(|| self.fetch_checkout(url)).clone()
     }
 
-    /// The body of the file at the HTTP(S) `url`.
-    pub fn file(&self, url: &str) -> Result<Arc<[u8]>, FetchError> {
+    /// The body of the file at the HTTP(S) `url`, with `timeout` on
+    /// connecting and on each read.
+    pub fn file(&self, url: &str, timeout: Duration) -> Result<Arc<[u8]>, FetchError> {
         let slot = shared_slot(&self.files, url.to_string());
-        slot.get_or_init(|| self.fetch_file(url)).clone()
+        slot.get_or_init(|| self.fetch_file(url, timeout)).clone()
     }
 
-    fn fetch_file(&self, url: &str) -> Result<Arc<[u8]>, FetchError> {
+    fn fetch_file(&self, url: &str, timeout: Duration) -> Result<Arc<[u8]>, FetchError> {
         let cache = self.cache()?;
         let copy = cache.entry(&["http", &cache::key(url)]);
         if self.options.offline {
@@ -109,7 +108,7 @@ impl Fetcher {
             });
         }
         let _progress = Progress::start(self.options.progress, url);
-        let body = http::get(url, HTTP_TIMEOUT)?;
+        let body = http::get(url, timeout)?;
         // The copy only serves --offline builds; failing to keep it is no
         // reason to fail this one.
         let _ = cache.write_file(&copy, &body);
@@ -145,10 +144,8 @@ impl Fetcher {
             });
         }
         let git = Git::find()?;
-        let _progress = Progress::start(
-            self.options.progress,
-            &format!("{clone_url} ({reference})"),
-        );
+        let _progress =
+            Progress::start(self.options.progress, &format!("{clone_url} ({reference})"));
         if !is_commit_id(reference) {
             // A remote that cannot be listed fails again in the fetch
             // below, with the message Kustomize gives.

@@ -11,7 +11,7 @@ pub mod resource;
 pub mod scope;
 
 pub use id::{Gvk, ResId};
-pub use meta::{Behavior, BuildMeta, Origin, PreviousId, SharedValue, TypedAnnotation};
+pub use meta::{Behavior, BuildMeta, Origin, PreviousId, RemoteRoot, SharedValue, TypedAnnotation};
 pub use order::{sort_legacy, LegacyOrder};
 pub use resmap::{Hashed, ResMap, ResMapError};
 pub use resource::{Resource, ResourceError};

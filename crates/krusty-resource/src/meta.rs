@@ -42,6 +42,21 @@ impl Behavior {
     }
 }
 
+/// A folder of a remote repository built as a base: what it holds records
+/// the repository, its ref, and a path from the folder the reference names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRoot {
+    /// The folder the reference names, in its checkout.
+    pub root: std::path::PathBuf,
+    /// The path recorded for `root`: its path in the repository
+    /// (Kustomize records `notCloned` for the repository's root).
+    pub prefix: std::path::PathBuf,
+    /// The repository's URL.
+    pub repo: String,
+    /// The ref asked for (`""`: none).
+    pub reference: String,
+}
+
 /// Where a resource came from, or which configuration acted on it
 /// (Kustomize's `buildMetadata` origin and transformation records).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +76,34 @@ pub enum Origin {
         /// The configuration's `metadata.namespace`, if it has one.
         namespace: String,
     },
+    /// Read or configured inside a remote base.
+    Remote {
+        /// The remote base.
+        remote: std::sync::Arc<RemoteRoot>,
+        /// The file or configuration, with paths in the checkout.
+        origin: Box<Origin>,
+    },
+}
+
+impl Origin {
+    /// The file or configuration, wherever it is.
+    pub fn local(&self) -> &Origin {
+        match self {
+            Origin::Remote { origin, .. } => origin.local(),
+            other => other,
+        }
+    }
+
+    /// `self`, inside `remote` when there is one.
+    pub fn within(self, remote: Option<&std::sync::Arc<RemoteRoot>>) -> Origin {
+        match remote {
+            Some(remote) => Origin::Remote {
+                remote: std::sync::Arc::clone(remote),
+                origin: Box::new(self),
+            },
+            None => self,
+        }
+    }
 }
 
 /// An annotation whose value was written as a number, boolean, null or

@@ -71,7 +71,10 @@ pub(super) fn annotate(node: &mut Node, meta: &BuildMeta, index: usize) {
 /// key order.
 fn build_records(meta: &BuildMeta) -> Vec<(&'static str, String)> {
     let mut records = Vec::new();
-    if matches!(meta.origin.as_deref(), Some(Origin::Configured { .. })) {
+    if matches!(
+        meta.origin.as_deref().map(Origin::local),
+        Some(Origin::Configured { .. })
+    ) {
         records.push((GENERATOR_BEHAVIOR, behavior_name(meta.behavior).to_string()));
     }
     if meta.needs_hash {

@@ -230,8 +230,10 @@ fn has_records(r: &Resource, env: &Env<'_>) -> bool {
 /// `true` for a resource a generator made that did not merge into or
 /// replace an existing one (which keeps the existing one's records).
 fn is_generated_anew(r: &Resource) -> bool {
-    matches!(r.meta.origin.as_deref(), Some(Origin::Configured { .. }))
-        && !matches!(r.meta.behavior, Behavior::Merge | Behavior::Replace)
+    matches!(
+        r.meta.origin.as_deref().map(Origin::local),
+        Some(Origin::Configured { .. })
+    ) && !matches!(r.meta.behavior, Behavior::Merge | Behavior::Replace)
 }
 
 /// Gives the resource the (empty) annotations map its records would be in,
