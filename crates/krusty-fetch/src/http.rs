@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::error::FetchError;
 
-/// The largest remote file read.
+/// The largest remote file of resources read.
 pub const MAX_BYTES: u64 = 256 << 20;
 
 /// Whether `text` is an `http://` or `https://` URL (scheme in any case),
@@ -20,8 +20,8 @@ pub fn is_http_url(text: &str) -> bool {
         && !rest.is_empty()
 }
 
-/// The body of `url`.
-pub fn get(url: &str, timeout: Duration) -> Result<Vec<u8>, FetchError> {
+/// The body of `url`, of at most `max_bytes`.
+pub fn get(url: &str, timeout: Duration, max_bytes: u64) -> Result<Vec<u8>, FetchError> {
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(timeout)
         .timeout_read(timeout)
@@ -36,12 +36,12 @@ pub fn get(url: &str, timeout: Duration) -> Result<Vec<u8>, FetchError> {
     let mut body = Vec::new();
     response
         .into_reader()
-        .take(MAX_BYTES + 1)
+        .take(max_bytes + 1)
         .read_to_end(&mut body)
         .map_err(|e| FetchError::HttpTransport(format!("Get \"{url}\": {e}")))?;
-    if body.len() as u64 > MAX_BYTES {
+    if body.len() as u64 > max_bytes {
         return Err(FetchError::HttpTransport(format!(
-            "Get \"{url}\": the file is larger than {MAX_BYTES} bytes"
+            "Get \"{url}\": the file is larger than {max_bytes} bytes"
         )));
     }
     Ok(body)

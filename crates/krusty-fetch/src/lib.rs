@@ -108,7 +108,7 @@ impl Fetcher {
             });
         }
         let _progress = Progress::start(self.options.progress, url);
-        let body = http::get(url, timeout)?;
+        let body = http::get(url, timeout, http::MAX_BYTES)?;
         // The copy only serves --offline builds; failing to keep it is no
         // reason to fail this one.
         let _ = cache.write_file(&copy, &body);
