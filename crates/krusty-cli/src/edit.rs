@@ -20,6 +20,64 @@ pub enum EditCommand {
     /// Removes items from the kustomization file.
     #[command(subcommand)]
     Remove(RemoveCommand),
+    /// Rewrites deprecated fields to their current forms.
+    Fix(FixArgs),
+}
+
+/// `edit fix` flags.
+#[derive(Args)]
+pub struct FixArgs {
+    /// Convert vars to replacements (not supported by krusty).
+    #[arg(long = "vars", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    vars: bool,
+}
+
+/// `create` (alias `init`) flags.
+#[derive(Args)]
+pub struct CreateArgs {
+    /// Name of a file containing a file to add to the kustomization file
+    /// (comma-separated paths or patterns).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    resources: String,
+    /// Set the value of the namespace field in the kustomization file.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    namespace: String,
+    /// Add one or more common annotations (`k:v,k:v`).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    annotations: String,
+    /// Add one or more common labels (`k:v,k:v`).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    labels: String,
+    /// Sets the value of the namePrefix field in the kustomization file.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    nameprefix: String,
+    /// Sets the value of the nameSuffix field in the kustomization file.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    namesuffix: String,
+    /// Search for kubernetes resources in the current directory to be
+    /// added to the kustomization file.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    autodetect: bool,
+    /// Enable recursive directory searching for resource auto-detection.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    recursive: bool,
+}
+
+/// Runs `create` in the current directory.
+pub fn create(args: &CreateArgs) -> Result<(), String> {
+    let args = krusty_edit::CreateArgs {
+        resources: args.resources.clone(),
+        namespace: args.namespace.clone(),
+        name_prefix: args.nameprefix.clone(),
+        name_suffix: args.namesuffix.clone(),
+        labels: args.labels.clone(),
+        annotations: args.annotations.clone(),
+        autodetect: args.autodetect,
+        recursive: args.recursive,
+    };
+    krusty_edit::create_file(Path::new("."), &args)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Values after the command (`--` allows values starting with `-`).
@@ -95,32 +153,32 @@ pub struct AddResourceArgs {
 #[derive(Args)]
 pub struct PatchArgs {
     /// Path to the patch file. Cannot be used with --patch at the same time.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     path: Option<String>,
     /// Literal string of patch content. Cannot be used with --path at the
     /// same time.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     patch: Option<String>,
     /// API group in patch target.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     group: Option<String>,
     /// API version in patch target.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     version: Option<String>,
     /// Resource kind in patch target.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     kind: Option<String>,
     /// Resource name in patch target.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     name: Option<String>,
     /// Resource namespace in patch target.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     namespace: Option<String>,
     /// annotationSelector in patch target.
-    #[arg(long = "annotation-selector")]
+    #[arg(long = "annotation-selector", allow_hyphen_values = true)]
     annotation_selector: Option<String>,
     /// labelSelector in patch target.
-    #[arg(long = "label-selector")]
+    #[arg(long = "label-selector", allow_hyphen_values = true)]
     label_selector: Option<String>,
 }
 
@@ -214,6 +272,14 @@ pub fn run(command: &EditCommand) -> Result<(), String> {
         EditCommand::Set(c) => run_set(here, c),
         EditCommand::Add(c) => run_add(here, c),
         EditCommand::Remove(c) => run_remove(here, c),
+        EditCommand::Fix(f) => {
+            let report = krusty_edit::fix_file(here, f.vars).map_err(|e| e.to_string())?;
+            println!();
+            for line in report {
+                println!("{line}");
+            }
+            Ok(Vec::new())
+        }
     }
     .map_err(|e| e.to_string())?;
     for note in notes {

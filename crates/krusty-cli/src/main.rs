@@ -32,6 +32,10 @@ enum Command {
     /// `kustomize edit` does.
     #[command(subcommand)]
     Edit(edit::EditCommand),
+    /// Creates a new kustomization in the current directory, as
+    /// `kustomize create` does.
+    #[command(visible_alias = "init")]
+    Create(edit::CreateArgs),
     /// Prints the Kustomize version krusty is compatible with, then
     /// krusty's own.
     Version(VersionArgs),
@@ -219,6 +223,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Version(args) => run_version(&args),
         Command::Edit(command) => edit::run(&command),
+        Command::Create(args) => edit::create(&args),
         Command::Build(args) => pool::in_pool(|| run_build(&args)),
         Command::Cache(command) => run_cache(&command),
     };

@@ -20,8 +20,10 @@
 //! ```
 
 pub mod buildmeta;
+pub mod create;
 pub mod error;
 pub mod file;
+pub mod fix;
 pub mod glob;
 pub mod image;
 pub mod metadata;
@@ -33,6 +35,7 @@ pub mod scalar;
 
 use std::path::Path;
 
+pub use create::CreateArgs;
 pub use error::{EditError, EditResult};
 pub use file::KustomizationFile;
 pub use metadata::{AddFlags, Kind};
@@ -205,4 +208,55 @@ pub fn edit_build_metadata(
         }
         Ok(true)
     })
+}
+
+/// `edit fix`: rewrites the deprecated fields (see [`fix`](mod@fix)) and
+/// returns the report for stdout: the fields rewritten, and a warning when
+/// the target no longer builds, or builds differently, than before.
+/// `vars` (`--vars`, turning `vars` into `replacements`) is not supported.
+pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
+    if vars {
+        return Err(EditError::new(
+            "edit fix --vars (vars to replacements) is not supported by krusty",
+        ));
+    }
+    let before = built(dir);
+    edit_file(dir, |k, _| fix::fix(dir, k).map(|()| true))?;
+    let mut report = vec![
+        "Fixed fields:".to_string(),
+        "  patchesJson6902 -> patches".to_string(),
+        "  patchesStrategicMerge -> patches".to_string(),
+        "  commonLabels -> labels".to_string(),
+        "vars are left as they are (`kustomize edit fix --vars` turns them into replacements)"
+            .to_string(),
+    ];
+    match (built(dir), before) {
+        (Err(e), _) => report.push(format!(
+            "Warning: the fixed kustomization no longer builds: {e}"
+        )),
+        (Ok(after), Ok(before)) if after != before => report.push(format!(
+            "Warning: the fixed kustomization builds differently:\n{after}"
+        )),
+        _ => {}
+    }
+    Ok(report)
+}
+
+/// The output of `kustomize build dir`, or why it fails.
+fn built(dir: &Path) -> Result<String, String> {
+    let out = krusty_build::build(dir, &krusty_build::BuildOptions::default())
+        .map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    for (i, r) in out.resources.iter().enumerate() {
+        if i > 0 {
+            text.push_str("---\n");
+        }
+        krusty_yaml::emit_document(&r.node, &mut text).map_err(|e| e.to_string())?;
+    }
+    Ok(text)
+}
+
+/// `create`: a new kustomization file in `dir`.
+pub fn create_file(dir: &Path, args: &CreateArgs) -> EditResult<Notes> {
+    create::create(dir, args).map(|_| Notes::new())
 }
