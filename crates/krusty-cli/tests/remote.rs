@@ -335,6 +335,24 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
+/// kubectl's message without what changes from run to run (its log
+/// prefix, its clones' temporary folders).
+fn stable(message: &str) -> String {
+    let message = match message.find("] ") {
+        Some(i) if message.starts_with('E') => &message[i + 2..],
+        _ => message,
+    };
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(i) = rest.find("/tmp/kustomize-") {
+        out.push_str(&rest[..i]);
+        out.push_str("/tmp/kustomize-CLONE");
+        rest = rest[i + 15..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One case: its tree written with the placeholders filled; the target to
 /// build.
 fn prepare(world: &World, case: &Path, into: &Path) -> String {
@@ -383,7 +401,8 @@ fn cases_match_kustomize() {
                 if k_err.is_empty() || !k_out.is_empty() {
                     std::fs::write(case.join("expected.yaml"), world.unfill(k_out)).unwrap();
                 } else {
-                    std::fs::write(case.join("kubectl_error.txt"), world.unfill(k_err)).unwrap();
+                    std::fs::write(case.join("kubectl_error.txt"), stable(&world.unfill(k_err)))
+                        .unwrap();
                 }
             }
         }
