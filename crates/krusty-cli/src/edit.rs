@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use clap::{Args, Subcommand};
+use krusty_edit::generator::GeneratedKind;
 use krusty_edit::{
     AddFlags, BuildMetadataEdit, EditResult, Kind, Notes, PatchArg, PathList, ScalarField,
 };
@@ -204,6 +205,65 @@ impl PatchArgs {
     }
 }
 
+/// `edit add configmap|secret` flags and name.
+#[derive(Args)]
+pub struct AddGeneratedArgs {
+    #[arg(value_name = "NAME")]
+    values: Vec<String>,
+    /// Key file: its path (the key is its base name) or KEY=PATH; a
+    /// pattern; comma-separated or repeated.
+    #[arg(long = "from-file", value_delimiter = ',', allow_hyphen_values = true)]
+    from_file: Vec<String>,
+    /// A key and literal value (KEY=VALUE); repeatable.
+    #[arg(long = "from-literal", allow_hyphen_values = true)]
+    from_literal: Vec<String>,
+    /// A file of KEY=VALUE lines (a Docker .env file).
+    #[arg(long = "from-env-file", default_value = "", allow_hyphen_values = true)]
+    from_env_file: String,
+    /// The namespace of the object.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    namespace: String,
+    /// Disable the name suffix (hash) for the object.
+    #[arg(long = "disableNameSuffixHash", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    disable_hash: bool,
+}
+
+/// `edit add configmap` flags.
+#[derive(Args)]
+pub struct AddConfigMapArgs {
+    #[command(flatten)]
+    common: AddGeneratedArgs,
+    /// create (the default), merge or replace: how the configmap meets one
+    /// of the same name from a base.
+    #[arg(long, default_value = "")]
+    behavior: String,
+}
+
+/// `edit add secret` flags.
+#[derive(Args)]
+pub struct AddSecretArgs {
+    #[command(flatten)]
+    common: AddGeneratedArgs,
+    /// The secret type: Opaque (the default) or kubernetes.io/tls.
+    #[arg(long = "type", default_value = "Opaque")]
+    secret_type: String,
+}
+
+impl AddGeneratedArgs {
+    fn flags(&self, behavior: &str, secret_type: &str) -> krusty_edit::generator::GeneratorFlags {
+        krusty_edit::generator::GeneratorFlags {
+            args: self.values.clone(),
+            files: self.from_file.clone(),
+            literals: self.from_literal.clone(),
+            env_file: self.from_env_file.clone(),
+            behavior: behavior.to_string(),
+            namespace: self.namespace.clone(),
+            disable_hash: self.disable_hash,
+            secret_type: secret_type.to_string(),
+        }
+    }
+}
+
 /// `edit add ...`.
 #[derive(Subcommand)]
 pub enum AddCommand {
@@ -218,6 +278,10 @@ pub enum AddCommand {
     Base(Values),
     /// Add an item to patches field.
     Patch(PatchArgs),
+    /// Adds a configmap to the kustomization file.
+    Configmap(AddConfigMapArgs),
+    /// Adds a secret to the kustomization file.
+    Secret(AddSecretArgs),
     /// Adds one or more commonLabels to kustomization.yaml.
     Label(AddLabelArgs),
     /// Adds one or more commonAnnotations to kustomization.yaml.
@@ -317,6 +381,16 @@ fn run_add(dir: &Path, command: &AddCommand) -> EditResult<Notes> {
         }
         AddCommand::Base(v) => krusty_edit::add_bases(dir, &v.values),
         AddCommand::Patch(p) => krusty_edit::add_patch(dir, &p.to_arg()),
+        AddCommand::Configmap(a) => krusty_edit::add_generated(
+            dir,
+            GeneratedKind::ConfigMap,
+            a.common.flags(&a.behavior, ""),
+        ),
+        AddCommand::Secret(a) => krusty_edit::add_generated(
+            dir,
+            GeneratedKind::Secret,
+            a.common.flags("", &a.secret_type),
+        ),
         AddCommand::Label(a) => {
             let flags = AddFlags {
                 force: a.force,

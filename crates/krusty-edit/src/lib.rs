@@ -24,6 +24,7 @@ pub mod create;
 pub mod error;
 pub mod file;
 pub mod fix;
+pub mod generator;
 pub mod glob;
 pub mod image;
 pub mod metadata;
@@ -259,4 +260,13 @@ fn built(dir: &Path) -> Result<String, String> {
 /// `create`: a new kustomization file in `dir`.
 pub fn create_file(dir: &Path, args: &CreateArgs) -> EditResult<Notes> {
     create::create(dir, args).map(|_| Notes::new())
+}
+
+/// `edit add configmap|secret NAME --from-...`.
+pub fn add_generated(
+    dir: &Path,
+    kind: krusty_ops::builtins::generator::GeneratedKind,
+    flags: generator::GeneratorFlags,
+) -> EditResult<Notes> {
+    generator::add(dir, kind, flags)
 }

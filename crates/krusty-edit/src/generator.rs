@@ -1,0 +1,210 @@
+//! `edit add configmap|secret`: entries of `configMapGenerator` and
+//! `secretGenerator`, checked by generating the object as a build would.
+
+use std::path::Path;
+
+use krusty_build::{LoadRestrictor, Loader};
+pub use krusty_ops::builtins::generator::GeneratedKind;
+use krusty_ops::builtins::generator::GeneratorArgs;
+use krusty_yaml::Node;
+
+use crate::error::{EditError, EditResult};
+use crate::file::KustomizationFile;
+use crate::glob;
+use crate::node::{items, text};
+
+/// `edit add configmap|secret`'s flags and name.
+#[derive(Debug, Clone, Default)]
+pub struct GeneratorFlags {
+    /// The positional arguments (exactly one: the name).
+    pub args: Vec<String>,
+    /// `--from-file=[key=]source`, each a pattern.
+    pub files: Vec<String>,
+    /// `--from-literal=key=value`.
+    pub literals: Vec<String>,
+    /// `--from-env-file`.
+    pub env_file: String,
+    /// `--behavior` (configmaps).
+    pub behavior: String,
+    /// `--namespace`.
+    pub namespace: String,
+    /// `--disableNameSuffixHash`.
+    pub disable_hash: bool,
+    /// `--type` (secrets; `Opaque` by default).
+    pub secret_type: String,
+}
+
+/// Which generator list.
+fn field(kind: GeneratedKind) -> &'static str {
+    match kind {
+        GeneratedKind::ConfigMap => "configMapGenerator",
+        GeneratedKind::Secret => "secretGenerator",
+    }
+}
+
+fn word(kind: GeneratedKind) -> &'static str {
+    match kind {
+        GeneratedKind::ConfigMap => "configmap",
+        GeneratedKind::Secret => "secret",
+    }
+}
+
+/// Expands `--from-file` patterns: `key=pattern` must name one file; a
+/// pattern without matches is reported and skipped.
+fn expand_files(dir: &Path, flags: &mut GeneratorFlags, notes: &mut Vec<String>) -> EditResult<()> {
+    let mut out = Vec::new();
+    for source in &flags.files {
+        let parts: Vec<&str> = source.split('=').collect();
+        let (key, pattern) = match parts.as_slice() {
+            [key, pattern] => (Some(*key), *pattern),
+            _ => (None, parts[0]),
+        };
+        let found = glob::glob(dir, pattern)?;
+        if found.is_empty() {
+            notes.push(format!("{pattern} has no match"));
+        }
+        match key {
+            Some(key) => {
+                if found.len() != 1 {
+                    return Err(EditError::new(format!(
+                        "'pattern '{source}' catches files [{}], should catch only one",
+                        found.join(" ")
+                    )));
+                }
+                out.push(format!("{key}={}", found[0]));
+            }
+            None => out.extend(found),
+        }
+    }
+    flags.files = out;
+    Ok(())
+}
+
+/// Kustomize's checks of the flags.
+fn validate(flags: &GeneratorFlags) -> EditResult<String> {
+    let [name] = flags.args.as_slice() else {
+        return Err(EditError::new("name must be specified once"));
+    };
+    if flags.env_file.is_empty() && flags.files.is_empty() && flags.literals.is_empty() {
+        return Err(EditError::new(
+            "at least from-env-file, or from-file or from-literal must be set",
+        ));
+    }
+    if !flags.env_file.is_empty() && !(flags.files.is_empty() && flags.literals.is_empty()) {
+        return Err(EditError::new(
+            "from-env-file cannot be combined with from-file or from-literal",
+        ));
+    }
+    if !flags.behavior.is_empty()
+        && !matches!(flags.behavior.as_str(), "create" | "merge" | "replace")
+    {
+        return Err(EditError::new(
+            r#"invalid behavior: must be one of "create", "merge", or "replace""#,
+        ));
+    }
+    Ok(name.clone())
+}
+
+/// `default` and no namespace are the same namespace.
+fn same_namespace(a: &str, b: &str) -> bool {
+    let norm = |s: &str| if s.is_empty() { "default" } else { s }.to_string();
+    norm(a) == norm(b)
+}
+
+/// Adds the sources to the entry of that name and namespace (a new entry
+/// at the end if there is none), then generates it to check it.
+pub fn add(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditResult<Vec<String>> {
+    let what = word(kind);
+    let mut notes = Vec::new();
+    expand_files(dir, &mut flags, &mut notes)
+        .map_err(|e| EditError::new(format!("failed to expand file source: {e}")))?;
+    let name =
+        validate(&flags).map_err(|e| EditError::new(format!("failed to validate flags: {e}")))?;
+    let mut k = KustomizationFile::find(dir)
+        .map_err(|e| EditError::new(format!("failed to load kustomization file: {e}")))?;
+    let mut list = items(k.get(field(kind)));
+    let at = list.iter().position(|e| {
+        text(e, "name") == name && same_namespace(text(e, "namespace"), &flags.namespace)
+    });
+    let entry = match at {
+        Some(i) => &mut list[i],
+        None => {
+            list.push(new_entry(kind, &name, &flags));
+            let last = list.len() - 1;
+            &mut list[last]
+        }
+    };
+    merge_flags(entry, &flags);
+    check(dir, kind, entry).map_err(|e| EditError::new(format!("failed to create {what}: {e}")))?;
+    k.set(field(kind), Node::seq_of(list));
+    k.complete_type_meta();
+    k.save()
+        .map_err(|e| EditError::new(format!("failed to write kustomization file: {e}")))?;
+    Ok(notes)
+}
+
+/// A new entry: its name, namespace and (secrets) type, keys in the
+/// order Kustomize's writer sorts them.
+fn new_entry(kind: GeneratedKind, name: &str, flags: &GeneratorFlags) -> Node {
+    let mut entry = Node::map();
+    entry.set("name", Node::string(name));
+    if !flags.namespace.is_empty() {
+        entry.set("namespace", Node::string(flags.namespace.as_str()));
+    }
+    if kind == GeneratedKind::Secret && !flags.secret_type.is_empty() {
+        entry.set("type", Node::string(flags.secret_type.as_str()));
+    }
+    entry
+}
+
+/// Appends the flags' sources to the entry, sets its behavior, and with
+/// `--disableNameSuffixHash` replaces its options.
+fn merge_flags(entry: &mut Node, flags: &GeneratorFlags) {
+    let mut append = |key: &str, values: &[String]| {
+        if values.is_empty() {
+            return;
+        }
+        let mut list = items(entry.get(key));
+        list.extend(values.iter().map(|v| Node::string(v.as_str())));
+        put_sorted(entry, key, Node::seq_of(list));
+    };
+    append("literals", &flags.literals);
+    append("files", &flags.files);
+    if !flags.env_file.is_empty() {
+        append("envs", std::slice::from_ref(&flags.env_file));
+    }
+    if flags.disable_hash {
+        let options = Node::map_of([(Node::plain("disableNameSuffixHash"), Node::plain("true"))]);
+        put_sorted(entry, "options", options);
+    }
+    if !flags.behavior.is_empty() {
+        put_sorted(entry, "behavior", Node::string(flags.behavior.as_str()));
+    }
+}
+
+/// Sets `key` in place, or inserts it before the first key that sorts
+/// after it (an entry written by Kustomize has sorted keys).
+fn put_sorted(entry: &mut Node, key: &str, value: Node) {
+    if let Some(slot) = entry.get_mut(key) {
+        *slot = value;
+        return;
+    }
+    if let Some(map) = entry.as_map_mut() {
+        let at = map
+            .iter()
+            .position(|(k, _)| k.as_str().is_some_and(|k| k > key))
+            .unwrap_or(map.len());
+        map.insert(at, (Node::plain(key), value));
+    }
+}
+
+/// Generates the object the entry stands for, reading files as a build
+/// of `dir` would.
+fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), String> {
+    let loader = Loader::new(dir, LoadRestrictor::RootOnly).map_err(|e| e.to_string())?;
+    let args =
+        GeneratorArgs::from_node(kind, entry, field(kind), true).map_err(|e| e.to_string())?;
+    args.generate(&loader)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
