@@ -90,7 +90,7 @@ fn validate(flags: &GeneratorFlags) -> EditResult<String> {
             "at least from-env-file, or from-file or from-literal must be set",
         ));
     }
-    if !flags.env_file.is_empty() && !(flags.files.is_empty() && flags.literals.is_empty()) {
+    if !flags.env_file.is_empty() && (!flags.files.is_empty() || !flags.literals.is_empty()) {
         return Err(EditError::new(
             "from-env-file cannot be combined with from-file or from-literal",
         ));
