@@ -139,7 +139,7 @@ impl KustomizationFile {
         if let Err(e) = krusty_build::Kustomization::parse(text) {
             let message = e.to_string();
             if message != EMPTY {
-                return Err(EditError::new(message));
+                return Err(EditError::new(format!("invalid Kustomization: {message}")));
             }
         }
         let limits = Limits::with_duplicate_keys(DuplicateKeys::LastWins);

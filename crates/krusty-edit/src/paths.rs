@@ -152,6 +152,10 @@ pub fn add(k: &mut KustomizationFile, list: PathList, paths: &[String], notes: &
         .unwrap_or_default()
         .to_string();
     let mut present = strings(k.get(list.field()));
+    if list == PathList::Resources {
+        // Kustomize reads `bases` as more resources.
+        present.extend(strings(k.get("bases")));
+    }
     let mut nodes = items(k.get(list.field()));
     for path in paths {
         if (list == PathList::Resources || list == PathList::Components) && *path == own_name {
