@@ -361,6 +361,15 @@ impl Context {
                     "the specified OpenAPI version is not built in",
                 )))
             }
+            Some(OpenApi::Path(url)) if krusty_fetch::is_http_url(url) => {
+                let body = self
+                    .remotes
+                    .fetcher
+                    .file(url, krusty_fetch::HTTP_TIMEOUT)
+                    .map_err(|e| in_file(BuildError::from(e)))?;
+                let text = String::from_utf8_lossy(&body);
+                Some(Some(Arc::new(custom_schema(Path::new(url), &text))))
+            }
             Some(OpenApi::Path(path)) => {
                 let file = loader.file(path).map_err(in_file)?;
                 let text = loader.read(&file, None).map_err(in_file)?;
