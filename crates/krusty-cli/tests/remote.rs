@@ -138,7 +138,8 @@ impl World {
     }
 
     /// `apps.git` (v1 tagged v1.0.0 and branch `release`, v2 on `main`, a
-    /// symlink out of the repository) and `lib.git` (tag v1).
+    /// symlink out of the repository), `lib.git` (tag v1),
+    /// and `withsub.git` (`lib.git` as a submodule).
     fn make_repositories(&mut self) {
         let repos = fixtures().join("repos");
         let work = self.dir.join("work");
@@ -158,6 +159,20 @@ impl World {
                 .arg(work.join(name))
                 .arg(&bare));
         }
+        // withsub: lib.git as a submodule (by its HTTP URL) under lib/.
+        let withsub = work.join("withsub");
+        std::fs::create_dir_all(&withsub).unwrap();
+        git(&withsub, &["init", "-q", "-b", "main"]);
+        let lib_url = format!("{}/lib.git", self.http);
+        git(&withsub, &["submodule", "add", "-q", &lib_url, "lib"]);
+        write(&withsub, "kustomization.yaml", "resources:\n- lib/quota\n");
+        git(&withsub, &["add", "-A"]);
+        git(&withsub, &["commit", "-qm", "with a submodule"]);
+        let bare = self.srv().join("withsub.git");
+        run(Command::new("git")
+            .args(["clone", "-q", "--bare"])
+            .arg(&withsub)
+            .arg(&bare));
     }
 
     /// Commits the tree `from` (placeholders filled) as the whole content
