@@ -88,6 +88,44 @@ pub struct Values {
     values: Vec<String>,
 }
 
+/// `edit set configmap|secret` flags and name.
+#[derive(Args)]
+pub struct SetGeneratedArgs {
+    #[arg(value_name = "NAME")]
+    values: Vec<String>,
+    /// An existing key and its new value (KEY=VALUE); repeatable.
+    #[arg(long = "from-literal", allow_hyphen_values = true)]
+    from_literal: Vec<String>,
+    /// The object's current namespace.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    namespace: String,
+    /// Its new namespace.
+    #[arg(long = "new-namespace", default_value = "", allow_hyphen_values = true)]
+    new_namespace: String,
+}
+
+impl SetGeneratedArgs {
+    fn flags(&self) -> krusty_edit::generator::GeneratorFlags {
+        krusty_edit::generator::GeneratorFlags {
+            args: self.values.clone(),
+            literals: self.from_literal.clone(),
+            namespace: self.namespace.clone(),
+            new_namespace: self.new_namespace.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// `edit remove configmap|secret` flags and names.
+#[derive(Args)]
+pub struct RemoveGeneratedArgs {
+    #[arg(value_name = "NAME[,NAME...]")]
+    values: Vec<String>,
+    /// The namespace of the objects to remove.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    namespace: String,
+}
+
 /// `edit set ...`.
 #[derive(Subcommand)]
 pub enum SetCommand {
@@ -112,6 +150,12 @@ pub enum SetCommand {
     /// Sets the buildMetadata options (comma-separated), replacing those
     /// there.
     Buildmetadata(Values),
+    /// Edits the value of existing keys (or the namespace) of a ConfigMap
+    /// in the kustomization file.
+    Configmap(SetGeneratedArgs),
+    /// Edits the value of existing keys (or the namespace) of a Secret in
+    /// the kustomization file.
+    Secret(SetGeneratedArgs),
 }
 
 /// `edit add label` flags and values.
@@ -260,6 +304,7 @@ impl AddGeneratedArgs {
             namespace: self.namespace.clone(),
             disable_hash: self.disable_hash,
             secret_type: secret_type.to_string(),
+            new_namespace: String::new(),
         }
     }
 }
@@ -326,6 +371,12 @@ pub enum RemoveCommand {
     Transformer(Values),
     /// Removes one or more buildMetadata options (comma-separated).
     Buildmetadata(Values),
+    /// Removes the named configmaps (comma-separated) from the
+    /// kustomization file.
+    Configmap(RemoveGeneratedArgs),
+    /// Removes the named secrets (comma-separated) from the kustomization
+    /// file.
+    Secret(RemoveGeneratedArgs),
 }
 
 /// Runs an `edit` command on the kustomization file of the current
@@ -368,6 +419,10 @@ fn run_set(dir: &Path, command: &SetCommand) -> EditResult<Notes> {
         SetCommand::Buildmetadata(v) => {
             krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Set, &v.values)
         }
+        SetCommand::Configmap(a) => {
+            krusty_edit::set_generated(dir, GeneratedKind::ConfigMap, a.flags())
+        }
+        SetCommand::Secret(a) => krusty_edit::set_generated(dir, GeneratedKind::Secret, a.flags()),
     }
 }
 
@@ -438,6 +493,12 @@ fn run_remove(dir: &Path, command: &RemoveCommand) -> EditResult<Notes> {
         }
         RemoveCommand::Buildmetadata(v) => {
             krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Remove, &v.values)
+        }
+        RemoveCommand::Configmap(a) => {
+            krusty_edit::remove_generated(dir, GeneratedKind::ConfigMap, &a.values, &a.namespace)
+        }
+        RemoveCommand::Secret(a) => {
+            krusty_edit::remove_generated(dir, GeneratedKind::Secret, &a.values, &a.namespace)
         }
     }
 }

@@ -1,5 +1,6 @@
-//! `edit add configmap|secret`: entries of `configMapGenerator` and
-//! `secretGenerator`, checked by generating the object as a build would.
+//! `edit add|set|remove configmap|secret`: entries of `configMapGenerator`
+//! and `secretGenerator`, checked by generating the object as a build
+//! would.
 
 use std::path::Path;
 
@@ -32,6 +33,8 @@ pub struct GeneratorFlags {
     pub disable_hash: bool,
     /// `--type` (secrets; `Opaque` by default).
     pub secret_type: String,
+    /// `--new-namespace` (`edit set`).
+    pub new_namespace: String,
 }
 
 /// Which generator list.
@@ -46,6 +49,14 @@ fn word(kind: GeneratedKind) -> &'static str {
     match kind {
         GeneratedKind::ConfigMap => "configmap",
         GeneratedKind::Secret => "secret",
+    }
+}
+
+/// The kind's name in Kubernetes' spelling.
+fn kind_name(kind: GeneratedKind) -> &'static str {
+    match kind {
+        GeneratedKind::ConfigMap => "ConfigMap",
+        GeneratedKind::Secret => "Secret",
     }
 }
 
@@ -207,4 +218,143 @@ fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), String> {
     args.generate(&loader)
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+/// `edit set configmap|secret NAME [--from-literal=K=V]... [--namespace NS]
+/// [--new-namespace NS]`: new values for literal keys the entry has, and a
+/// new namespace.
+pub fn set(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditResult<Vec<String>> {
+    let mut notes = Vec::new();
+    expand_files(dir, &mut flags, &mut notes)
+        .map_err(|e| EditError::new(format!("failed to expand file source: {e}")))?;
+    let [name] = flags.args.as_slice() else {
+        return Err(EditError::new(
+            "failed to validate flags: name must be specified once",
+        ));
+    };
+    if flags.literals.is_empty() && flags.new_namespace.is_empty() {
+        return Err(EditError::new(
+            "failed to validate flags: at least one of [--from-literal, --new-namespace] must be specified",
+        ));
+    }
+    let mut k = KustomizationFile::find(dir)
+        .map_err(|e| EditError::new(format!("failed to load kustomization file: {e}")))?;
+    let mut list = items(k.get(field(kind)));
+    set_entry(dir, kind, &mut list, name, &flags)
+        .map_err(|e| EditError::new(format!("failed to create {}: {e}", word(kind))))?;
+    k.set(field(kind), Node::seq_of(list));
+    k.complete_type_meta();
+    k.save()
+        .map_err(|e| EditError::new(format!("failed to write kustomization file: {e}")))?;
+    Ok(notes)
+}
+
+/// Finds the entry, changes its literals and namespace, and checks it.
+fn set_entry(
+    dir: &Path,
+    kind: GeneratedKind,
+    list: &mut [Node],
+    name: &str,
+    flags: &GeneratorFlags,
+) -> Result<(), String> {
+    let what = kind_name(kind);
+    let entry = list
+        .iter_mut()
+        .find(|e| text(e, "name") == name && same_namespace(&flags.namespace, text(e, "namespace")))
+        .ok_or_else(|| {
+            format!("could not set new {what} value: unable to find {what} with name \"{name}\"")
+        })?;
+    if !flags.literals.is_empty() {
+        update_literals(entry, &flags.literals).map_err(|e| {
+            format!("failed to update literal sources: failed to update resource: {e}")
+        })?;
+    }
+    if !flags.new_namespace.is_empty() {
+        let value = crate::node::replacing(entry.get("namespace"), &flags.new_namespace);
+        put_sorted(entry, "namespace", value);
+    }
+    check(dir, kind, entry).map_err(|e| format!("failed to validate {what} structure: {e}"))
+}
+
+/// `key=value` with exactly one `=`.
+fn literal_pair(source: &str) -> Result<(&str, &str), String> {
+    if source.matches('=').count() != 1 {
+        return Err(
+            "invalid format: literal values must be specified in the key=value format".into(),
+        );
+    }
+    Ok(source.split_once('=').unwrap_or((source, "")))
+}
+
+/// Each `key=value` replaces the entry's literal of that key, which must
+/// be there.
+fn update_literals(entry: &mut Node, updates: &[String]) -> Result<(), String> {
+    let mut literals = items(entry.get("literals"));
+    for node in &literals {
+        literal_pair(node.as_str().unwrap_or_default())?;
+    }
+    for update in updates {
+        let (key, _) = literal_pair(update)?;
+        let slot = literals
+            .iter_mut()
+            .find(|n| {
+                n.as_str()
+                    .and_then(|s| s.split_once('='))
+                    .is_some_and(|(k, _)| k == key)
+            })
+            .ok_or_else(|| format!("key '{key}' not found in resource"))?;
+        *slot = crate::node::replacing(Some(slot), update);
+    }
+    put_sorted(entry, "literals", Node::seq_of(literals));
+    Ok(())
+}
+
+/// `edit remove configmap|secret NAME[,NAME] [--namespace NS]`: removes
+/// the entries of those names in that namespace.
+pub fn remove(
+    dir: &Path,
+    kind: GeneratedKind,
+    args: &[String],
+    namespace: &str,
+) -> EditResult<Vec<String>> {
+    let what = word(kind);
+    let names: Vec<&str> = match args {
+        [] => return Err(EditError::new(format!("at least one {what} name must be specified"))),
+        [one] => one.split(',').collect(),
+        many => {
+            return Err(EditError::new(format!(
+                "too many arguments: [{}]; to provide multiple {what}s to remove, please separate {what} names by commas",
+                many.join(" ")
+            )))
+        }
+    };
+    let mut k = KustomizationFile::find(dir)
+        .map_err(|e| EditError::new(format!("could not read kustomization file: {e}")))?;
+    let mut found: Vec<String> = Vec::new();
+    let kept: Vec<Node> = items(k.get(field(kind)))
+        .into_iter()
+        .filter(|e| {
+            let name = text(e, "name");
+            let gone = names.contains(&name) && same_namespace(text(e, "namespace"), namespace);
+            if gone {
+                found.push(name.to_string());
+            }
+            !gone
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(EditError::new(format!(
+            "no specified {what}(s) were found in the kustomization.yaml file"
+        )));
+    }
+    let notes = names
+        .iter()
+        .filter(|n| !found.iter().any(|f| f == *n))
+        .map(|n| format!("{what} {n} doesn't exist in kustomization file"))
+        .collect();
+    k.set_or_remove(field(kind), Node::seq_of(kept));
+    k.complete_type_meta();
+    k.save()
+        .map_err(|e| EditError::new(format!("failed to write kustomization file: {e}")))?;
+    Ok(notes)
 }

@@ -262,6 +262,25 @@ pub fn create_file(dir: &Path, args: &CreateArgs) -> EditResult<Notes> {
     create::create(dir, args).map(|_| Notes::new())
 }
 
+/// `edit set configmap|secret NAME --from-literal=K=V... [--new-namespace NS]`.
+pub fn set_generated(
+    dir: &Path,
+    kind: krusty_ops::builtins::generator::GeneratedKind,
+    flags: generator::GeneratorFlags,
+) -> EditResult<Notes> {
+    generator::set(dir, kind, flags)
+}
+
+/// `edit remove configmap|secret NAME[,NAME] [--namespace NS]`.
+pub fn remove_generated(
+    dir: &Path,
+    kind: krusty_ops::builtins::generator::GeneratedKind,
+    args: &[String],
+    namespace: &str,
+) -> EditResult<Notes> {
+    generator::remove(dir, kind, args, namespace)
+}
+
 /// `edit add configmap|secret NAME --from-...`.
 pub fn add_generated(
     dir: &Path,
