@@ -71,6 +71,9 @@ struct Field {
     head: String,
     /// The field's own lines as written; `None` once changed (or new).
     body: Option<String>,
+    /// Comment and blank lines at column 1 after the field's content at
+    /// the end of the file, kept when the field changes.
+    tail: String,
     /// Read from the file (new fields go after these).
     original: bool,
     /// Removed: only its head is written.
@@ -189,11 +192,16 @@ impl KustomizationFile {
             if !body.ends_with('\n') {
                 body.push('\n');
             }
+            let mut content_end = end;
+            while content_end > key_lines[i] + 1 && is_head_line(lines[content_end - 1]) {
+                content_end -= 1;
+            }
             self.fields.push(Field {
                 key,
                 value,
                 head: lines[starts[i]..key_lines[i]].concat(),
                 body: Some(body),
+                tail: lines[content_end..end].concat(),
                 original: true,
                 removed: false,
             });
@@ -299,12 +307,17 @@ impl KustomizationFile {
         let mut out = self.prefix.clone();
         for field in &self.fields {
             out.push_str(&field.head);
-            if field.removed {
-                continue;
-            }
             match &field.body {
                 Some(body) => out.push_str(body),
-                None => out.push_str(&emit(field)?),
+                None => {
+                    if !field.removed {
+                        out.push_str(&emit(field)?);
+                    }
+                    if !out.ends_with('\n') && !field.tail.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(&field.tail);
+                }
             }
         }
         Ok(out)
@@ -354,6 +367,7 @@ impl Field {
             value,
             head: String::new(),
             body: None,
+            tail: String::new(),
             original,
             removed: false,
         }
@@ -430,6 +444,18 @@ mod tests {
         let mut k = file("# res\nresources:\n- a.yaml\nnamespace: x\n");
         k.remove("resources");
         assert_eq!(k.render().expect("renders"), "# res\nnamespace: x\n");
+    }
+
+    #[test]
+    fn comments_closing_the_file_stay_when_the_last_field_changes() {
+        let mut k = file("namespace: a\nresources:\n- a.yaml\n\n# the end\n");
+        k.set("resources", Node::seq_of([Node::string("b.yaml")]));
+        assert_eq!(
+            k.render().expect("renders"),
+            "namespace: a\nresources:\n- b.yaml\n\n# the end\n"
+        );
+        k.remove("resources");
+        assert_eq!(k.render().expect("renders"), "namespace: a\n\n# the end\n");
     }
 
     #[test]
