@@ -38,7 +38,7 @@ enum Command {
     Create(edit::CreateArgs),
     /// Prints the Kustomize version krusty is compatible with, then
     /// krusty's own.
-    Version(VersionArgs),
+    Version(version::VersionArgs),
     /// Shows or empties the cache of remote repositories and files.
     #[command(subcommand)]
     Cache(CacheCommand),
@@ -51,17 +51,6 @@ enum CacheCommand {
     Dir,
     /// Removes everything in the cache.
     Clean,
-}
-
-#[derive(clap::Args)]
-struct VersionArgs {
-    /// Kustomize's short form (`{kustomize/vX.Y.Z  ...  }`), as Argo CD
-    /// reads it.
-    #[arg(long = "short", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
-    short: bool,
-    /// One of 'yaml' or 'json'.
-    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
-    output: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -221,7 +210,7 @@ fn main() -> ExitCode {
     ignore_file_size_signal();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Version(args) => run_version(&args),
+        Command::Version(args) => version::run(&args),
         Command::Edit(command) => edit::run(&command),
         Command::Create(args) => edit::create(&args),
         Command::Build(args) => pool::in_pool(|| run_build(&args)),
@@ -232,23 +221,6 @@ fn main() -> ExitCode {
         Err(msg) => {
             eprintln!("Error: {msg}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-fn run_version(args: &VersionArgs) -> Result<(), String> {
-    if args.short {
-        eprintln!("Flag --short has been deprecated, and will be removed in the future.");
-    }
-    match args.output.as_deref().filter(|o| !o.is_empty()) {
-        Some(_) if args.short => Err("--short and --output are mutually exclusive".into()),
-        Some(format) => {
-            println!("{}", version::structured(format)?);
-            Ok(())
-        }
-        None => {
-            println!("{}", version::line(args.short));
-            Ok(())
         }
     }
 }

@@ -2,8 +2,39 @@
 //! that tools reading Kustomize's version, such as Argo CD, find it), then
 //! krusty's own.
 
+/// `version`'s flags.
+#[derive(clap::Args)]
+pub struct VersionArgs {
+    /// Kustomize's short form (`{kustomize/vX.Y.Z  ...  }`), as Argo CD
+    /// reads it.
+    #[arg(long = "short", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
+    short: bool,
+    /// One of 'yaml' or 'json'.
+    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
+    output: Option<String>,
+}
+
+/// Runs `version`: `--short` is deprecated in Kustomize, which says so on
+/// stderr.
+pub fn run(args: &VersionArgs) -> Result<(), String> {
+    if args.short {
+        eprintln!("Flag --short has been deprecated, and will be removed in the future.");
+    }
+    match args.output.as_deref().filter(|o| !o.is_empty()) {
+        Some(_) if args.short => Err("--short and --output are mutually exclusive".into()),
+        Some(format) => {
+            println!("{}", structured(format));
+            Ok(())
+        }
+        None => {
+            println!("{}", line(args.short));
+            Ok(())
+        }
+    }
+}
+
 /// The Kustomize release whose output krusty reproduces.
-pub const KUSTOMIZE_VERSION: &str = "v5.5.0";
+const KUSTOMIZE_VERSION: &str = "v5.5.0";
 
 /// krusty's own version.
 const KRUSTY_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -11,7 +42,7 @@ const KRUSTY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// What `version` prints, in the form `--short` (Kustomize's
 /// `{kustomize/vX.Y.Z  BUILD-DATE  }`) or not (`vX.Y.Z`), each followed by
 /// krusty's version.
-pub fn line(short: bool) -> String {
+fn line(short: bool) -> String {
     if short {
         format!("{{kustomize/{KUSTOMIZE_VERSION}  krusty/v{KRUSTY_VERSION}  }}")
     } else {
@@ -21,7 +52,7 @@ pub fn line(short: bool) -> String {
 
 /// `version -o yaml|json`: Kustomize's provenance fields, with krusty's
 /// version beside them.
-pub fn structured(format: &str) -> Result<String, String> {
+fn structured(format: &str) -> String {
     let fields = [
         ("version", format!("kustomize/{KUSTOMIZE_VERSION}")),
         ("gitCommit", "unknown".to_string()),
@@ -32,16 +63,16 @@ pub fn structured(format: &str) -> Result<String, String> {
         ("krusty", format!("v{KRUSTY_VERSION}")),
     ];
     match format {
-        "yaml" => Ok(fields.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()),
+        "yaml" => fields.iter().map(|(k, v)| format!("{k}: {v}\n")).collect(),
         "json" => {
             let body: Vec<String> = fields
                 .iter()
                 .map(|(k, v)| format!("  \"{k}\": \"{v}\""))
                 .collect();
-            Ok(format!("{{\n{}\n}}", body.join(",\n")))
+            format!("{{\n{}\n}}", body.join(",\n"))
         }
         // Kustomize prints nothing for another format.
-        _ => Ok(String::new()),
+        _ => String::new(),
     }
 }
 
