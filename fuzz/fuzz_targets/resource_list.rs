@@ -1,6 +1,6 @@
 //! The KRM function wire format: any text is read as a ResourceList or
-//! refused with an error, never a panic. With `KRUSTY_FUZZ_PRESERVING=1`, a
-//! list read is also written and read back with the same items.
+//! refused with an error, never a panic; a list read is also written and
+//! read back with the same items (unless `KRUSTY_FUZZ_PRESERVING=0`).
 #![no_main]
 
 use krusty_fn::ResourceList;

@@ -109,6 +109,9 @@ struct Emitter<'o, 'n> {
     /// A LINE or PARAGRAPH SEPARATOR that ended a literal scalar: it ends
     /// the line in place of the next line feed.
     break_instead: Option<char>,
+    /// Where the header of the literal scalar just written ends in `out`:
+    /// a line comment of that scalar goes there, not after its text.
+    block_header: Option<usize>,
 }
 
 impl<'o, 'n> Emitter<'o, 'n> {
@@ -119,6 +122,7 @@ impl<'o, 'n> Emitter<'o, 'n> {
             preserve,
             keys: Vec::new(),
             break_instead: None,
+            block_header: None,
         }
     }
 
@@ -129,7 +133,9 @@ impl<'o, 'n> Emitter<'o, 'n> {
             Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
             Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
             _ => {
-                e.inline_value(node, 0)?;
+                // A root scalar's continuation lines are indented: at the
+                // first column, `---` or `...` would end the document.
+                e.inline_value(node, BEST_INDENT)?;
                 e.line_comment(node);
                 e.newline();
             }
@@ -151,15 +157,22 @@ impl<'o, 'n> Emitter<'o, 'n> {
         }
     }
 
-    /// In preserving mode, writes the comment after `node` on its line.
+    /// In preserving mode, writes the comment after `node` on its line
+    /// (the header line when `node` was just written as a literal block).
     fn line_comment(&mut self, node: &Node) {
+        let header = self.block_header.take();
         if !self.preserve || block_scalar_from_source(node) {
-            // A block scalar's comment stands on its header line.
+            // A block scalar from a source has its comment on its header.
             return;
         }
         if let Some(line) = node.extras.as_ref().and_then(|c| c.line.as_ref()) {
-            self.push(" #");
-            self.push(line);
+            match header {
+                Some(at) => self.out.insert_str(at, &format!(" #{line}")),
+                None => {
+                    self.push(" #");
+                    self.push(line);
+                }
+            }
         }
     }
 }
@@ -318,6 +331,7 @@ impl<'n> Emitter<'_, 'n> {
     /// A scalar or empty collection on the current line. `indent` is where
     /// continuation lines of a folded or block scalar start.
     fn inline_value(&mut self, node: &Node, indent: usize) -> Result<(), EmitError> {
+        self.block_header = None;
         if self.preserve {
             if let Value::Scalar(s) = &node.value {
                 if self.source_scalar(node, s, indent) {
@@ -366,6 +380,8 @@ impl<'n> Emitter<'_, 'n> {
         self.push_char('?');
         self.push_char(' ');
         self.string(key, indent + BEST_INDENT, false)?;
+        // The key's comments are not kept.
+        self.block_header = None;
         // A literal key leaves its last line break to this.
         self.newline();
         self.pad_to(indent);
@@ -376,6 +392,7 @@ impl<'n> Emitter<'_, 'n> {
             Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true),
             _ => {
                 self.inline_value(value, indent + BEST_INDENT)?;
+                self.block_header = None;
                 self.newline();
                 Ok(())
             }
@@ -608,6 +625,7 @@ impl<'n> Emitter<'_, 'n> {
             self.push(" #");
             self.push(c);
         }
+        self.block_header = Some(self.out.len());
         self.newline();
         let mut breaks = true;
         for c in text.chars() {
@@ -660,8 +678,14 @@ impl<'n> Emitter<'_, 'n> {
                 }
                 self.push(&s.text);
             }
-            ScalarStyle::SingleQuoted => self.single(&s.text, indent, false),
-            ScalarStyle::DoubleQuoted => self.double(&s.text, indent, false),
+            // Single quotes hold a line break only as a blank line, which
+            // this writer does not fold back: such text is double-quoted.
+            ScalarStyle::SingleQuoted if !s.text.contains(is_break) => {
+                self.single(&s.text, indent, false)
+            }
+            ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                self.double(&s.text, indent, false)
+            }
             ScalarStyle::Literal | ScalarStyle::Folded => {
                 if s.text.is_empty() {
                     self.double(&s.text, indent, false);

@@ -144,6 +144,55 @@ fn block_scalar_header_comment_survives_preserving_round_trip() {
     }
 }
 
+/// A single-quoted scalar whose text holds a line break (a blank line in
+/// its source): the preserving writer double-quotes it, since a break
+/// written inside single quotes reads back as a space.
+#[test]
+fn single_quoted_line_break_survives_preserving_round_trip() {
+    let tree = root("a: 'x\n\n  y'\n");
+    assert_eq!(to_go_json(&tree), r#"{"a":"x\ny"}"#);
+    let written = to_yaml_preserving(&tree).expect("writable");
+    assert_reads_back_as(&written, r#"{"a":"x\ny"}"#);
+}
+
+/// A plain scalar of several lines with a line comment, written as a
+/// literal block: the comment goes on the block's header, not after its
+/// text (where it would be text).
+#[test]
+fn comment_of_a_multi_line_plain_scalar_stays_a_comment() {
+    for src in [
+        "atet\n\nac eh! #\n",
+        "a: x\n\n  y # note\n",
+        "- x\n\n  y # note\n",
+    ] {
+        let tree = root(src);
+        let json = to_go_json(&tree);
+        let written = to_yaml_preserving(&tree).expect("writable");
+        assert_reads_back_as(&written, &json);
+    }
+}
+
+/// A long scalar that is a whole document, folded where its next line
+/// starts with `---` or `...`: those lines are indented, or they would end
+/// the document.
+#[test]
+fn folded_root_scalar_does_not_end_its_document() {
+    for n in 60..100 {
+        for marker in ["---", "..."] {
+            for quote in ["", "'", "\""] {
+                let word = "x".repeat(n);
+                let src = format!("{quote}{word} {marker} y z{quote}\n");
+                let tree = root(&src);
+                let json = to_go_json(&tree);
+                let written = to_kustomize_yaml(&tree).expect("writable");
+                assert_reads_back_as(&written, &json);
+                let written = to_yaml_preserving(&tree).expect("writable");
+                assert_reads_back_as(&written, &json);
+            }
+        }
+    }
+}
+
 /// `#` right after `{`, `[` or `,` starts no scalar (a comment needs a blank
 /// before it): go-yaml fails with "did not find expected node content".
 #[test]
