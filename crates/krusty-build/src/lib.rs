@@ -2,6 +2,7 @@
 //! `kustomize build` does.
 
 pub mod build_metadata;
+pub mod composition;
 pub mod error;
 mod functions;
 pub mod kustomization;

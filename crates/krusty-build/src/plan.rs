@@ -292,16 +292,44 @@ fn configured(
         root_name: &root_name,
         files: loader,
     };
-    let mut configs: Vec<Resource> = Vec::new();
+    // Configs, and compositions (folders holding one), in entry order.
+    let mut listed: Vec<Result<Resource, (PathBuf, &str)>> = Vec::new();
     for entry in entries {
-        match inline_configs(entry)? {
-            Some(rs) => configs.extend(rs),
-            None => configs.extend(ctx.resources_at(loader, entry)?.0.into_vec()),
+        if let Some(rs) = inline_configs(entry)? {
+            listed.extend(rs.into_iter().map(Ok));
+            continue;
         }
+        if let Some(file) = composition_in(loader, entry)? {
+            listed.push(Err((file, entry.as_str())));
+            continue;
+        }
+        listed.extend(
+            ctx.resources_at(loader, entry)?
+                .0
+                .into_vec()
+                .into_iter()
+                .map(Ok),
+        );
     }
-    configs
+    listed
         .iter()
-        .map(|c| {
+        .map(|item| {
+            let c = match item {
+                Ok(c) => c,
+                Err((file, entry)) => {
+                    return Ok(Step {
+                        label: format!("composition '{entry}'"),
+                        action: Action::Composition(file.clone()),
+                        origin: Origin::Configured {
+                            configured_in: k_path.to_path_buf(),
+                            api_version: crate::composition::API_VERSION.into(),
+                            kind: "Composition".into(),
+                            name: String::new(),
+                            namespace: String::new(),
+                        },
+                    })
+                }
+            };
             let id = c.id();
             let (configured_in, remote) = match c.meta.origin.as_deref() {
                 Some(o) => match (o.local(), o) {
@@ -342,6 +370,18 @@ fn configured(
                 .map_err(op_err)
         })
         .collect()
+}
+
+/// The composition file of the folder `entry` names, if it names a local
+/// folder holding one.
+fn composition_in(loader: &Loader, entry: &str) -> BuildResult<Option<PathBuf>> {
+    if crate::remote::is_remote(entry) {
+        return Ok(None);
+    }
+    match loader.entry(entry) {
+        Ok(crate::loader::Entry::Dir(dir)) => crate::composition::find(&dir),
+        _ => Ok(None),
+    }
 }
 
 /// Parses an entry written inline as YAML; `None` when it is a path.

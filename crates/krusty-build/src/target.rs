@@ -73,6 +73,21 @@ pub(crate) struct Accumulator {
     vars: VarSet,
 }
 
+impl Accumulator {
+    /// An accumulator holding `resmap` (Kustomize's defaults in force).
+    pub(crate) fn with_resources(resmap: ResMap) -> Accumulator {
+        Accumulator {
+            resmap,
+            ..Accumulator::default()
+        }
+    }
+
+    /// What it has gathered.
+    pub(crate) fn into_resources(self) -> ResMap {
+        self.resmap
+    }
+}
+
 /// What one kustomization level produces.
 pub(crate) struct Level {
     /// Its resources.
@@ -106,9 +121,14 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         Some(url) => ctx.remotes.loader(url, false)?,
         None => Loader::new(dir, opts.load_restrictor)?,
     };
-    let level = match &remote {
-        Some(url) => ctx.in_remote(&url.raw, |ctx| ctx.target(&loader))?,
-        None => ctx.target(&loader)?,
+    let composition = match &remote {
+        Some(_) => None,
+        None => crate::composition::find(&loader.root)?,
+    };
+    let level = match (&remote, composition) {
+        (_, Some(file)) => ctx.composition_level(&loader, &file)?,
+        (Some(url), None) => ctx.in_remote(&url.raw, |ctx| ctx.target(&loader))?,
+        (None, None) => ctx.target(&loader)?,
     };
     let mut resmap = level.resmap;
     // Records a transformer wrote as annotations are never printed; a
@@ -382,27 +402,104 @@ impl Context {
         Ok(())
     }
 
-    /// Runs `steps` over `resmap`; function results become warnings.
-    fn run_steps(
+    /// Runs `steps` over `resmap` in `role`; function results become
+    /// warnings; errors name `site` (the file configuring them). A
+    /// composition among them runs as its role says: a generator's output
+    /// is added, a transformer's replaces the resources, a validator's is
+    /// dropped.
+    pub(crate) fn run_operations(
         &mut self,
         steps: &[Step],
         role: Role,
         loader: &Loader,
         resmap: &mut ResMap,
-        k_path: &Path,
+        site: &str,
     ) -> BuildResult<()> {
-        let mut notes = Vec::new();
-        let result = run_steps(
-            steps,
-            role,
+        let mut rest = steps;
+        while !rest.is_empty() {
+            let simple = rest
+                .iter()
+                .take_while(|s| !matches!(s.action, Action::Composition(_)))
+                .count();
+            if simple > 0 {
+                let mut notes = Vec::new();
+                let result = run_steps(
+                    &rest[..simple],
+                    role,
+                    resmap,
+                    &self.env(loader),
+                    &self.policy,
+                    &mut notes,
+                    site,
+                );
+                self.warnings.extend(notes);
+                result?;
+                rest = &rest[simple..];
+                continue;
+            }
+            let step = &rest[0];
+            rest = &rest[1..];
+            if let Action::Composition(file) = &step.action {
+                self.run_composition_step(file, role, loader.restrictor, resmap)
+                    .map_err(|e| e.context(format!("running {}", step.label)).context(site))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the composition `file` in `role` over `resmap`.
+    fn run_composition_step(
+        &mut self,
+        file: &Path,
+        role: Role,
+        restrictor: LoadRestrictor,
+        resmap: &mut ResMap,
+    ) -> BuildResult<()> {
+        let list = crate::composition::consolidate(file, restrictor)?;
+        match role {
+            Role::Generator => {
+                let out = crate::composition::run(self, &list, restrictor, ResMap::default())?;
+                resmap
+                    .extend_hashed(out.into_hashed())
+                    .map_err(BuildError::from)
+            }
+            Role::Transformer => {
+                let input = std::mem::take(resmap);
+                *resmap = crate::composition::run(self, &list, restrictor, input)?;
+                Ok(())
+            }
+            Role::Validator => {
+                crate::composition::run(self, &list, restrictor, resmap.clone())?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Renders the composition `file` as the build's top level.
+    fn composition_level(&mut self, loader: &Loader, file: &Path) -> BuildResult<Level> {
+        self.chain.push(loader.root.clone());
+        let result = self.composition_base(file, loader.restrictor);
+        self.chain.pop();
+        let (resources, _) = result?;
+        let mut resmap = ResMap::default();
+        resmap.extend_hashed(resources).map_err(BuildError::from)?;
+        Ok(Level {
             resmap,
-            &self.env(loader),
-            &self.policy,
-            &mut notes,
-            k_path,
-        );
-        self.warnings.extend(notes);
-        result
+            config: Cow::Borrowed(TransformerConfig::defaults()),
+            kustomization: Kustomization::default(),
+            vars: VarSet::default(),
+        })
+    }
+
+    /// Renders the composition `file` with no input, as a base.
+    fn composition_base(
+        &mut self,
+        file: &Path,
+        restrictor: LoadRestrictor,
+    ) -> BuildResult<Gathered> {
+        let list = crate::composition::consolidate(file, restrictor)?;
+        let resmap = crate::composition::run(self, &list, restrictor, ResMap::default())?;
+        Ok((resmap.into_hashed(), None))
     }
 
     /// The environment steps run in.
@@ -437,7 +534,7 @@ impl Context {
     /// Runs one kustomization (or component) over `acc`: its resources are
     /// added, then its configurations, generators, components,
     /// transformers, validators and vars act on everything accumulated.
-    fn accumulate_into(
+    pub(crate) fn accumulate_into(
         &mut self,
         loader: &Loader,
         k: &Kustomization,
@@ -467,12 +564,12 @@ impl Context {
                 .map_err(|e| BuildError::from(e).context("merging CRD configurations"))?;
         }
         let generators = in_remote(plan::generators(self, loader, k, k_path)?, loader);
-        self.run_steps(
+        self.run_operations(
             &generators,
             Role::Generator,
             loader,
             &mut acc.resmap,
-            k_path,
+            &format!("kustomization file {}", k_path.display()),
         )?;
         for entry in &k.components {
             self.accumulate_component(loader, entry, acc)
@@ -482,20 +579,20 @@ impl Context {
             plan::transformers(self, loader, k, k_path, &acc.config)?,
             loader,
         );
-        self.run_steps(
+        self.run_operations(
             &transformers,
             Role::Transformer,
             loader,
             &mut acc.resmap,
-            k_path,
+            &format!("kustomization file {}", k_path.display()),
         )?;
         let validators = in_remote(plan::validators(self, loader, k, k_path)?, loader);
-        self.run_steps(
+        self.run_operations(
             &validators,
             Role::Validator,
             loader,
             &mut acc.resmap,
-            k_path,
+            &format!("kustomization file {}", k_path.display()),
         )?;
         vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars).map_err(|e| {
             BuildError::from(e).context(format!("kustomization file {}", k_path.display()))
@@ -615,6 +712,12 @@ impl Context {
                 };
                 loader.check_containment(&dir).map_err(as_dir)?;
                 self.check_cycle(&dir).map_err(as_dir)?;
+                if let Some(file) = crate::composition::find(&dir).map_err(as_dir)? {
+                    self.chain.push(dir.clone());
+                    let gathered = self.composition_base(&file, loader.restrictor);
+                    self.chain.pop();
+                    return gathered.map_err(as_dir);
+                }
                 let sub = loader.below(dir.clone());
                 self.base_at(&sub).map_err(as_dir)
             }
@@ -892,7 +995,7 @@ fn merge_config(config: &mut Config, other: &Config) -> krusty_ops::OpResult<()>
 }
 
 /// Runs `steps` in order over `resmap` in `role`; errors name the step
-/// and the kustomization file.
+/// and `site`, the file configuring it.
 fn run_steps(
     steps: &[Step],
     role: Role,
@@ -900,7 +1003,7 @@ fn run_steps(
     env: &Env<'_>,
     policy: &Policy,
     notes: &mut Vec<String>,
-    k_path: &Path,
+    site: &str,
 ) -> BuildResult<()> {
     let what = match role {
         Role::Generator => "merging from generator",
@@ -916,20 +1019,14 @@ fn run_steps(
             let chain = patch_chain(&steps[next..]);
             if chain.len() > 1 {
                 let ran = chain_patch(&steps[next..next + chain.len()], &chain, resmap, env);
-                ran.map_err(|(step, e)| {
-                    e.context(format!("{what} {}", step.label))
-                        .context(format!("kustomization file {}", k_path.display()))
-                })?;
+                ran.map_err(|(step, e)| e.context(format!("{what} {}", step.label)).context(site))?;
                 next += chain.len();
                 continue;
             }
         }
         let step = &steps[next];
         next += 1;
-        let in_step = |e: BuildError| {
-            e.context(format!("{what} {}", step.label))
-                .context(format!("kustomization file {}", k_path.display()))
-        };
+        let in_step = |e: BuildError| e.context(format!("{what} {}", step.label)).context(site);
         match &step.action {
             Action::Builtin(b) if role == Role::Validator => {
                 let mut copy = resmap.clone();
@@ -958,6 +1055,8 @@ fn run_steps(
                     );
                 }
             }
+            // Run by `Context::run_operations`, which needs the build.
+            Action::Composition(_) => {}
             Action::Function(f) => {
                 f.run(role, resmap, policy, &step.origin, notes)
                     .map_err(in_step)?;
@@ -1038,4 +1137,7 @@ pub(crate) enum Action {
     Builtin(Builtin),
     /// A KRM function.
     Function(FunctionStep),
+    /// A composition (a folder named in `generators:`, `transformers:` or
+    /// `validators:`), consolidated and run when its turn comes.
+    Composition(PathBuf),
 }

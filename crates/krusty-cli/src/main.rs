@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use krusty_build::{BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
+use krusty_build::{composition, BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
 #[derive(Parser)]
@@ -42,6 +42,30 @@ enum Command {
     /// Shows or empties the cache of remote repositories and files.
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Works with compositions (KEP-2299).
+    #[command(subcommand)]
+    Composition(CompositionCommand),
+}
+
+#[derive(Subcommand)]
+enum CompositionCommand {
+    /// Prints the consolidated transformer list of DIR's composition
+    /// (imports, overrides, order and default names applied) as YAML
+    /// documents, without running anything.
+    Consolidate {
+        /// Directory holding composition.yaml (defaults to the current
+        /// directory), or the composition file itself.
+        #[arg(value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+        /// As for `build`: whether imported composition files may lie
+        /// outside the importing one's folder.
+        #[arg(
+            long = "load-restrictor",
+            value_name = "RESTRICTOR",
+            default_value = "LoadRestrictionsRootOnly"
+        )]
+        load_restrictor: LoadRestrictor,
+    },
 }
 
 #[derive(Subcommand)]
@@ -215,6 +239,7 @@ fn main() -> ExitCode {
         Command::Create(args) => edit::create(&args),
         Command::Build(args) => pool::in_pool(|| run_build(&args)),
         Command::Cache(command) => run_cache(&command),
+        Command::Composition(command) => run_composition(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -233,6 +258,31 @@ fn ignore_file_size_signal() {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+}
+
+fn run_composition(command: &CompositionCommand) -> Result<(), String> {
+    let CompositionCommand::Consolidate {
+        dir,
+        load_restrictor,
+    } = command;
+    let file = if dir.is_dir() {
+        composition::find(dir)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| {
+                format!(
+                    "no composition.yaml or composition.yml in '{}'",
+                    dir.display()
+                )
+            })?
+    } else {
+        dir.clone()
+    };
+    let list = composition::consolidate(&file, *load_restrictor).map_err(|e| e.to_string())?;
+    print!(
+        "{}",
+        composition::to_yaml(&list).map_err(|e| e.to_string())?
+    );
+    Ok(())
 }
 
 fn run_cache(command: &CacheCommand) -> Result<(), String> {

@@ -1,0 +1,383 @@
+//! Consolidation: a composition and everything it imports become one
+//! ordered list of transformer configs, before anything runs.
+//!
+//! For one file: each import is consolidated first (its own imports,
+//! overrides and order applied); prepend imports go before the local
+//! transformers and append imports after them, each group in listed order;
+//! the overrides are merged into the imported transformers they name (never
+//! the local ones); names must be unique; `transformerOrder`, when given,
+//! reorders the whole list.
+
+use std::path::{Path, PathBuf};
+
+use krusty_yaml::{Node, Value};
+
+use super::schema::{self, error_at, CompositionFile, ImportMode, Listed};
+use crate::error::{BuildError, BuildResult};
+use crate::loader::{canonical, LoadRestrictor, Loader};
+
+/// One transformer of a consolidated list.
+#[derive(Debug, Clone)]
+pub struct Transformer {
+    /// Its config (name defaulted, overrides merged).
+    pub config: Node,
+    /// The file it is written in (a composition file or a file of configs).
+    pub file: PathBuf,
+    /// The folder its paths are relative to: that of the composition file
+    /// that lists it.
+    pub dir: PathBuf,
+}
+
+impl Transformer {
+    /// `apiVersion`.
+    pub fn api_version(&self) -> &str {
+        self.config
+            .get("apiVersion")
+            .and_then(Node::as_str)
+            .unwrap_or("")
+    }
+
+    /// `kind`.
+    pub fn kind(&self) -> &str {
+        self.config.get("kind").and_then(Node::as_str).unwrap_or("")
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        self.config
+            .get_path(&["metadata", "name"])
+            .and_then(Node::as_str)
+            .unwrap_or("")
+    }
+
+    /// `apiVersion kind 'name'`, for messages.
+    pub fn describe(&self) -> String {
+        format!("{} {} '{}'", self.api_version(), self.kind(), self.name())
+    }
+
+    fn same_id(&self, config: &Node) -> bool {
+        let get = |k: &[&str]| config.get_path(k).and_then(Node::as_str).unwrap_or("");
+        self.api_version() == get(&["apiVersion"])
+            && self.kind() == get(&["kind"])
+            && self.name() == get(&["metadata", "name"])
+    }
+}
+
+/// The composition file in `dir`: `composition.yaml` or `composition.yml`;
+/// `None` when there is neither. Both, or one beside a kustomization file,
+/// is an error.
+pub fn find(dir: &Path) -> BuildResult<Option<PathBuf>> {
+    let found: Vec<PathBuf> = super::FILE_NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .filter(|p| p.is_file())
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => {
+            let beside = crate::kustomization::FILE_NAMES
+                .iter()
+                .find(|n| dir.join(n).is_file());
+            match beside {
+                Some(k) => Err(BuildError::new(format!(
+                    "'{}' holds both a composition file ({}) and a kustomization file ({k}); a folder holds one or the other",
+                    dir.display(),
+                    one.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                ))),
+                None => Ok(Some(one.clone())),
+            }
+        }
+        _ => Err(BuildError::new(format!(
+            "Found multiple composition files under: {}",
+            dir.display()
+        ))),
+    }
+}
+
+/// The consolidated transformer list of the composition `file`.
+pub fn consolidate(file: &Path, restrictor: LoadRestrictor) -> BuildResult<Vec<Transformer>> {
+    consolidate_in(file, restrictor, &mut Vec::new())
+}
+
+fn consolidate_in(
+    file: &Path,
+    restrictor: LoadRestrictor,
+    chain: &mut Vec<PathBuf>,
+) -> BuildResult<Vec<Transformer>> {
+    let file = canonical(file)?;
+    if chain.contains(&file) {
+        let names: Vec<String> = chain
+            .iter()
+            .skip_while(|p| **p != file)
+            .chain(std::iter::once(&file))
+            .map(|p| p.display().to_string())
+            .collect();
+        return Err(BuildError::new(format!(
+            "transformersFrom: import cycle: {}",
+            names.join(" -> ")
+        )));
+    }
+    let text = crate::loader::read_text(&file, None)?;
+    let parsed = schema::parse(&file, &text)?;
+    chain.push(file.clone());
+    let result = consolidate_file(&parsed, restrictor, chain);
+    chain.pop();
+    result
+}
+
+fn consolidate_file(
+    parsed: &CompositionFile,
+    restrictor: LoadRestrictor,
+    chain: &mut Vec<PathBuf>,
+) -> BuildResult<Vec<Transformer>> {
+    let file = &parsed.path;
+    let dir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let loader = Loader::new(&dir, restrictor)?;
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for import in &parsed.imports {
+        let target = imported_file(&loader, &import.path).map_err(|e| {
+            error_at(
+                file,
+                import.pos,
+                format!("transformersFrom '{}': {e}", import.path),
+            )
+        })?;
+        let list = consolidate_in(&target, restrictor, chain)
+            .map_err(|e| e.context(format!("transformersFrom '{}'", import.path)))?;
+        match import.mode {
+            ImportMode::Prepend => before.extend(list),
+            ImportMode::Append => after.extend(list),
+        }
+    }
+    for patch in &parsed.overrides {
+        let mut matched = false;
+        for t in before.iter_mut().chain(after.iter_mut()) {
+            if t.same_id(patch) {
+                merge(&mut t.config, patch);
+                matched = true;
+            }
+        }
+        if !matched {
+            let id = Transformer {
+                config: patch.clone(),
+                file: file.clone(),
+                dir: dir.clone(),
+            };
+            return Err(error_at(
+                file,
+                patch.pos(),
+                format!(
+                    "transformerOverrides: no imported transformer is {}",
+                    id.describe()
+                ),
+            ));
+        }
+    }
+    let mut list = before;
+    for listed in &parsed.transformers {
+        match listed {
+            Listed::Inline(config) => list.push(Transformer {
+                config: config.clone(),
+                file: file.clone(),
+                dir: dir.clone(),
+            }),
+            Listed::File { path, pos } => {
+                let (configs_file, configs) = configs_in(&loader, path)
+                    .map_err(|e| error_at(file, *pos, format!("transformers '{path}': {e}")))?;
+                for mut config in configs {
+                    schema::check_transformer(&configs_file, &mut config, "transformers")?;
+                    list.push(Transformer {
+                        config,
+                        file: configs_file.clone(),
+                        dir: dir.clone(),
+                    });
+                }
+            }
+        }
+    }
+    list.extend(after);
+    check_unique(&list)?;
+    match &parsed.order {
+        Some(order) => reorder(file, list, order),
+        None => Ok(list),
+    }
+}
+
+/// The composition file an import names: the file, or the composition in
+/// the folder. A folder may be anywhere (as a base may); a file is read
+/// under the load restrictor.
+fn imported_file(loader: &Loader, path: &str) -> BuildResult<PathBuf> {
+    let resolved = canonical(&loader.root.join(path))?;
+    if resolved.is_dir() {
+        return find(&resolved)?.ok_or_else(|| {
+            BuildError::new(format!(
+                "no composition.yaml or composition.yml in '{}'",
+                resolved.display()
+            ))
+        });
+    }
+    loader.file(path)
+}
+
+/// The configs in a file named in `transformers` (every document).
+fn configs_in(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
+    let file = loader.file(path)?;
+    let text = loader.read(&file, None)?;
+    let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
+        BuildError::new(format!(
+            "{}:{}:{}: {}",
+            file.display(),
+            e.pos.line,
+            e.pos.col,
+            e.message
+        ))
+    })?;
+    Ok((file, docs.into_iter().filter_map(|d| d.root).collect()))
+}
+
+/// Fails on two transformers with one apiVersion, kind and name.
+fn check_unique(list: &[Transformer]) -> BuildResult<()> {
+    let mut seen: std::collections::HashMap<(&str, &str, &str), &Transformer> =
+        std::collections::HashMap::new();
+    for t in list {
+        if let Some(first) = seen.insert((t.api_version(), t.kind(), t.name()), t) {
+            return Err(BuildError::new(format!(
+                "two transformers are {} (in {} and {}); give one another metadata.name",
+                t.describe(),
+                first.file.display(),
+                t.file.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The list in the order `transformerOrder` gives, which must name every
+/// transformer exactly once.
+fn reorder(
+    file: &Path,
+    list: Vec<Transformer>,
+    order: &[schema::OrderEntry],
+) -> BuildResult<Vec<Transformer>> {
+    let mut slots: Vec<Option<Transformer>> = list.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(slots.len());
+    for entry in order {
+        let matches: Vec<usize> = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                t.as_ref().is_some_and(|t| {
+                    t.name() == entry.name
+                        && entry.kind.as_deref().is_none_or(|k| k == t.kind())
+                        && entry
+                            .api_version
+                            .as_deref()
+                            .is_none_or(|a| a == t.api_version())
+                })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let already = out.iter().any(|t: &Transformer| {
+            t.name() == entry.name
+                && entry.kind.as_deref().is_none_or(|k| k == t.kind())
+                && entry
+                    .api_version
+                    .as_deref()
+                    .is_none_or(|a| a == t.api_version())
+        });
+        match matches.as_slice() {
+            [i] => out.extend(slots[*i].take()),
+            [] if already => {
+                return Err(error_at(
+                    file,
+                    entry.pos,
+                    format!("transformerOrder: {} is listed twice", entry.describe()),
+                ))
+            }
+            [] => {
+                return Err(error_at(
+                    file,
+                    entry.pos,
+                    format!(
+                        "transformerOrder: {} names no transformer",
+                        entry.describe()
+                    ),
+                ))
+            }
+            many => {
+                let which: Vec<String> = many
+                    .iter()
+                    .filter_map(|i| slots[*i].as_ref().map(Transformer::describe))
+                    .collect();
+                return Err(error_at(
+                    file,
+                    entry.pos,
+                    format!(
+                        "transformerOrder: {} is ambiguous ({}); give apiVersion and kind",
+                        entry.describe(),
+                        which.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    let missing: Vec<String> = slots.iter().flatten().map(Transformer::describe).collect();
+    if !missing.is_empty() {
+        return Err(BuildError::new(format!(
+            "composition file {}: transformerOrder must name every transformer; missing: {}",
+            file.display(),
+            missing.join(", ")
+        )));
+    }
+    Ok(out)
+}
+
+/// Merges `patch` into `target` as a strategic merge patch on untyped
+/// config: mappings merge, a null removes the field, anything else
+/// (scalars, lists) replaces.
+pub(crate) fn merge(target: &mut Node, patch: &Node) {
+    match (&mut target.value, &patch.value) {
+        (Value::Map(_), Value::Map(entries)) => {
+            for (key, value) in entries {
+                let Some(name) = key.key_str() else { continue };
+                if value.is_null() {
+                    target.remove(name);
+                    continue;
+                }
+                match target.get_mut(name) {
+                    Some(existing) if existing.as_map().is_some() && value.as_map().is_some() => {
+                        merge(existing, value)
+                    }
+                    _ => target.set(name, value.clone()),
+                }
+            }
+        }
+        _ => *target = patch.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(text: &str) -> Node {
+        krusty_yaml::parse_stream(text)
+            .unwrap()
+            .into_iter()
+            .find_map(|d| d.root)
+            .unwrap()
+    }
+
+    #[test]
+    fn overrides_merge_maps_and_replace_the_rest() {
+        let mut config = node("spec:\n  a: 1\n  list: [x, y]\n  keep: k\n  drop: d\n");
+        merge(
+            &mut config,
+            &node("spec:\n  a: 2\n  list: [z]\n  drop: null\n  new: n\n"),
+        );
+        assert_eq!(
+            krusty_yaml::to_go_json(&config),
+            r#"{"spec":{"a":2,"keep":"k","list":["z"],"new":"n"}}"#
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! Composition (KEP-2299): an ordered list of transformer configs —
+//! builtins, KRM functions, resource loading and inline Kustomizations —
+//! imported, overridden and reordered across files, consolidated into one
+//! list and run in order. `docs/composition.md` states the rules.
+
+mod consolidate;
+mod run;
+mod schema;
+
+pub use consolidate::{consolidate, find, Transformer};
+pub(crate) use run::run;
+pub use schema::API_VERSION;
+
+/// The names a composition file may have.
+pub const FILE_NAMES: [&str; 2] = ["composition.yaml", "composition.yml"];
+
+/// The consolidated list as YAML documents (what `krusty composition
+/// consolidate` prints).
+pub fn to_yaml(list: &[Transformer]) -> crate::error::BuildResult<String> {
+    let mut out = String::new();
+    for (i, t) in list.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        let text = krusty_yaml::to_kustomize_yaml(&t.config)
+            .map_err(|e| crate::error::BuildError::new(format!("{}: {e}", t.describe())))?;
+        out.push_str(&text);
+    }
+    Ok(out)
+}

@@ -1,0 +1,216 @@
+//! Running a consolidated composition: each transformer in order over the
+//! resources, each one's output the next one's input. Builtins and KRM
+//! functions run as the same operations a Kustomization runs;
+//! `ResourceGenerator`/`ResourceAccumulator` add the resources of files and
+//! folders; an inline `Kustomization` gets the resources so far as its
+//! first resources.
+
+use krusty_ops::builtins::value_add::ConfigSite;
+use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
+use krusty_resource::{Origin, ResMap, Resource};
+use krusty_yaml::Node;
+
+use super::consolidate::Transformer;
+use crate::error::{BuildError, BuildResult};
+use crate::functions::{FunctionStep, Role};
+use crate::kustomization::Kustomization;
+use crate::loader::{LoadRestrictor, Loader};
+use crate::target::{Accumulator, Action, Context, Step};
+
+/// The API version of an inline Kustomization.
+const KUSTOMIZATION_API: &str = "kustomize.config.k8s.io/v1beta1";
+
+/// Runs `list` over `input`.
+pub(crate) fn run(
+    ctx: &mut Context,
+    list: &[Transformer],
+    restrictor: LoadRestrictor,
+    input: ResMap,
+) -> BuildResult<ResMap> {
+    let mut resmap = input;
+    for t in list {
+        let loader = Loader::new(&t.dir, restrictor)?;
+        let in_step = |e: BuildError| {
+            e.context(format!("running transformer {}", t.describe()))
+                .context(format!("composition file {}", t.file.display()))
+        };
+        match (t.api_version(), t.kind()) {
+            ("builtin", "ResourceGenerator") => {
+                add_resources(ctx, &loader, t, "files", &mut resmap).map_err(in_step)?
+            }
+            ("builtin", "ResourceAccumulator") => {
+                add_resources(ctx, &loader, t, "paths", &mut resmap).map_err(in_step)?
+            }
+            (KUSTOMIZATION_API, "Kustomization") => {
+                resmap = inline_kustomization(ctx, &loader, t, resmap).map_err(in_step)?
+            }
+            ("builtin", kind) => {
+                let role = match kind {
+                    "ConfigMapGenerator" | "SecretGenerator" | "IAMPolicyGenerator" => {
+                        Role::Generator
+                    }
+                    _ => Role::Transformer,
+                };
+                let step = builtin_step(&loader, t)?;
+                ctx.run_operations(&[step], role, &loader, &mut resmap, &site(t))?;
+            }
+            _ => {
+                let step = function_step(ctx, &loader, t)?;
+                ctx.run_operations(&[step], Role::Transformer, &loader, &mut resmap, &site(t))?;
+            }
+        }
+    }
+    Ok(resmap)
+}
+
+/// Names the file a transformer is configured in, in messages.
+fn site(t: &Transformer) -> String {
+    format!("composition file {}", t.file.display())
+}
+
+/// Where a transformer's changes come from, in build records.
+fn origin(t: &Transformer) -> Origin {
+    Origin::Configured {
+        configured_in: t.file.clone(),
+        api_version: t.api_version().to_string(),
+        kind: t.kind().to_string(),
+        name: t.name().to_string(),
+        namespace: t
+            .config
+            .get_path(&["metadata", "namespace"])
+            .and_then(Node::as_str)
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
+/// The resources of the files and folders listed in `field`, added in
+/// order (a folder with a kustomization or composition is built).
+fn add_resources(
+    ctx: &mut Context,
+    loader: &Loader,
+    t: &Transformer,
+    field: &str,
+    resmap: &mut ResMap,
+) -> BuildResult<()> {
+    let paths = match t.config.get(field) {
+        Some(list) => list.as_seq().ok_or_else(|| {
+            BuildError::new(format!(
+                "field '{field}' must be a list (line {})",
+                list.pos().line
+            ))
+        })?,
+        None => {
+            return Err(BuildError::new(format!("field '{field}' is required")));
+        }
+    };
+    for item in paths {
+        let path = item.as_str().filter(|_| !item.is_null()).ok_or_else(|| {
+            BuildError::new(format!(
+                "field '{field}': entries must be paths (line {})",
+                item.pos().line
+            ))
+        })?;
+        let (resources, _) = ctx.resources_at(loader, path)?;
+        resmap.extend_hashed(resources).map_err(|e| {
+            BuildError::from(e).context(format!("accumulating resources from '{path}'"))
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs an inline Kustomization with `resmap` as its first resources.
+fn inline_kustomization(
+    ctx: &mut Context,
+    loader: &Loader,
+    t: &Transformer,
+    resmap: ResMap,
+) -> BuildResult<ResMap> {
+    let text =
+        krusty_yaml::to_kustomize_yaml(&t.config).map_err(|e| BuildError::new(e.to_string()))?;
+    let k = Kustomization::parse(&text).map_err(|e| e.context("invalid inline Kustomization"))?;
+    let mut acc = Accumulator::with_resources(resmap);
+    ctx.accumulate_into(loader, &k, &t.file, &mut acc)?;
+    Ok(acc.into_resources())
+}
+
+/// A builtin's operation; a config without `fieldSpecs` gets Kustomize's
+/// default field specs for that builtin (those its Kustomization field
+/// uses).
+fn builtin_step(loader: &Loader, t: &Transformer) -> BuildResult<Step> {
+    let mut config = t.config.clone();
+    if config.get("fieldSpecs").is_none_or(Node::is_null) {
+        if let Some(specs) = default_specs(t.kind()) {
+            config.set("fieldSpecs", Node::seq_of(specs.iter().map(spec_node)));
+        }
+    }
+    let resource = Resource::from_node(config).map_err(BuildError::from)?;
+    let id = resource.id();
+    let root_name = loader
+        .root
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let site = ConfigSite {
+        root_name: &root_name,
+        files: loader,
+    };
+    let builtin = Builtin::from_config(&resource.node, &id, &site).map_err(BuildError::from)?;
+    Ok(Step {
+        label: t.describe(),
+        action: Action::Builtin(builtin),
+        origin: origin(t),
+    })
+}
+
+/// The default field specs of a builtin transformer.
+fn default_specs(kind: &str) -> Option<&'static [FieldSpec]> {
+    let d = TransformerConfig::defaults();
+    Some(match kind {
+        "PrefixSuffixTransformer" | "PrefixTransformer" => &d.name_prefix,
+        "SuffixTransformer" => &d.name_suffix,
+        "LabelTransformer" => &d.common_labels,
+        "AnnotationsTransformer" => &d.common_annotations,
+        "NamespaceTransformer" => &d.namespace,
+        "ImageTagTransformer" => &d.images,
+        "ReplicaCountTransformer" => &d.replicas,
+        _ => return None,
+    })
+}
+
+/// A field spec as a config writes it.
+fn spec_node(spec: &FieldSpec) -> Node {
+    let mut node = Node::map();
+    for (key, value) in [
+        ("group", &spec.gvk.group),
+        ("version", &spec.gvk.version),
+        ("kind", &spec.gvk.kind),
+    ] {
+        if !value.is_empty() {
+            node.set(key, Node::string(value.as_str()));
+        }
+    }
+    node.set("path", Node::string(spec.path.as_str()));
+    if spec.create {
+        node.set("create", Node::plain("true"));
+    }
+    node
+}
+
+/// A KRM function's operation.
+fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
+    let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
+    let in_file = |e: BuildError| e.context(site(t));
+    let function = FunctionStep::resolve(&resource, loader, &ctx.policy)
+        .map_err(in_file)?
+        .ok_or_else(|| {
+            in_file(BuildError::new(format!(
+                "transformer {} is not a builtin and declares no KRM function runtime (a runtime: field or a config.kubernetes.io/function annotation)",
+                t.describe()
+            )))
+        })?;
+    Ok(Step {
+        label: function.label.clone(),
+        action: Action::Function(function),
+        origin: origin(t),
+    })
+}

@@ -1,0 +1,567 @@
+//! The `Composition` file, read strictly: every field is known, every
+//! transformer config has an `apiVersion`, a `kind` and a valid name
+//! (defaulted from the kind), and each error names the file, line, column
+//! and field.
+
+use std::path::{Path, PathBuf};
+
+use krusty_yaml::{Node, Pos, Value};
+
+use crate::error::{BuildError, BuildResult};
+
+/// The API version of a Composition.
+pub const API_VERSION: &str = "kustomize.config.k8s.io/v1alpha1";
+
+/// A composition file as written.
+#[derive(Debug)]
+pub(crate) struct CompositionFile {
+    /// The file.
+    pub path: PathBuf,
+    /// `transformersFrom`.
+    pub imports: Vec<Import>,
+    /// `transformerOverrides` (checked transformer configs).
+    pub overrides: Vec<Node>,
+    /// `transformers`.
+    pub transformers: Vec<Listed>,
+    /// `transformerOrder`, when given.
+    pub order: Option<Vec<OrderEntry>>,
+}
+
+/// A `transformers` entry.
+#[derive(Debug)]
+pub(crate) enum Listed {
+    /// A config written in place (checked).
+    Inline(Node),
+    /// The path of a file of configs, relative to the composition file.
+    File {
+        /// The path as written.
+        path: String,
+        /// Where it is written.
+        pos: Pos,
+    },
+}
+
+/// A `transformersFrom` entry.
+#[derive(Debug)]
+pub(crate) struct Import {
+    /// A composition file, or a folder holding one.
+    pub path: String,
+    /// Where the imported transformers go.
+    pub mode: ImportMode,
+    /// Where the entry is written.
+    pub pos: Pos,
+}
+
+/// Where imported transformers go in the consolidated list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ImportMode {
+    /// Before the local transformers (the default).
+    Prepend,
+    /// After them.
+    Append,
+}
+
+/// A `transformerOrder` entry.
+#[derive(Debug)]
+pub(crate) struct OrderEntry {
+    /// `apiVersion`, when given.
+    pub api_version: Option<String>,
+    /// `kind`, when given.
+    pub kind: Option<String>,
+    /// `name`.
+    pub name: String,
+    /// Where the entry is written.
+    pub pos: Pos,
+}
+
+impl OrderEntry {
+    /// The entry as written, for messages.
+    pub fn describe(&self) -> String {
+        match (&self.api_version, &self.kind) {
+            (None, None) => format!("name '{}'", self.name),
+            _ => format!(
+                "{} {} '{}'",
+                self.api_version.as_deref().unwrap_or("*"),
+                self.kind.as_deref().unwrap_or("*"),
+                self.name
+            ),
+        }
+    }
+}
+
+/// An error about `file`'s content at `pos`.
+pub(crate) fn error_at(file: &Path, pos: Pos, message: impl std::fmt::Display) -> BuildError {
+    BuildError::new(format!(
+        "composition file {}: {message} (line {}, column {})",
+        file.display(),
+        pos.line,
+        pos.col
+    ))
+}
+
+/// Reads the composition in `text`, the content of `path`.
+pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
+    let docs = krusty_yaml::parse_stream(text)
+        .map_err(|e| error_at(path, e.pos, format!("not valid YAML: {}", e.message)))?;
+    let root = docs.into_iter().find_map(|d| d.root).ok_or_else(|| {
+        BuildError::new(format!(
+            "composition file {}: the file is empty",
+            path.display()
+        ))
+    })?;
+    let Value::Map(entries) = &root.value else {
+        return Err(error_at(
+            path,
+            root.pos(),
+            "a composition must be a YAML mapping",
+        ));
+    };
+    let mut file = CompositionFile {
+        path: path.to_path_buf(),
+        imports: Vec::new(),
+        overrides: Vec::new(),
+        transformers: Vec::new(),
+        order: None,
+    };
+    let (mut api_version, mut kind) = (None, None);
+    for (key, value) in entries {
+        let field = key.key_str().unwrap_or("");
+        match field {
+            "apiVersion" => api_version = Some(value),
+            "kind" => kind = Some(value),
+            "metadata" => check_metadata(path, value, "metadata")?,
+            "transformersFrom" => {
+                for item in items(path, value, field)? {
+                    file.imports.push(import(path, item)?);
+                }
+            }
+            "transformerOverrides" => {
+                for item in items(path, value, field)? {
+                    let mut config = item.clone();
+                    check_transformer(path, &mut config, field)?;
+                    file.overrides.push(config);
+                }
+            }
+            "transformers" => {
+                for item in items(path, value, field)? {
+                    file.transformers.push(match &item.value {
+                        Value::Scalar(s) if !item.is_null() => Listed::File {
+                            path: s.text.to_string(),
+                            pos: item.pos(),
+                        },
+                        _ => {
+                            let mut config = item.clone();
+                            check_transformer(path, &mut config, field)?;
+                            Listed::Inline(config)
+                        }
+                    });
+                }
+            }
+            "transformerOrder" => {
+                let mut order = Vec::new();
+                for item in items(path, value, field)? {
+                    order.push(order_entry(path, item)?);
+                }
+                file.order = Some(order);
+            }
+            other => {
+                return Err(error_at(
+                    path,
+                    key.pos(),
+                    format!("unknown field '{other}'"),
+                ));
+            }
+        }
+    }
+    match api_version.and_then(Node::as_str) {
+        Some(API_VERSION) => {}
+        Some(other) => {
+            return Err(error_at(
+                path,
+                root.get("apiVersion").map_or(root.pos(), Node::pos),
+                format!("field 'apiVersion': '{other}' is not {API_VERSION}"),
+            ))
+        }
+        None => {
+            return Err(error_at(
+                path,
+                root.pos(),
+                format!("field 'apiVersion' is required ({API_VERSION})"),
+            ))
+        }
+    }
+    match kind.and_then(Node::as_str) {
+        Some("Composition") => {}
+        Some(other) => {
+            return Err(error_at(
+                path,
+                root.get("kind").map_or(root.pos(), Node::pos),
+                format!("field 'kind': '{other}' is not Composition"),
+            ))
+        }
+        None => {
+            return Err(error_at(
+                path,
+                root.pos(),
+                "field 'kind' is required (Composition)",
+            ))
+        }
+    }
+    Ok(file)
+}
+
+/// The items of a list field (none for null).
+fn items<'a>(path: &Path, value: &'a Node, field: &str) -> BuildResult<&'a [Node]> {
+    if value.is_null() {
+        return Ok(&[]);
+    }
+    value
+        .as_seq()
+        .map(|s| s.as_slice())
+        .ok_or_else(|| error_at(path, value.pos(), format!("field '{field}' must be a list")))
+}
+
+/// The mapping entries of `node`, or an error naming `field`.
+fn entries<'a>(path: &Path, node: &'a Node, field: &str) -> BuildResult<&'a [(Node, Node)]> {
+    node.as_map().map(|m| m.as_slice()).ok_or_else(|| {
+        error_at(
+            path,
+            node.pos(),
+            format!("field '{field}' must be a mapping"),
+        )
+    })
+}
+
+/// The text of a scalar field, or an error naming it.
+fn text<'a>(path: &Path, node: &'a Node, field: &str) -> BuildResult<&'a str> {
+    match node.as_scalar() {
+        Some(s) if !node.is_null() => Ok(s.text.as_str()),
+        _ => Err(error_at(
+            path,
+            node.pos(),
+            format!("field '{field}' must be a string"),
+        )),
+    }
+}
+
+fn import(path: &Path, item: &Node) -> BuildResult<Import> {
+    let field = "transformersFrom";
+    let mut out = Import {
+        path: String::new(),
+        mode: ImportMode::Prepend,
+        pos: item.pos(),
+    };
+    for (key, value) in entries(path, item, field)? {
+        match key.key_str().unwrap_or("") {
+            "path" => out.path = text(path, value, "transformersFrom.path")?.to_string(),
+            "importMode" => {
+                out.mode = match text(path, value, "transformersFrom.importMode")? {
+                    "prepend" => ImportMode::Prepend,
+                    "append" => ImportMode::Append,
+                    other => {
+                        return Err(error_at(
+                            path,
+                            value.pos(),
+                            format!("field 'transformersFrom.importMode': '{other}' is not one of prepend, append"),
+                        ))
+                    }
+                }
+            }
+            other => {
+                return Err(error_at(
+                    path,
+                    key.pos(),
+                    format!("unknown field 'transformersFrom.{other}'"),
+                ))
+            }
+        }
+    }
+    if out.path.is_empty() {
+        return Err(error_at(
+            path,
+            item.pos(),
+            "field 'transformersFrom.path' is required",
+        ));
+    }
+    Ok(out)
+}
+
+fn order_entry(path: &Path, item: &Node) -> BuildResult<OrderEntry> {
+    let mut out = OrderEntry {
+        api_version: None,
+        kind: None,
+        name: String::new(),
+        pos: item.pos(),
+    };
+    for (key, value) in entries(path, item, "transformerOrder")? {
+        match key.key_str().unwrap_or("") {
+            "name" => out.name = text(path, value, "transformerOrder.name")?.to_string(),
+            "kind" => out.kind = Some(text(path, value, "transformerOrder.kind")?.to_string()),
+            "apiVersion" => {
+                out.api_version =
+                    Some(text(path, value, "transformerOrder.apiVersion")?.to_string())
+            }
+            other => {
+                return Err(error_at(
+                    path,
+                    key.pos(),
+                    format!("unknown field 'transformerOrder.{other}'"),
+                ))
+            }
+        }
+    }
+    if out.name.is_empty() {
+        return Err(error_at(
+            path,
+            item.pos(),
+            "field 'transformerOrder.name' is required",
+        ));
+    }
+    Ok(out)
+}
+
+/// Checks a transformer config written in `field` of `path` (or in a file
+/// of configs) and gives it its default name (the kind in kebab case).
+pub(crate) fn check_transformer(path: &Path, config: &mut Node, field: &str) -> BuildResult<()> {
+    if config.as_map().is_none() {
+        return Err(error_at(
+            path,
+            config.pos(),
+            format!("an entry of '{field}' must be a transformer config (a mapping)"),
+        ));
+    }
+    let api_version = match config.get("apiVersion") {
+        Some(v) => text(path, v, "apiVersion")?.to_string(),
+        None => {
+            return Err(error_at(
+                path,
+                config.pos(),
+                format!("{field}: field 'apiVersion' is required"),
+            ))
+        }
+    };
+    if api_version != "builtin" && !valid_api_version(&api_version) {
+        return Err(error_at(
+            path,
+            config.get("apiVersion").map_or(config.pos(), Node::pos),
+            format!("{field}: field 'apiVersion': '{api_version}' is not 'builtin' nor GROUP/VERSION in lower case"),
+        ));
+    }
+    let kind = match config.get("kind") {
+        Some(v) => text(path, v, "kind")?.to_string(),
+        None => {
+            return Err(error_at(
+                path,
+                config.pos(),
+                format!("{field}: field 'kind' is required"),
+            ))
+        }
+    };
+    if kind.is_empty() {
+        return Err(error_at(
+            path,
+            config.pos(),
+            format!("{field}: field 'kind' is empty"),
+        ));
+    }
+    if let Some(metadata) = config.get("metadata") {
+        check_metadata(path, metadata, &format!("{field}.metadata"))?;
+    }
+    if let Some(runtime) = config.get("runtime") {
+        check_runtime(path, runtime)?;
+    }
+    let name = config
+        .get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .map(str::to_string);
+    match name {
+        Some(name) if !valid_name(&name) => {
+            let pos = config
+                .get_path(&["metadata", "name"])
+                .map_or(config.pos(), Node::pos);
+            return Err(error_at(
+                path,
+                pos,
+                format!("{field}: field 'metadata.name': '{name}' is not a valid name (lower case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)"),
+            ));
+        }
+        Some(_) => {}
+        None => {
+            let default = kebab_case(&kind);
+            if !valid_name(&default) {
+                return Err(error_at(
+                    path,
+                    config.pos(),
+                    format!(
+                        "{field}: kind '{kind}' gives no valid default name; set metadata.name"
+                    ),
+                ));
+            }
+            if config.get("metadata").is_none_or(Node::is_null) {
+                config.set("metadata", Node::map());
+            }
+            if let Some(metadata) = config.get_mut("metadata") {
+                metadata.set("name", Node::string(default));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `metadata`: a mapping of `name`, `namespace`, `labels`, `annotations`.
+fn check_metadata(path: &Path, metadata: &Node, field: &str) -> BuildResult<()> {
+    if metadata.is_null() {
+        return Ok(());
+    }
+    for (key, value) in entries(path, metadata, field)? {
+        match key.key_str().unwrap_or("") {
+            "name" | "namespace" => {
+                text(
+                    path,
+                    value,
+                    &format!("{field}.{}", key.key_str().unwrap_or("")),
+                )?;
+            }
+            "labels" | "annotations" => {
+                if !value.is_null() {
+                    entries(
+                        path,
+                        value,
+                        &format!("{field}.{}", key.key_str().unwrap_or("")),
+                    )?;
+                }
+            }
+            other => {
+                return Err(error_at(
+                    path,
+                    key.pos(),
+                    format!("unknown field '{field}.{other}'"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `runtime`: one of `exec`, `container`, `starlark` with their fields.
+fn check_runtime(path: &Path, runtime: &Node) -> BuildResult<()> {
+    for (key, value) in entries(path, runtime, "runtime")? {
+        let name = key.key_str().unwrap_or("");
+        let known: &[&str] = match name {
+            "exec" => &["path", "args"],
+            "container" => &["image", "network", "mounts", "envs"],
+            "starlark" => &["path", "url"],
+            other => {
+                return Err(error_at(
+                    path,
+                    key.pos(),
+                    format!(
+                    "unknown field 'runtime.{other}' (expected one of exec, container, starlark)"
+                ),
+                ))
+            }
+        };
+        if value.is_null() {
+            continue;
+        }
+        for (inner, _) in entries(path, value, &format!("runtime.{name}"))? {
+            let field = inner.key_str().unwrap_or("");
+            if !known.contains(&field) {
+                return Err(error_at(
+                    path,
+                    inner.pos(),
+                    format!("unknown field 'runtime.{name}.{field}'"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `GROUP/VERSION`: lower-case letters, digits and dots, then a slash and
+/// lower-case letters and digits.
+fn valid_api_version(text: &str) -> bool {
+    let Some((group, version)) = text.split_once('/') else {
+        return false;
+    };
+    let group_ok = group
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && group
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.');
+    let version_ok = !version.is_empty()
+        && version
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    group_ok && version_ok
+}
+
+/// A DNS subdomain name (RFC 1123), as Kubernetes names objects.
+pub(crate) fn valid_name(name: &str) -> bool {
+    name.len() <= 253
+        && !name.is_empty()
+        && name.split('.').all(|label| {
+            let b = label.as_bytes();
+            !b.is_empty()
+                && b.first()
+                    .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && b.last()
+                    .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        })
+}
+
+/// A kind in kebab case: `JavaApplication` → `java-application`,
+/// `HTTPLoadBalancer` → `http-load-balancer`.
+pub(crate) fn kebab_case(kind: &str) -> String {
+    let chars: Vec<char> = kind.chars().collect();
+    let mut out = String::new();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            let previous = chars[i - 1];
+            let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if previous.is_lowercase()
+                || previous.is_ascii_digit()
+                || (previous.is_uppercase() && next_is_lower)
+            {
+                out.push('-');
+            }
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_in_kebab_case() {
+        for (kind, name) in [
+            ("JavaApplication", "java-application"),
+            ("HTTPLoadBalancer", "http-load-balancer"),
+            ("ConfigMapGenerator", "config-map-generator"),
+            ("Logger", "logger"),
+            ("PrefixSuffixTransformer", "prefix-suffix-transformer"),
+            ("S3Bucket", "s3-bucket"),
+        ] {
+            assert_eq!(kebab_case(kind), name);
+        }
+    }
+
+    #[test]
+    fn names_and_api_versions() {
+        assert!(valid_name("my-app.v1"));
+        assert!(!valid_name("myFancyNamePrefixer"));
+        assert!(!valid_name("-a"));
+        assert!(!valid_name(&"a".repeat(254)));
+        assert!(valid_api_version("example.com/v1"));
+        assert!(valid_api_version("kustomize.config.k8s.io/v1beta1"));
+        assert!(!valid_api_version("v1"));
+        assert!(!valid_api_version("Example.com/v1"));
+    }
+}
