@@ -21,6 +21,17 @@ pub enum BuildError {
     Yaml(Box<YamlError>),
     /// A remote base or file cannot be fetched.
     Fetch(FetchError),
+    /// Where in a file the entry that failed is written.
+    Located {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// What went wrong.
+        source: Box<BuildError>,
+    },
     /// What was being done when `source` happened.
     Context {
         /// What was being done (a file, a field, a step).
@@ -44,10 +55,39 @@ impl BuildError {
         }
     }
 
+    /// The same error, for the entry written at `pos` of `file` (printed
+    /// after the message: `error (file, line L, column C)`); unchanged when
+    /// it already says where it happened, or the position is unknown.
+    pub fn located(self, file: &std::path::Path, pos: krusty_yaml::Pos) -> BuildError {
+        if pos.line == 0 || self.has_location() {
+            return self;
+        }
+        BuildError::Located {
+            file: file.display().to_string(),
+            line: pos.line,
+            column: pos.col,
+            source: Box::new(self),
+        }
+    }
+
+    /// Whether the error says where in a file it happened.
+    pub fn has_location(&self) -> bool {
+        match self {
+            BuildError::Located { .. } | BuildError::Yaml(_) => true,
+            // A file of resources that does not read names its place.
+            BuildError::Message(m) => m.starts_with("MalformedYAMLError"),
+            BuildError::Op(e) => e.has_location(),
+            BuildError::Context { source, .. } => source.has_location(),
+            _ => false,
+        }
+    }
+
     /// What went wrong, without the context it happened in.
     pub fn root_cause(&self) -> &BuildError {
         match self {
-            BuildError::Context { source, .. } => source.root_cause(),
+            BuildError::Context { source, .. } | BuildError::Located { source, .. } => {
+                source.root_cause()
+            }
             other => other,
         }
     }
@@ -76,6 +116,20 @@ impl std::fmt::Display for BuildError {
             BuildError::ResMap(e) => e.fmt(f),
             BuildError::Yaml(e) => e.fmt(f),
             BuildError::Fetch(e) => e.fmt(f),
+            BuildError::Located {
+                file,
+                line,
+                column,
+                source,
+            } => {
+                let text = source.to_string();
+                let at = format!("{file}, line {line}, column {column}");
+                if text.contains('\n') {
+                    write!(f, "{}\n({at})", text.trim_end_matches('\n'))
+                } else {
+                    write!(f, "{text} ({at})")
+                }
+            }
             BuildError::Context { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -90,6 +144,7 @@ impl std::error::Error for BuildError {
             BuildError::ResMap(e) => Some(e.as_ref()),
             BuildError::Yaml(e) => Some(e.as_ref()),
             BuildError::Fetch(e) => Some(e),
+            BuildError::Located { source, .. } => Some(source.as_ref()),
             BuildError::Context { source, .. } => Some(source.as_ref()),
         }
     }

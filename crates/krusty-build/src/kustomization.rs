@@ -99,6 +99,8 @@ pub struct Kustomization {
     pub kind: String,
     /// `resources:` followed by the deprecated `bases:`.
     pub resources: Vec<String>,
+    /// Where the entries of the list fields are written.
+    pub positions: EntryPositions,
     /// `sortOptions`, when given.
     pub sort_options: Option<SortOptions>,
     /// Warnings to print on stderr (deprecations).
@@ -155,6 +157,34 @@ pub struct Kustomization {
     pub replacements: Vec<ReplacementEntry>,
     /// `openapi:`: a custom schema file or a built-in version.
     pub openapi: Option<OpenApi>,
+}
+
+/// Where the entries of a kustomization's list fields are written, in
+/// entry order (empty when not known: a kustomization not read from a
+/// file).
+#[derive(Debug, Clone, Default)]
+pub struct EntryPositions {
+    /// `resources:` then `bases:`.
+    pub resources: Vec<krusty_yaml::Pos>,
+    /// `components:`.
+    pub components: Vec<krusty_yaml::Pos>,
+    /// `configurations:`.
+    pub configurations: Vec<krusty_yaml::Pos>,
+    /// `crds:`.
+    pub crds: Vec<krusty_yaml::Pos>,
+    /// `generators:`.
+    pub generators: Vec<krusty_yaml::Pos>,
+    /// `transformers:`.
+    pub transformers: Vec<krusty_yaml::Pos>,
+    /// `validators:`.
+    pub validators: Vec<krusty_yaml::Pos>,
+}
+
+impl EntryPositions {
+    /// Where entry `i` of a list is written (unknown: line 0).
+    pub fn at(list: &[krusty_yaml::Pos], i: usize) -> krusty_yaml::Pos {
+        list.get(i).copied().unwrap_or_default()
+    }
 }
 
 /// The `openapi:` field.
@@ -310,10 +340,14 @@ impl Kustomization {
             "apiVersion" => {
                 typed::string(value, at)?;
             }
-            "resources" => self.resources.extend(typed::string_list(value, at)?),
+            "resources" => {
+                self.resources.extend(typed::string_list(value, at)?);
+                self.positions.resources.extend(positions(value));
+            }
             "bases" => {
                 self.warnings.push(deprecated("bases", "resources"));
-                self.resources.extend(typed::string_list(value, at)?)
+                self.resources.extend(typed::string_list(value, at)?);
+                self.positions.resources.extend(positions(value));
             }
             // A null (e.g. its fields commented out) leaves Go's pointer nil.
             "sortOptions" if value.is_null() => {}
@@ -364,12 +398,30 @@ impl Kustomization {
             "generatorOptions" if !value.is_null() => {
                 self.generator_options = Some(GeneratorOptions::from_node(value, name)?)
             }
-            "configurations" => self.configurations = typed::string_list(value, at)?,
-            "crds" => self.crds = typed::string_list(value, at)?,
-            "components" => self.components = typed::string_list(value, at)?,
-            "generators" => self.generators = typed::string_list(value, at)?,
-            "transformers" => self.transformers = typed::string_list(value, at)?,
-            "validators" => self.validators = typed::string_list(value, at)?,
+            "configurations" => {
+                self.configurations = typed::string_list(value, at)?;
+                self.positions.configurations = positions(value).collect();
+            }
+            "crds" => {
+                self.crds = typed::string_list(value, at)?;
+                self.positions.crds = positions(value).collect();
+            }
+            "components" => {
+                self.components = typed::string_list(value, at)?;
+                self.positions.components = positions(value).collect();
+            }
+            "generators" => {
+                self.generators = typed::string_list(value, at)?;
+                self.positions.generators = positions(value).collect();
+            }
+            "transformers" => {
+                self.transformers = typed::string_list(value, at)?;
+                self.positions.transformers = positions(value).collect();
+            }
+            "validators" => {
+                self.validators = typed::string_list(value, at)?;
+                self.positions.validators = positions(value).collect();
+            }
             "buildMetadata" => self.build_metadata = typed::string_list(value, at)?,
             "patches" => {
                 for item in typed::array(value, at, "[]Patch")? {
@@ -718,4 +770,11 @@ fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
                 .into(),
         ),
     }
+}
+
+/// Where each item of a list is written (none for a null).
+fn positions(list: &Node) -> impl Iterator<Item = krusty_yaml::Pos> + '_ {
+    list.as_seq()
+        .into_iter()
+        .flat_map(|items| items.iter().map(Node::pos))
 }

@@ -60,13 +60,14 @@ fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node
 
 /// The defaults plus this kustomization's `configurations:` files (the
 /// shared defaults themselves when it has none).
-pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Config> {
+pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> BuildResult<Config> {
     if k.configurations.is_empty() {
         return Ok(Cow::Borrowed(TransformerConfig::defaults()));
     }
     let mut config = TransformerConfig::defaults().clone();
-    for path in &k.configurations {
-        let (file, roots) = yaml_documents(loader, path)?;
+    for (i, path) in k.configurations.iter().enumerate() {
+        let pos = crate::kustomization::EntryPositions::at(&k.positions.configurations, i);
+        let (file, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
         for mut root in roots {
             // Kustomize decodes them with go-yaml v2 (`create: yes` is true).
             krusty_yaml::retype_as_go_yaml_v2(&mut root);
@@ -82,10 +83,15 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization) -> BuildResult<Conf
 use crate::kustomization::Kustomization;
 
 /// The configuration declared by the OpenAPI definitions in `crds:` files.
-pub(crate) fn crd_config(loader: &Loader, k: &Kustomization) -> BuildResult<TransformerConfig> {
+pub(crate) fn crd_config(
+    loader: &Loader,
+    k: &Kustomization,
+    k_path: &Path,
+) -> BuildResult<TransformerConfig> {
     let mut config = TransformerConfig::default();
-    for path in &k.crds {
-        let (file, roots) = yaml_documents(loader, path)?;
+    for (i, path) in k.crds.iter().enumerate() {
+        let pos = crate::kustomization::EntryPositions::at(&k.positions.crds, i);
+        let (file, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
         if roots.is_empty() && loader.read(&file, None)?.is_empty() {
             // Kustomize crashes on an empty file here.
             return Err(BuildError::new(format!(
@@ -102,7 +108,8 @@ pub(crate) fn crd_config(loader: &Loader, k: &Kustomization) -> BuildResult<Tran
     Ok(config)
 }
 
-/// ConfigMap generators, Secret generators, then the `generators:` field.
+/// ConfigMap generators, Secret generators, Helm charts, then the
+/// `generators:` field.
 pub(crate) fn generators(
     ctx: &mut Context,
     loader: &Loader,
@@ -123,10 +130,12 @@ pub(crate) fn generators(
         step.label = format!("{kind} {}", g.name);
         steps.push(step);
     }
+    steps.extend(crate::helm::field_steps(&ctx.helm, loader, k, k_path)?);
     steps.extend(configured(
         ctx,
         loader,
         &k.generators,
+        &k.positions.generators,
         "generators",
         k_path,
     )?);
@@ -259,6 +268,7 @@ pub(crate) fn transformers(
         ctx,
         loader,
         &k.transformers,
+        &k.positions.transformers,
         "transformers",
         k_path,
     )?);
@@ -272,7 +282,22 @@ pub(crate) fn validators(
     k: &Kustomization,
     k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
-    configured(ctx, loader, &k.validators, "validators", k_path)
+    configured(
+        ctx,
+        loader,
+        &k.validators,
+        &k.positions.validators,
+        "validators",
+        k_path,
+    )
+}
+
+/// What an entry of `generators:`, `transformers:` or `validators:` gives.
+enum Listed<'a> {
+    /// A config (written inline, or read from a file or folder).
+    Config(Resource),
+    /// A composition: its file, and the entry naming its folder.
+    Composition(PathBuf, &'a str),
 }
 
 /// Reads the configs named (or written inline) in `generators:`,
@@ -281,9 +306,17 @@ fn configured(
     ctx: &mut Context,
     loader: &Loader,
     entries: &[String],
+    positions: &[krusty_yaml::Pos],
     field: &str,
     k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
+    // A failure names where its entry is written, unless it says where.
+    let here = |i: usize, e: BuildError| {
+        e.located(
+            k_path,
+            crate::kustomization::EntryPositions::at(positions, i),
+        )
+    };
     let root_name = loader
         .root
         .file_name()
@@ -293,30 +326,31 @@ fn configured(
         files: loader,
     };
     // Configs, and compositions (folders holding one), in entry order.
-    let mut listed: Vec<Result<Resource, (PathBuf, &str)>> = Vec::new();
-    for entry in entries {
-        if let Some(rs) = inline_configs(entry)? {
-            listed.extend(rs.into_iter().map(Ok));
+    let mut listed: Vec<(usize, Listed)> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        if let Some(rs) = inline_configs(entry).map_err(|e| here(i, e))? {
+            listed.extend(rs.into_iter().map(|r| (i, Listed::Config(r))));
             continue;
         }
-        if let Some(file) = composition_in(loader, entry)? {
-            listed.push(Err((file, entry.as_str())));
+        if let Some(file) = composition_in(loader, entry).map_err(|e| here(i, e))? {
+            listed.push((i, Listed::Composition(file, entry.as_str())));
             continue;
         }
+        let (resources, _) = ctx.resources_at(loader, entry).map_err(|e| here(i, e))?;
         listed.extend(
-            ctx.resources_at(loader, entry)?
-                .0
+            resources
                 .into_vec()
                 .into_iter()
-                .map(Ok),
+                .map(|r| (i, Listed::Config(r))),
         );
     }
     listed
         .iter()
-        .map(|item| {
+        .map(|(i, item)| {
+            let here = |e: BuildError| here(*i, e);
             let c = match item {
-                Ok(c) => c,
-                Err((file, entry)) => {
+                Listed::Config(c) => c,
+                Listed::Composition(file, entry) => {
                     return Ok(Step {
                         label: format!("composition '{entry}'"),
                         action: Action::Composition(file.clone()),
@@ -349,11 +383,11 @@ fn configured(
             .within(remote);
             if c.api_version() != "builtin" {
                 let function = FunctionStep::resolve(c, loader, &ctx.policy)
-                    .map_err(|e| e.context(format!("kustomization file {}: field '{field}'", k_path.display())))?
+                    .map_err(|e| here(e).context(format!("kustomization file {}: field '{field}'", k_path.display())))?
                     .ok_or_else(|| {
-                        BuildError::new(format!(
+                        here(BuildError::new(format!(
                             "{field}: {id} is not a builtin and declares no KRM function runtime (a config.kubernetes.io/function annotation or a runtime: field); krusty does not run legacy exec or Go plugins"
-                        ))
+                        )))
                     })?;
                 return Ok(Step {
                     label: function.label.clone(),
@@ -361,13 +395,17 @@ fn configured(
                     origin,
                 });
             }
+            if c.kind() == crate::helm::KIND {
+                return crate::helm::config_step(c, &id, field, loader, &ctx.helm, origin)
+                    .map_err(here);
+            }
             Builtin::from_config(&c.node, &id, &site)
                 .map(|builtin| Step {
                     label: id.to_string(),
                     action: Action::Builtin(builtin),
                     origin,
                 })
-                .map_err(op_err)
+                .map_err(|e| here(op_err(e)))
         })
         .collect()
 }

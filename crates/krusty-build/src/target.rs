@@ -23,7 +23,7 @@ use krusty_yaml::Node;
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
 use crate::functions::{FunctionStep, Role};
-use crate::kustomization::{Kustomization, OpenApi, SortOptions};
+use crate::kustomization::{EntryPositions, Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::plan;
 use crate::read::resources_from_text;
@@ -38,9 +38,8 @@ pub struct BuildOptions {
     pub load_restrictor: LoadRestrictor,
     /// Add the `app.kubernetes.io/managed-by` label to every resource.
     pub managed_by_label: bool,
-    /// `--enable-helm`: Helm charts may be inflated (krusty does not do it
-    /// yet; without the flag a chart fails as in Kustomize).
-    pub enable_helm: bool,
+    /// The Helm flags (`--enable-helm`, `--helm-command`, ...).
+    pub helm: crate::helm::HelmOptions,
     /// What KRM functions may do (by default: nothing runs).
     pub functions: Policy,
     /// How remote bases and files are fetched (`--offline`, the cache).
@@ -110,7 +109,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         record_transformations: false,
         build_records: false,
         policy: opts.functions.clone(),
-        enable_helm: opts.enable_helm,
+        helm: Arc::new(crate::helm::Helm::new(opts.helm.clone())),
         read_ahead: Arc::default(),
         remotes: Remotes::new(Fetcher::new(opts.fetch.clone())),
     };
@@ -307,8 +306,8 @@ pub(crate) struct Context {
     build_records: bool,
     /// What KRM functions may do.
     pub(crate) policy: Policy,
-    /// `--enable-helm` was given.
-    enable_helm: bool,
+    /// Helm for this build: the flags, and the binary's version.
+    pub(crate) helm: Arc<crate::helm::Helm>,
     /// Reads ahead for the whole build when its files come from disk.
     read_ahead: Arc<ReadAhead>,
     /// Remote bases: the fetcher, and the remote references being built.
@@ -327,7 +326,6 @@ impl Context {
         self.warnings.extend(k.warnings.iter().cloned());
         self.read_ahead
             .kustomization(&loader.root, &k, loader.restrictor);
-        self.check_helm(&k, &path)?;
         self.choose_schema(loader, &k, &path)?;
         if self.chain.is_empty() {
             self.record_transformations = k
@@ -340,24 +338,6 @@ impl Context {
         let result = self.accumulate(loader, k, &path);
         self.chain.pop();
         result
-    }
-
-    /// Fails for a kustomization with Helm charts: as Kustomize does without
-    /// `--enable-helm`, and otherwise because krusty cannot inflate charts
-    /// yet.
-    fn check_helm(&self, k: &Kustomization, k_path: &Path) -> BuildResult<()> {
-        let Some((field, line)) = &k.helm_charts else {
-            return Ok(());
-        };
-        let why = if self.enable_helm {
-            "Helm charts are not supported by krusty yet"
-        } else {
-            "must specify --enable-helm"
-        };
-        Err(BuildError::new(format!(
-            "kustomization file {}: field '{field}' (line {line}): {why}",
-            k_path.display()
-        )))
     }
 
     /// Applies a kustomization's `openapi:` field: the top kustomization
@@ -541,9 +521,9 @@ impl Context {
         k_path: &Path,
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
-        self.accumulate_resources(loader, &k.resources, acc)
+        self.accumulate_resources(loader, k, k_path, acc)
             .map_err(|e| e.context("accumulating resources"))?;
-        let own = plan::own_config(loader, k).map_err(|e| {
+        let own = plan::own_config(loader, k, k_path).map_err(|e| {
             e.context(format!(
                 "kustomization file {}: field 'configurations'",
                 k_path.display()
@@ -551,7 +531,7 @@ impl Context {
         })?;
         merge_config(&mut acc.config, &own)
             .map_err(|e| BuildError::from(e).context("merging transformer configurations"))?;
-        let crds = plan::crd_config(loader, k).map_err(|e| {
+        let crds = plan::crd_config(loader, k, k_path).map_err(|e| {
             e.context(format!(
                 "kustomization file {}: field 'crds'",
                 k_path.display()
@@ -571,8 +551,12 @@ impl Context {
             &mut acc.resmap,
             &format!("kustomization file {}", k_path.display()),
         )?;
-        for entry in &k.components {
-            self.accumulate_component(loader, entry, acc)
+        for (i, entry) in k.components.iter().enumerate() {
+            let place = Place {
+                file: k_path,
+                pos: EntryPositions::at(&k.positions.components, i),
+            };
+            self.accumulate_component(loader, entry, place, acc)
                 .map_err(|e| e.context("accumulating components"))?;
         }
         let transformers = in_remote(
@@ -604,14 +588,16 @@ impl Context {
         &mut self,
         loader: &Loader,
         entry: &str,
+        place: Place<'_>,
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
+        let here = |e: BuildError| e.located(place.file, place.pos);
         if let Ok(url) = GitUrl::parse(entry) {
             let sub = self
                 .remotes
                 .loader(&url, true)
-                .map_err(|e| BuildError::new(format!("loader.New \"{e}\"")))?;
-            return self.in_remote(&url.raw, |ctx| ctx.component_at(&sub, acc));
+                .map_err(|e| here(BuildError::new(format!("loader.New \"{e}\""))))?;
+            return self.in_remote(&url.raw, |ctx| ctx.component_at(&sub, place, acc));
         }
         let joined = clean(&loader.root.join(entry));
         let sub = Loader::new(&joined, loader.restrictor).map_err(|e| {
@@ -620,21 +606,36 @@ impl Context {
             } else {
                 format!("must build at directory: not a valid directory: {}", e)
             };
-            BuildError::new(format!("loader.New \"{why}\""))
+            here(BuildError::new(format!("loader.New \"{why}\"")))
         })?;
         let sub = loader.below(sub.root);
         loader
             .check_containment(&sub.root)
-            .map_err(|e| BuildError::new(format!("loader.New \"{e}\"")))?;
-        self.check_cycle(&sub.root)?;
-        self.component_at(&sub, acc)
+            .map_err(|e| here(BuildError::new(format!("loader.New \"{e}\""))))?;
+        self.check_cycle(&sub.root).map_err(here)?;
+        self.component_at(&sub, place, acc)
     }
 
-    /// Runs the component in `sub`'s root over the parent's accumulator.
-    fn component_at(&mut self, sub: &Loader, acc: &mut Accumulator) -> BuildResult<()> {
+    /// Runs the component in `sub`'s root over the parent's accumulator;
+    /// `place` is where the parent names it.
+    fn component_at(
+        &mut self,
+        sub: &Loader,
+        place: Place<'_>,
+        acc: &mut Accumulator,
+    ) -> BuildResult<()> {
         let dir = sub.root.clone();
-        let in_directory =
-            |e: BuildError| BuildError::new(format!("accumulateDirectory: \"{}\"", e));
+        // Kustomize quotes the failure whole; where the entry is written
+        // follows when the failure does not say where it is.
+        let in_directory = |e: BuildError| {
+            let located = e.has_location();
+            let e = BuildError::new(format!("accumulateDirectory: \"{}\"", e));
+            if located {
+                e
+            } else {
+                e.located(place.file, place.pos)
+            }
+        };
         let (k, k_path) = Kustomization::load(sub)
             .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
             .map_err(in_directory)?;
@@ -646,7 +647,6 @@ impl Context {
             ))));
         }
         self.warnings.extend(k.warnings.iter().cloned());
-        self.check_helm(&k, &k_path)?;
         self.choose_schema(sub, &k, &k_path)?;
         self.chain.push(dir.clone());
         let result = self.accumulate_into(sub, &k, &k_path, acc);
@@ -686,8 +686,23 @@ impl Context {
     /// directory holding a kustomization, which is built; or, by URL, a
     /// remote file or a folder of a remote repository.
     pub(crate) fn resources_at(&mut self, loader: &Loader, entry: &str) -> BuildResult<Gathered> {
+        self.resources_at_entry(loader, entry, None)
+    }
+
+    /// [`Context::resources_at`] for an entry written at `place`, which a
+    /// failure of the entry itself names.
+    fn resources_at_entry(
+        &mut self,
+        loader: &Loader,
+        entry: &str,
+        place: Option<Place<'_>>,
+    ) -> BuildResult<Gathered> {
+        let here = |e: BuildError| match &place {
+            Some(p) => e.located(p.file, p.pos),
+            None => e,
+        };
         if krusty_fetch::is_http_url(entry) {
-            return self.resources_at_url(loader, entry);
+            return self.resources_at_url(loader, entry).map_err(here);
         }
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         if let Ok(url) = GitUrl::parse(entry) {
@@ -698,9 +713,9 @@ impl Context {
                 Err(e) => e.to_string(),
             };
             let as_file = format!("accumulating resources from '{entry}': {as_file}");
-            return self.remote_base(&url, &as_file);
+            return self.remote_base(&url, &as_file).map_err(here);
         }
-        match loader.entry(entry).map_err(from)? {
+        match loader.entry(entry).map_err(|e| from(here(e)))? {
             Entry::File(found) => self.resources_in_file(loader, entry, found),
             Entry::Dir(dir) => {
                 let as_dir = |e: BuildError| {
@@ -710,16 +725,23 @@ impl Context {
                         e
                     ))
                 };
-                loader.check_containment(&dir).map_err(as_dir)?;
-                self.check_cycle(&dir).map_err(as_dir)?;
-                if let Some(file) = crate::composition::find(&dir).map_err(as_dir)? {
+                loader
+                    .check_containment(&dir)
+                    .map_err(|e| as_dir(here(e)))?;
+                self.check_cycle(&dir).map_err(|e| as_dir(here(e)))?;
+                if let Some(file) = crate::composition::find(&dir).map_err(|e| as_dir(here(e)))? {
                     self.chain.push(dir.clone());
                     let gathered = self.composition_base(&file, loader.restrictor);
                     self.chain.pop();
                     return gathered.map_err(as_dir);
                 }
                 let sub = loader.below(dir.clone());
-                self.base_at(&sub).map_err(as_dir)
+                self.base_at(&sub).map_err(|e| {
+                    // A folder that holds no kustomization is the entry's fault.
+                    let unreadable = matches!(&e, BuildError::Context { context, .. }
+                        if context.starts_with("couldn't make target for path"));
+                    as_dir(if unreadable { here(e) } else { e })
+                })
             }
         }
     }
@@ -877,7 +899,7 @@ impl Context {
             record_transformations: self.record_transformations,
             build_records: self.build_records,
             policy: self.policy.clone(),
-            enable_helm: self.enable_helm,
+            helm: Arc::clone(&self.helm),
             read_ahead: Arc::clone(&self.read_ahead),
             remotes: self.remotes.clone(),
         }
@@ -893,22 +915,32 @@ impl Context {
     fn accumulate_resources(
         &mut self,
         loader: &Loader,
-        entries: &[String],
+        k: &Kustomization,
+        k_path: &Path,
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
+        let entries = &k.resources;
+        // A failure of an entry itself (what it names is missing, a
+        // cycle, a duplicate) names the entry's place in the file.
+        let place = |i: usize| Place {
+            file: k_path,
+            pos: EntryPositions::at(&k.positions.resources, i),
+        };
         if entries.len() < 2 {
-            for entry in entries {
-                let gathered = self.resources_at(loader, entry);
-                self.accumulate_entry(entry, gathered, acc)?;
+            for (i, entry) in entries.iter().enumerate() {
+                let gathered = self.resources_at_entry(loader, entry, Some(place(i)));
+                self.accumulate_entry(entry, gathered, acc)
+                    .map_err(|e| place(i).locate_duplicate(e))?;
             }
             return Ok(());
         }
         let undecided = self.schema.is_none();
         let built: Vec<(Context, BuildResult<Gathered>)> = entries
             .par_iter()
-            .map(|entry| {
+            .enumerate()
+            .map(|(i, entry)| {
                 let mut fork = self.fork();
-                let gathered = fork.resources_at(loader, entry);
+                let gathered = fork.resources_at_entry(loader, entry, Some(place(i)));
                 (fork, gathered)
             })
             .collect();
@@ -919,9 +951,9 @@ impl Context {
                 .map(|(resources, _)| resources.len())
                 .sum(),
         );
-        for (entry, (fork, gathered)) in entries.iter().zip(built) {
+        for (i, (entry, (fork, gathered))) in entries.iter().zip(built).enumerate() {
             let gathered = if undecided && self.schema.is_some() {
-                self.resources_at(loader, entry)
+                self.resources_at_entry(loader, entry, Some(place(i)))
             } else {
                 self.warnings.extend(fork.warnings);
                 if self.schema.is_none() {
@@ -929,7 +961,8 @@ impl Context {
                 }
                 gathered
             };
-            self.accumulate_entry(entry, gathered, acc)?;
+            self.accumulate_entry(entry, gathered, acc)
+                .map_err(|e| place(i).locate_duplicate(e))?;
         }
         Ok(())
     }
@@ -964,6 +997,24 @@ impl Context {
             };
             e.context(format!("accumulating resources from '{entry}'"))
         })
+    }
+}
+
+/// Where an entry of a kustomization is written.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    file: &'a Path,
+    pos: krusty_yaml::Pos,
+}
+
+impl Place<'_> {
+    /// `e`, located here when it is a duplicate the entry added.
+    fn locate_duplicate(&self, e: BuildError) -> BuildError {
+        if matches!(e.root_cause(), BuildError::ResMap(_)) {
+            e.located(self.file, self.pos)
+        } else {
+            e
+        }
     }
 }
 
@@ -1057,6 +1108,8 @@ fn run_steps(
             }
             // Run by `Context::run_operations`, which needs the build.
             Action::Composition(_) => {}
+            // Kustomize reports a chart's failure as it is.
+            Action::Helm(chart) => chart.generate(resmap, &step.origin)?,
             Action::Function(f) => {
                 f.run(role, resmap, policy, &step.origin, notes)
                     .map_err(in_step)?;
@@ -1140,4 +1193,6 @@ pub(crate) enum Action {
     /// A composition (a folder named in `generators:`, `transformers:` or
     /// `validators:`), consolidated and run when its turn comes.
     Composition(PathBuf),
+    /// A Helm chart, inflated by helm.
+    Helm(Box<crate::helm::ChartStep>),
 }

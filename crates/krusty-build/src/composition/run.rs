@@ -128,7 +128,11 @@ fn inline_kustomization(
 ) -> BuildResult<ResMap> {
     let text =
         krusty_yaml::to_kustomize_yaml(&t.config).map_err(|e| BuildError::new(e.to_string()))?;
-    let k = Kustomization::parse(&text).map_err(|e| e.context("invalid inline Kustomization"))?;
+    let mut k =
+        Kustomization::parse(&text).map_err(|e| e.context("invalid inline Kustomization"))?;
+    // Positions in the text written from the config are not positions in
+    // the composition file.
+    k.positions = Default::default();
     let mut acc = Accumulator::with_resources(resmap);
     ctx.accumulate_into(loader, &k, &t.file, &mut acc)?;
     Ok(acc.into_resources())
