@@ -15,6 +15,8 @@ use krusty_ops::vars::{self, Var};
 use krusty_ops::{FieldSpec, OpError, OpResult};
 
 use crate::error::{BuildError, BuildResult};
+use crate::helm;
+use crate::helm::config::{ChartConfig, HelmGlobals};
 
 /// The file names a kustomization may have, in the order Kustomize looks for them.
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -56,11 +58,6 @@ const KNOWN_FIELDS: [&str; 34] = [
     "transformers",
     "validators",
 ];
-
-/// The Helm fields. `helmGlobals` only matters to charts; a kustomization
-/// with charts fails (see [`Kustomization::helm_charts`]), as krusty does
-/// not inflate Helm charts yet.
-const HELM_FIELDS: [&str; 3] = ["helmGlobals", "helmCharts", "helmChartInflationGenerator"];
 
 /// One `labels:` entry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -139,10 +136,12 @@ pub struct Kustomization {
     pub validators: Vec<String>,
     /// `buildMetadata` options.
     pub build_metadata: Vec<String>,
-    /// The first Helm chart field that holds charts (`helmCharts` or
-    /// `helmChartInflationGenerator`) and its line: krusty does not inflate
-    /// charts yet, so a build with one fails.
-    pub helm_charts: Option<(String, u32)>,
+    /// `helmGlobals`, when set (else those of the deprecated
+    /// `helmChartInflationGenerator` entries, when they set any).
+    pub helm_globals: Option<HelmGlobals>,
+    /// `helmCharts`, then the charts of the deprecated
+    /// `helmChartInflationGenerator` field.
+    pub helm_charts: Vec<ChartConfig>,
     /// `patches:`.
     pub patches: Vec<PatchEntry>,
     /// `patchesStrategicMerge:` (inline patches or file paths).
@@ -254,6 +253,7 @@ impl Kustomization {
         };
         let mut k = Kustomization::with_kind("Kustomization");
         let mut anything_set = false;
+        let mut deprecated_helm = None;
         for (key, value) in entries {
             let written = key.key_str().unwrap_or("");
             // Go's JSON decoding matches field names without regard to case.
@@ -267,25 +267,17 @@ impl Kustomization {
                 )));
             };
             anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
-            if HELM_FIELDS.contains(&name) {
-                if name == "helmGlobals" && !value.is_null() {
-                    typed::fields(
-                        value,
-                        &["chartHome", "configHome"],
-                        "HelmGlobals",
-                        Strictness::Strict,
-                    )
-                    .map_err(BuildError::from)?;
-                }
-                if name != "helmGlobals" && !is_empty(value) && k.helm_charts.is_none() {
-                    k.helm_charts = Some((name.to_string(), key.pos().line));
-                }
+            if name == "helmChartInflationGenerator" {
+                deprecated_helm = Some(value);
                 continue;
             }
             k.read_field(name, value, text).map_err(BuildError::from)?;
         }
         if !anything_set {
             return Err(BuildError::new(EMPTY));
+        }
+        if let Some(value) = deprecated_helm {
+            k.add_deprecated_helm(value).map_err(BuildError::from)?;
         }
         k.check_kind_and_api_version(&root)?;
         Ok(k)
@@ -410,6 +402,10 @@ impl Kustomization {
                 self.components = typed::string_list(value, at)?;
                 self.positions.components = positions(value).collect();
             }
+            "helmGlobals" if !value.is_null() => {
+                self.helm_globals = Some(helm::config::read_globals(value)?)
+            }
+            "helmCharts" => self.helm_charts = helm::config::read_charts(value)?,
             "generators" => {
                 self.generators = typed::string_list(value, at)?;
                 self.positions.generators = positions(value).collect();
@@ -507,6 +503,18 @@ impl Kustomization {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Adds the charts of the deprecated `helmChartInflationGenerator`
+    /// field after `helmCharts`; the globals its entries set apply when
+    /// `helmGlobals` is not set.
+    fn add_deprecated_helm(&mut self, value: &Node) -> OpResult<()> {
+        let (charts, globals) = helm::config::read_deprecated(value)?;
+        if self.helm_globals.is_none() && globals != HelmGlobals::default() {
+            self.helm_globals = Some(globals);
+        }
+        self.helm_charts.extend(charts);
         Ok(())
     }
 

@@ -5,6 +5,7 @@ pub mod build_metadata;
 pub mod composition;
 pub mod error;
 mod functions;
+pub mod helm;
 pub mod kustomization;
 pub mod loader;
 mod plan;
@@ -14,8 +15,8 @@ mod remote;
 pub mod target;
 
 pub use error::BuildError;
+pub use krusty_fetch::{Cache, FetchOptions};
 pub use krusty_runtime::{parse_size, Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};
-pub use krusty_fetch::{Cache, FetchOptions};
 pub use target::{build, BuildOptions};

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use krusty_build::helm::HelmOptions;
 use krusty_build::{composition, BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
@@ -111,34 +112,49 @@ struct BuildArgs {
     helm: HelmArgs,
 }
 
-/// Kustomize's Helm flags. krusty does not inflate Helm charts yet: a
-/// kustomization with charts fails (with Kustomize's error when
-/// `--enable-helm` is missing); the other flags are accepted so that
-/// command lines written for Kustomize (Argo CD's build options, say) run.
+/// Kustomize's Helm flags (see docs/helm.md), and krusty's time limit
+/// for helm.
 #[derive(clap::Args)]
-#[command(next_help_heading = "Helm (charts are not supported yet)")]
+#[command(next_help_heading = "Helm")]
 struct HelmArgs {
     /// Enable use of the Helm chart inflator generator.
     #[arg(long = "enable-helm", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_helm: bool,
-    /// Helm command (path to executable); accepted, not used yet.
+    /// Helm command (path to executable).
     #[arg(long = "helm-command", value_name = "COMMAND", default_value = "helm")]
-    _command: String,
-    /// Kubernetes API versions for Helm's Capabilities.APIVersions;
-    /// accepted, not used yet.
+    helm_command: String,
+    /// Kubernetes API versions used by Helm for Capabilities.APIVersions.
     #[arg(
         long = "helm-api-versions",
         value_name = "VERSIONS",
         value_delimiter = ','
     )]
-    _api_versions: Vec<String>,
-    /// Kubernetes version for Helm's Capabilities.KubeVersion; accepted,
-    /// not used yet.
-    #[arg(long = "helm-kube-version", value_name = "VERSION")]
-    _kube_version: Option<String>,
-    /// Helm's --debug; accepted, not used yet.
+    helm_api_versions: Vec<String>,
+    /// Kubernetes version used by Helm for Capabilities.KubeVersion.
+    #[arg(long = "helm-kube-version", value_name = "VERSION", default_value = "")]
+    helm_kube_version: String,
+    /// Enable debug output from the Helm chart inflator generator.
     #[arg(long = "helm-debug", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
-    _debug: bool,
+    helm_debug: bool,
+    /// Stop a helm command that runs longer than this many seconds.
+    #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300.0)]
+    helm_timeout: f64,
+}
+
+impl HelmArgs {
+    fn options(&self) -> Result<HelmOptions, String> {
+        if !(self.helm_timeout.is_finite() && self.helm_timeout > 0.0) {
+            return Err("--helm-timeout must be a positive number of seconds".into());
+        }
+        Ok(HelmOptions {
+            enabled: self.enable_helm,
+            command: self.helm_command.clone(),
+            api_versions: self.helm_api_versions.clone(),
+            kube_version: self.helm_kube_version.clone(),
+            debug: self.helm_debug,
+            timeout: std::time::Duration::from_secs_f64(self.helm_timeout),
+        })
+    }
 }
 
 /// What KRM functions may do; Kustomize's flag names.
@@ -300,7 +316,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
         managed_by_label: args.enable_managedby_label,
-        enable_helm: args.helm.enable_helm,
+        helm: args.helm.options()?,
         functions: args.functions.policy()?,
         fetch: FetchOptions {
             offline: args.offline,

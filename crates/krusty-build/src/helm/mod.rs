@@ -1,0 +1,360 @@
+//! Helm charts: the HelmChartInflationGenerator. A chart named in
+//! `helmCharts` (or by a builtin config in `generators:`) is inflated by
+//! the helm binary (`helm template`, after a `helm pull` when the chart is
+//! not in the chart home yet), in a private temporary environment, and
+//! what it prints becomes resources, as in Kustomize. Helm v3 and v4 both
+//! work.
+
+pub mod args;
+pub mod config;
+pub mod run;
+pub mod values;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use krusty_ops::absorb::absorb;
+use krusty_resource::{Origin, ResMap, Resource};
+
+use crate::error::{BuildError, BuildResult};
+use crate::kustomization::Kustomization;
+use crate::loader::{clean, Loader};
+use crate::target::{Action, Step};
+use config::ChartConfig;
+use run::{Invocation, TempDir};
+use values::Merge;
+
+/// The kind of the builtin generator.
+pub const KIND: &str = "HelmChartInflationGenerator";
+
+/// The chart home when `helmGlobals.chartHome` is not set.
+pub const DEFAULT_CHART_HOME: &str = "charts";
+
+/// The Helm flags of a build.
+#[derive(Debug, Clone)]
+pub struct HelmOptions {
+    /// `--enable-helm`: charts may be inflated.
+    pub enabled: bool,
+    /// `--helm-command`: the helm binary (a path or a name on `PATH`).
+    pub command: String,
+    /// `--helm-api-versions`: for `.Capabilities.APIVersions`, unless a
+    /// chart sets `apiVersions`.
+    pub api_versions: Vec<String>,
+    /// `--helm-kube-version`: for `.Capabilities.KubeVersion`, unless a
+    /// chart sets `kubeVersion`.
+    pub kube_version: String,
+    /// `--helm-debug`: helm's `--debug`.
+    pub debug: bool,
+    /// The longest one helm command may run.
+    pub timeout: Duration,
+}
+
+impl Default for HelmOptions {
+    fn default() -> HelmOptions {
+        HelmOptions {
+            enabled: false,
+            command: "helm".into(),
+            api_versions: Vec::new(),
+            kube_version: String::new(),
+            debug: false,
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Helm for one build: the options, and the version of the binary, asked
+/// once.
+#[derive(Debug, Default)]
+pub(crate) struct Helm {
+    /// The flags.
+    pub opts: HelmOptions,
+    version: OnceLock<Result<String, BuildError>>,
+}
+
+impl Helm {
+    /// Helm with these flags.
+    pub(crate) fn new(opts: HelmOptions) -> Helm {
+        Helm {
+            opts,
+            version: OnceLock::new(),
+        }
+    }
+
+    /// The binary's version, checked to be 3 or 4 (asked on first use,
+    /// with `config_home` as its environment).
+    fn version(&self, config_home: &Path) -> BuildResult<&str> {
+        self.version
+            .get_or_init(|| {
+                let out = self
+                    .invocation(config_home)
+                    .run(&["version".into(), "--short".into()])?;
+                run::check_version(&out)
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    fn invocation<'a>(&'a self, config_home: &'a Path) -> Invocation<'a> {
+        Invocation {
+            command: &self.opts.command,
+            config_home,
+            timeout: self.opts.timeout,
+        }
+    }
+}
+
+/// A chart ready to inflate: its configuration checked, with the flags
+/// applied and the paths resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct ChartStep {
+    chart: ChartConfig,
+    helm: Arc<Helm>,
+    /// Reads values files under the kustomization's load restrictions.
+    loader: Loader,
+    /// The chart home (for a chart pulled by version, its own folder in it).
+    chart_home: PathBuf,
+    /// The values file (the chart's `values.yaml` by default).
+    values_file: PathBuf,
+    additional_values_files: Vec<PathBuf>,
+    merge: Merge,
+    api_versions: Vec<String>,
+    kube_version: String,
+    debug: bool,
+}
+
+/// The steps of a kustomization's `helmCharts` (with its `helmGlobals`),
+/// configured in order; the first that does not configure fails, in
+/// Kustomize's words.
+pub(crate) fn field_steps(
+    helm: &Arc<Helm>,
+    loader: &Loader,
+    k: &Kustomization,
+    k_path: &Path,
+) -> BuildResult<Vec<Step>> {
+    let globals = k.helm_globals.clone().unwrap_or_default();
+    k.helm_charts
+        .iter()
+        .map(|chart| {
+            let chart = ChartConfig {
+                globals: globals.clone(),
+                ..chart.clone()
+            };
+            let shown = chart.to_yaml();
+            let step = configure(chart, loader, helm).map_err(|e| {
+                e.context(format!(
+                    "trouble configuring builtin {KIND} with config: `\n{shown}`"
+                ))
+            })?;
+            Ok(Step {
+                label: format!("{KIND} {}", step.chart.name),
+                action: Action::Helm(Box::new(step)),
+                origin: Origin::Configured {
+                    configured_in: k_path.to_path_buf(),
+                    api_version: "builtin".into(),
+                    kind: KIND.into(),
+                    name: String::new(),
+                    namespace: String::new(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// The step of an `apiVersion: builtin` `HelmChartInflationGenerator`
+/// config `c` (named `id`) listed in `field`, recording `origin`.
+pub(crate) fn config_step(
+    c: &Resource,
+    id: &krusty_resource::ResId,
+    field: &str,
+    loader: &Loader,
+    helm: &Arc<Helm>,
+    origin: Origin,
+) -> BuildResult<Step> {
+    let fails = |e: BuildError| e.context(format!("plugin {id} fails configuration"));
+    if field != "generators" {
+        return Err(BuildError::new(format!(
+            "{field}: {id} is a generator; it cannot be used in '{field}'"
+        )));
+    }
+    if !helm.opts.enabled {
+        return Err(fails(BuildError::new("must specify --enable-helm")));
+    }
+    let chart = config::read_builtin(&c.node).map_err(|e| {
+        fails(BuildError::from(e).context("error unmarshaling JSON: while decoding JSON"))
+    })?;
+    let step = configure(chart, loader, helm).map_err(fails)?;
+    Ok(Step {
+        label: id.to_string(),
+        action: Action::Helm(Box::new(step)),
+        origin,
+    })
+}
+
+/// Checks `chart` and resolves it against the kustomization `loader` is
+/// rooted in, as Kustomize configures its generator. An error is in
+/// Kustomize's words, without the context it is reported in.
+pub(crate) fn configure(
+    mut chart: ChartConfig,
+    loader: &Loader,
+    helm: &Arc<Helm>,
+) -> BuildResult<ChartStep> {
+    let opts = &helm.opts;
+    if !opts.enabled {
+        return Err(BuildError::new("must specify --enable-helm"));
+    }
+    if opts.command.is_empty() {
+        return Err(BuildError::new("must specify --helm-command"));
+    }
+    if chart.name.is_empty() {
+        return Err(BuildError::new("chart name cannot be empty"));
+    }
+    if chart.globals.chart_home.is_empty() {
+        chart.globals.chart_home = DEFAULT_CHART_HOME.into();
+    }
+    let chart_home = chart_home(&chart, &loader.root);
+    let values_file = match chart.values_file.as_str() {
+        "" => chart_home.join(&chart.name).join("values.yaml"),
+        file => PathBuf::from(file),
+    };
+    let mut additional_values_files = Vec::new();
+    for file in &chart.additional_values_files {
+        load(loader, Path::new(file))
+            .map_err(|e| e.context("could not load additionalValuesFile"))?;
+        additional_values_files.push(clean(&loader.root.join(file)));
+    }
+    let merge = Merge::parse(&chart.values_merge)
+        .ok_or_else(|| BuildError::new("valuesMerge must be one of [merge override replace]"))?;
+    let api_versions = chart
+        .api_versions
+        .clone()
+        .unwrap_or_else(|| opts.api_versions.clone());
+    let kube_version = chart
+        .kube_version
+        .clone()
+        .unwrap_or_else(|| opts.kube_version.clone());
+    let debug = chart.debug.unwrap_or(opts.debug);
+    Ok(ChartStep {
+        chart,
+        helm: Arc::clone(helm),
+        loader: loader.clone(),
+        chart_home,
+        values_file,
+        additional_values_files,
+        merge,
+        api_versions,
+        kube_version,
+        debug,
+    })
+}
+
+/// The folder holding the chart's folder: the chart home, absolute or
+/// under the kustomization, and for a chart pulled by version (`repo` and
+/// `version` set) its `NAME-VERSION` folder in it.
+fn chart_home(chart: &ChartConfig, root: &Path) -> PathBuf {
+    let home = root.join(&chart.globals.chart_home);
+    let home = if chart.version.is_empty() || chart.repo.is_empty() {
+        home
+    } else {
+        home.join(format!("{}-{}", chart.name, chart.version))
+    };
+    clean(&home)
+}
+
+/// Reads a file named in the chart's configuration, under the load
+/// restrictions; relative names are relative to the kustomization.
+fn load(loader: &Loader, path: &Path) -> BuildResult<String> {
+    let file = loader.file(&path.to_string_lossy())?;
+    loader.read(&file, None)
+}
+
+impl ChartStep {
+    /// Inflates the chart and adds its resources to `resources`, each
+    /// recording `origin`.
+    pub(crate) fn generate(&self, resources: &mut ResMap, origin: &Origin) -> BuildResult<()> {
+        for mut r in self.inflate()? {
+            r.meta.origin = Some(Box::new(origin.clone()));
+            absorb(resources, r).map_err(BuildError::from)?;
+        }
+        Ok(())
+    }
+
+    /// Runs helm for the chart: version check, pull when the chart is
+    /// missing, values, template; returns the resources it printed.
+    fn inflate(&self) -> BuildResult<Vec<Resource>> {
+        let tmp = TempDir::new()?;
+        let config_home = match self.chart.globals.config_home.as_str() {
+            "" => tmp.path().join("helm"),
+            home => PathBuf::from(home),
+        };
+        self.helm.version(&config_home)?;
+        let helm = self.helm.invocation(&config_home);
+        let chart_dir = self.chart_home.join(&self.chart.name);
+        match std::fs::metadata(&chart_dir) {
+            Ok(m) if m.is_dir() => {}
+            found => {
+                if self.chart.repo.is_empty() {
+                    let shown = match found {
+                        Ok(_) => chart_dir.display().to_string(),
+                        Err(_) => String::new(),
+                    };
+                    return Err(BuildError::new(format!(
+                        "no repo specified for pull, no chart found at '{shown}'"
+                    )));
+                }
+                helm.run(&args::pull(&self.chart, &self.chart_home))?;
+            }
+        }
+        let values = self.values_text()?;
+        let values_file = tmp
+            .path()
+            .join(format!("{}-kustomize-values.yaml", self.chart.name));
+        std::fs::write(&values_file, values)
+            .map_err(|e| BuildError::new(format!("failed to write values file: {e}")))?;
+        let template = args::template(
+            &self.chart,
+            &args::TemplateInputs {
+                chart_dir: &chart_dir,
+                values_file: &values_file,
+                additional_values_files: &self.additional_values_files,
+                api_versions: &self.api_versions,
+                kube_version: &self.kube_version,
+                debug: self.debug,
+            },
+        );
+        let stdout = helm.run(&template)?;
+        read_output(&String::from_utf8_lossy(&stdout), &self.chart.name)
+    }
+
+    /// The text of the values file helm is given.
+    fn values_text(&self) -> BuildResult<String> {
+        let read = || load(&self.loader, &self.values_file);
+        match self.chart.values_inline.as_ref() {
+            Some(inline) if self.chart.has_inline_values() => {
+                values::merged(inline, self.merge, read)
+            }
+            _ => read(),
+        }
+    }
+}
+
+/// The resources in helm's output. Should the whole not read (helm may
+/// print messages before its first document), what follows the first
+/// `---` line is read instead.
+fn read_output(text: &str, chart: &str) -> BuildResult<Vec<Resource>> {
+    let source = PathBuf::from(format!("helm template output of chart {chart}"));
+    match crate::read::resources_from_text(text, &source) {
+        Ok(resources) => Ok(resources),
+        Err(first) => {
+            let rest = text
+                .find("\n---")
+                .map(|at| &text[at + 1..])
+                .filter(|_| !text.starts_with("---"));
+            match rest {
+                Some(rest) => crate::read::resources_from_text(rest, &source)
+                    .map_err(|_| first.context("error reading helm output")),
+                None => Err(first.context("could not parse bytes into resource map")),
+            }
+        }
+    }
+}
