@@ -246,19 +246,7 @@ fn bad_yaml_names_file_line_and_column() {
 #[test]
 fn unsupported_and_unknown_fields_fail_clearly() {
     let dir = scratch("fields");
-    write(
-        &dir,
-        "kustomization.yaml",
-        "resources:\n- r.yaml\nhelmCharts:\n- name: chart\n",
-    );
     write(&dir, "r.yaml", CM);
-    let out = krusty(&["build", "--enable-helm"], &dir);
-    assert!(
-        stderr(&out)
-            .contains("field 'helmCharts' (line 3): Helm charts are not supported by krusty yet"),
-        "{}",
-        stderr(&out)
-    );
     write(
         &dir,
         "kustomization.yaml",
@@ -287,8 +275,9 @@ fn version_and_help() {
 }
 
 /// Kustomize's Helm flags are accepted (Argo CD passes them to every
-/// build); Helm charts fail, with Kustomize's error when `--enable-helm` is
-/// missing; `helmGlobals` alone is ignored, as Kustomize ignores it.
+/// build); Helm charts fail with Kustomize's error when `--enable-helm` is
+/// missing; `helmGlobals` alone is ignored, as Kustomize ignores it
+/// (charts themselves: tests/helm.rs).
 #[test]
 fn helm_flags_are_accepted_and_charts_fail_clearly() {
     let dir = scratch("helm");
@@ -332,9 +321,18 @@ fn helm_flags_are_accepted_and_charts_fail_clearly() {
         "{}",
         stderr(&out)
     );
+    // With the flag, helm is run (here a command that does not exist).
     for on in [&["--enable-helm"][..], &["--enable-helm=true"][..]] {
-        let out = krusty(&[&["build", "charts"][..], on].concat(), &dir);
-        assert_fails_with(&out, "Helm charts are not supported by krusty yet");
+        let args = [
+            &["build", "charts", "--helm-command", "/nonexistent/helm"][..],
+            on,
+        ]
+        .concat();
+        let out = krusty(&args, &dir);
+        assert_fails_with(
+            &out,
+            "fork/exec /nonexistent/helm: no such file or directory",
+        );
     }
     let out = krusty(
         &[
