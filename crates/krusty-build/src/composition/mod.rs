@@ -14,6 +14,12 @@ pub use schema::API_VERSION;
 /// The names a composition file may have.
 pub const FILE_NAMES: [&str; 2] = ["composition.yaml", "composition.yml"];
 
+/// Reads the text of a composition file (`path` names it in errors) as a
+/// build reads it, without following its imports or file references.
+pub fn check(path: &std::path::Path, text: &str) -> crate::error::BuildResult<()> {
+    schema::parse(path, text).map(drop)
+}
+
 /// The consolidated list as YAML documents (what `krusty composition
 /// consolidate` prints).
 pub fn to_yaml(list: &[Transformer]) -> crate::error::BuildResult<String> {
