@@ -105,18 +105,6 @@ fn consolidate_in(
     chain: &mut Vec<PathBuf>,
 ) -> BuildResult<Vec<Transformer>> {
     let file = canonical(file)?;
-    if chain.contains(&file) {
-        let names: Vec<String> = chain
-            .iter()
-            .skip_while(|p| **p != file)
-            .chain(std::iter::once(&file))
-            .map(|p| p.display().to_string())
-            .collect();
-        return Err(BuildError::new(format!(
-            "transformersFrom: import cycle: {}",
-            names.join(" -> ")
-        )));
-    }
     let text = crate::loader::read_text(&file, None)?;
     let parsed = schema::parse(&file, &text)?;
     chain.push(file.clone());
@@ -135,13 +123,31 @@ fn consolidate_file(
     let loader = Loader::new(&dir, restrictor)?;
     let (mut before, mut after) = (Vec::new(), Vec::new());
     for import in &parsed.imports {
-        let target = imported_file(&loader, &import.path).map_err(|e| {
-            error_at(
+        let target = imported_file(&loader, &import.path)
+            .and_then(|target| canonical(&target))
+            .map_err(|e| {
+                error_at(
+                    file,
+                    import.pos,
+                    format!("transformersFrom '{}': {e}", import.path),
+                )
+            })?;
+        if let Some(at) = chain.iter().position(|p| *p == target) {
+            let names: Vec<String> = chain[at..]
+                .iter()
+                .chain(std::iter::once(&target))
+                .map(|p| p.display().to_string())
+                .collect();
+            return Err(error_at(
                 file,
                 import.pos,
-                format!("transformersFrom '{}': {e}", import.path),
-            )
-        })?;
+                format!(
+                    "transformersFrom '{}': import cycle: {}",
+                    import.path,
+                    names.join(" -> ")
+                ),
+            ));
+        }
         let list = consolidate_in(&target, restrictor, chain)
             .map_err(|e| e.context(format!("transformersFrom '{}'", import.path)))?;
         match import.mode {
@@ -242,10 +248,12 @@ fn check_unique(list: &[Transformer]) -> BuildResult<()> {
     for t in list {
         if let Some(first) = seen.insert((t.api_version(), t.kind(), t.name()), t) {
             return Err(BuildError::new(format!(
-                "two transformers are {} (in {} and {}); give one another metadata.name",
+                "two transformers are {} (in {} line {} and {} line {}); give one another metadata.name",
                 t.describe(),
                 first.file.display(),
-                t.file.display()
+                first.config.pos().line,
+                t.file.display(),
+                t.config.pos().line
             )));
         }
     }

@@ -31,8 +31,12 @@ pub(crate) fn run(
     for t in list {
         let loader = Loader::new(&t.dir, restrictor)?;
         let in_step = |e: BuildError| {
-            e.context(format!("running transformer {}", t.describe()))
-                .context(format!("composition file {}", t.file.display()))
+            e.context(format!(
+                "running transformer {} (line {})",
+                t.describe(),
+                t.config.pos().line
+            ))
+            .context(format!("composition file {}", t.file.display()))
         };
         match (t.api_version(), t.kind()) {
             ("builtin", "ResourceGenerator") => {
@@ -51,11 +55,11 @@ pub(crate) fn run(
                     }
                     _ => Role::Transformer,
                 };
-                let step = builtin_step(&loader, t)?;
+                let step = builtin_step(&loader, t).map_err(in_step)?;
                 ctx.run_operations(&[step], role, &loader, &mut resmap, &site(t))?;
             }
             _ => {
-                let step = function_step(ctx, &loader, t)?;
+                let step = function_step(ctx, &loader, t).map_err(in_step)?;
                 ctx.run_operations(&[step], Role::Transformer, &loader, &mut resmap, &site(t))?;
             }
         }
@@ -63,9 +67,13 @@ pub(crate) fn run(
     Ok(resmap)
 }
 
-/// Names the file a transformer is configured in, in messages.
+/// Names the file and line a transformer is configured at, in messages.
 fn site(t: &Transformer) -> String {
-    format!("composition file {}", t.file.display())
+    format!(
+        "composition file {}, line {}",
+        t.file.display(),
+        t.config.pos().line
+    )
 }
 
 /// Where a transformer's changes come from, in build records.
@@ -126,12 +134,14 @@ fn inline_kustomization(
     t: &Transformer,
     resmap: ResMap,
 ) -> BuildResult<ResMap> {
-    let text =
-        krusty_yaml::to_kustomize_yaml(&t.config).map_err(|e| BuildError::new(e.to_string()))?;
+    // Written as in its source and on the lines it has there, so that the
+    // lines of reading errors are those of the composition file.
+    let written =
+        krusty_yaml::to_yaml_preserving(&t.config).map_err(|e| BuildError::new(e.to_string()))?;
+    let text = "\n".repeat(t.config.pos().line.saturating_sub(1) as usize) + &written;
     let mut k =
         Kustomization::parse(&text).map_err(|e| e.context("invalid inline Kustomization"))?;
-    // Positions in the text written from the config are not positions in
-    // the composition file.
+    // Columns in that text are not those of the composition file.
     k.positions = Default::default();
     let mut acc = Accumulator::with_resources(resmap);
     ctx.accumulate_into(loader, &k, &t.file, &mut acc)?;
@@ -203,15 +213,11 @@ fn spec_node(spec: &FieldSpec) -> Node {
 /// A KRM function's operation.
 fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    let in_file = |e: BuildError| e.context(site(t));
-    let function = FunctionStep::resolve(&resource, loader, &ctx.policy)
-        .map_err(in_file)?
-        .ok_or_else(|| {
-            in_file(BuildError::new(format!(
-                "transformer {} is not a builtin and declares no KRM function runtime (a runtime: field or a config.kubernetes.io/function annotation)",
-                t.describe()
-            )))
-        })?;
+    let function = FunctionStep::resolve(&resource, loader, &ctx.policy)?.ok_or_else(|| {
+        BuildError::new(
+            "not a builtin, and no KRM function runtime is declared (a runtime: field or a config.kubernetes.io/function annotation)",
+        )
+    })?;
     Ok(Step {
         label: function.label.clone(),
         action: Action::Function(function),
