@@ -30,7 +30,9 @@
 //! functions (`../fns/krm-set-labels`). kubectl skips exec functions, so the
 //! equivalents declare them as container functions with the image
 //! `fake.invalid/<function>`, and kubectl runs with a fake `docker` first in
-//! `PATH` that runs `fns/<function>` instead.
+//! `PATH` that runs `fns/<function>` instead. krusty gets the same fake
+//! docker as its container CLI, so `runtime: {container: ...}` works in
+//! compositions too.
 
 mod support;
 
@@ -46,9 +48,9 @@ const FUNCTIONS: [&str; 3] = [
     "krm-require-limits",
 ];
 
-/// The fake `docker`: runs `$FNDIR/<last path element of the image>`.
-const FAKE_DOCKER: &str =
-    "#!/bin/sh\nfor a in \"$@\"; do img=$a; done\nexec \"$FNDIR/${img##*/}\"\n";
+/// The fake `docker`: `run` runs `$FNDIR/<last path element of the
+/// image>` (the image is the last argument); anything else does nothing.
+const FAKE_DOCKER: &str = "#!/bin/sh\n[ \"$1\" = run ] || exit 0\nfor a in \"$@\"; do img=$a; done\nexec \"$FNDIR/${img##*/}\"\n";
 
 /// The corpus folder.
 fn corpus() -> PathBuf {
@@ -115,11 +117,13 @@ fn target(case: &Path) -> String {
         .unwrap_or_else(|_| "in".into())
 }
 
-/// `krusty ARGS` in the staged case.
+/// `krusty ARGS` in the staged case, the fake docker its container CLI.
 fn krusty(staged: &Path, args: &[String]) -> Result<Output, String> {
     Command::new(env!("CARGO_BIN_EXE_krusty"))
         .args(args)
         .current_dir(staged)
+        .env("KRUSTY_CONTAINER_CLI", staged.join("fake/docker"))
+        .env("FNDIR", staged.join("fns"))
         .output()
         .map_err(|e| format!("cannot run krusty: {e}"))
 }
