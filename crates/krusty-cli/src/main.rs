@@ -123,12 +123,9 @@ struct HelmArgs {
     /// Helm command (path to executable).
     #[arg(long = "helm-command", value_name = "COMMAND", default_value = "helm")]
     helm_command: String,
-    /// Kubernetes API versions used by Helm for Capabilities.APIVersions.
-    #[arg(
-        long = "helm-api-versions",
-        value_name = "VERSIONS",
-        value_delimiter = ','
-    )]
+    /// Kubernetes API versions used by Helm for Capabilities.APIVersions
+    /// (repeatable; helm splits a value at commas).
+    #[arg(long = "helm-api-versions", value_name = "VERSION")]
     helm_api_versions: Vec<String>,
     /// Kubernetes version used by Helm for Capabilities.KubeVersion.
     #[arg(long = "helm-kube-version", value_name = "VERSION", default_value = "")]

@@ -11,7 +11,7 @@ pub mod run;
 pub mod values;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use krusty_ops::absorb::absorb;
@@ -63,21 +63,87 @@ impl Default for HelmOptions {
     }
 }
 
-/// Helm for one build: the options, and the version of the binary, asked
-/// once.
-#[derive(Debug, Default)]
+/// Helm for one build: the options, the version of the binary (asked
+/// once), and the API versions charts share.
+#[derive(Debug)]
 pub(crate) struct Helm {
     /// The flags.
     pub opts: HelmOptions,
     version: OnceLock<Result<String, BuildError>>,
+    /// The storage of `--helm-api-versions`, which charts share in
+    /// Kustomize (see [`ApiVersions`]): as long as Go's slice has room.
+    shared_api_versions: Mutex<Vec<String>>,
+}
+
+/// The API versions a chart passes to helm.
+///
+/// Kustomize gives every chart the `--helm-api-versions` list itself, and
+/// decodes a chart's own `apiVersions` into it: a chart's list that fits
+/// in the flag list's storage (Go's capacity) is written over it, so the
+/// charts configured before (in the build, not only in the kustomization)
+/// that kept the flag's list, or wrote their own over it, see the later
+/// chart's entries instead. Charts are configured before any of a
+/// kustomization's run, so within one kustomization the last such chart
+/// decides for all.
+#[derive(Debug, Clone)]
+enum ApiVersions {
+    /// A list of its own.
+    Own(Vec<String>),
+    /// The first `n` entries of the shared storage.
+    Shared(usize),
 }
 
 impl Helm {
     /// Helm with these flags.
     pub(crate) fn new(opts: HelmOptions) -> Helm {
+        let mut shared = opts.api_versions.clone();
+        shared.resize(go_capacity(shared.len()), String::new());
         Helm {
             opts,
             version: OnceLock::new(),
+            shared_api_versions: Mutex::new(shared),
+        }
+    }
+
+    /// The API versions of a chart whose own are `own`, as Kustomize
+    /// configures it (see [`ApiVersions`]).
+    fn configure_api_versions(&self, own: Option<Vec<String>>) -> ApiVersions {
+        let given = self.opts.api_versions.len();
+        let Some(own) = own else {
+            return match given {
+                0 => ApiVersions::Own(Vec::new()),
+                n => ApiVersions::Shared(n),
+            };
+        };
+        if given == 0 {
+            return ApiVersions::Own(own);
+        }
+        let mut shared = self
+            .shared_api_versions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let room = shared.len();
+        for (slot, version) in shared.iter_mut().zip(&own) {
+            slot.clone_from(version);
+        }
+        if own.len() <= room {
+            ApiVersions::Shared(own.len())
+        } else {
+            ApiVersions::Own(own)
+        }
+    }
+
+    /// The list `versions` stands for now.
+    fn api_versions(&self, versions: &ApiVersions) -> Vec<String> {
+        match versions {
+            ApiVersions::Own(list) => list.clone(),
+            ApiVersions::Shared(n) => {
+                let shared = self
+                    .shared_api_versions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                shared.iter().take(*n).cloned().collect()
+            }
         }
     }
 
@@ -104,6 +170,21 @@ impl Helm {
     }
 }
 
+/// The capacity of a Go slice of strings after `n` appends, one at a time,
+/// from empty (doubling up to 256 entries, then growing by a quarter and
+/// 192 entries, as Go's runtime does, without its allocator's rounding).
+fn go_capacity(n: usize) -> usize {
+    let mut cap: usize = usize::from(n > 0);
+    while cap < n {
+        cap = if cap < 256 {
+            cap * 2
+        } else {
+            cap + (cap + 768) / 4
+        };
+    }
+    cap
+}
+
 /// A chart ready to inflate: its configuration checked, with the flags
 /// applied and the paths resolved.
 #[derive(Debug, Clone)]
@@ -118,7 +199,7 @@ pub(crate) struct ChartStep {
     values_file: PathBuf,
     additional_values_files: Vec<PathBuf>,
     merge: Merge,
-    api_versions: Vec<String>,
+    api_versions: ApiVersions,
     kube_version: String,
     debug: bool,
 }
@@ -225,10 +306,7 @@ pub(crate) fn configure(
     }
     let merge = Merge::parse(&chart.values_merge)
         .ok_or_else(|| BuildError::new("valuesMerge must be one of [merge override replace]"))?;
-    let api_versions = chart
-        .api_versions
-        .clone()
-        .unwrap_or_else(|| opts.api_versions.clone());
+    let api_versions = helm.configure_api_versions(chart.api_versions.clone());
     let kube_version = chart
         .kube_version
         .clone()
@@ -317,7 +395,7 @@ impl ChartStep {
                 chart_dir: &chart_dir,
                 values_file: &values_file,
                 additional_values_files: &self.additional_values_files,
-                api_versions: &self.api_versions,
+                api_versions: &self.helm.api_versions(&self.api_versions),
                 kube_version: &self.kube_version,
                 debug: self.debug,
             },
@@ -356,5 +434,49 @@ fn read_output(text: &str, chart: &str) -> BuildResult<Vec<Resource>> {
                 None => Err(first.context("could not parse bytes into resource map")),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn helm(flags: &[&str]) -> Helm {
+        Helm::new(HelmOptions {
+            api_versions: flags.iter().map(|s| s.to_string()).collect(),
+            ..HelmOptions::default()
+        })
+    }
+
+    fn list(items: &[&str]) -> Option<Vec<String>> {
+        Some(items.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn go_slices_double_then_grow_by_a_quarter() {
+        let caps: Vec<usize> = [0, 1, 2, 3, 5, 9, 256, 257].map(go_capacity).to_vec();
+        assert_eq!(caps, [0, 1, 2, 4, 8, 16, 256, 512]);
+    }
+
+    #[test]
+    fn without_the_flag_each_chart_keeps_its_own() {
+        let h = helm(&[]);
+        let a = h.configure_api_versions(list(&["a/v1"]));
+        let b = h.configure_api_versions(None);
+        assert_eq!(h.api_versions(&a), ["a/v1"]);
+        assert!(h.api_versions(&b).is_empty());
+    }
+
+    #[test]
+    fn a_later_chart_list_that_fits_overwrites_the_flag_list() {
+        let h = helm(&["flag/v1"]);
+        let first = h.configure_api_versions(None);
+        let own = h.configure_api_versions(list(&["own/v1"]));
+        assert_eq!(h.api_versions(&first), ["own/v1"]);
+        assert_eq!(h.api_versions(&own), ["own/v1"]);
+        // A longer list gets storage of its own, after writing what fits.
+        let long = h.configure_api_versions(list(&["x/v1", "y/v1"]));
+        assert_eq!(h.api_versions(&long), ["x/v1", "y/v1"]);
+        assert_eq!(h.api_versions(&first), ["x/v1"]);
     }
 }

@@ -1,0 +1,384 @@
+//! Helm charts inflated by real helm binaries, checked against `kubectl
+//! kustomize --enable-helm` (Kustomize v5.5.0) on the same input.
+//!
+//! helm v3 and v4 are looked for in `$KRUSTY_TEST_HELM3` and
+//! `$KRUSTY_TEST_HELM4`, else in `target/helm3/helm` and `target/helm4/helm`
+//! (`.ci/run` puts them there); without helm v3 the tests say so and pass.
+//!
+//! Each case in `tests/helm/cases/` holds `in/` (a kustomization tree);
+//! `charts` (lines `DIR CHART…`: charts of `tests/helm/charts/` copied to
+//! `in/DIR`); `args` (flags, one per line, added after `--enable-helm
+//! --helm-command HELM3` unless they set those); `target` (the folder to
+//! build, default `in`); and `expected.yaml`, kubectl's output
+//! (`KRUSTY_BLESS=1` records it), or `expected_error.txt`, a part of
+//! krusty's message in Kustomize's words, beside `kubectl_error.txt`.
+//! Paths in messages read `{{DIR}}` (the copy built) and `{{HELM}}`.
+//! `{{REPO}}` stands for a chart repository served over HTTPS on loopback
+//! (a throwaway CA) holding the charts `kitchen` and `webapp`. Each case
+//! is built with helm v3, and with helm v4 unless it has a `helm4-differs`
+//! file saying why.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use support::{diff, scratch, write};
+
+const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm")
+}
+
+/// The helm binary of major version `major`, if installed.
+fn helm(major: u32) -> Option<PathBuf> {
+    let path = std::env::var_os(format!("KRUSTY_TEST_HELM{major}"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target")
+                .join(format!("helm{major}/helm"))
+        });
+    path.is_file().then_some(path)
+}
+
+/// helm v3, or `None` after saying loudly that the tests are skipped.
+fn helm3_or_skip(test: &str) -> Option<PathBuf> {
+    let found = helm(3);
+    if found.is_none() {
+        eprintln!(
+            "SKIPPED {test}: no helm v3 (set KRUSTY_TEST_HELM3 or run .ci/run, which installs target/helm3/helm)"
+        );
+    }
+    found
+}
+
+/// The chart repository every case shares.
+struct World {
+    repo: String,
+    ca: PathBuf,
+    /// Keeps the server's stdin open: it stops when the tests end.
+    _server: Child,
+}
+
+fn world(helm3: &Path) -> &'static World {
+    static WORLD: OnceLock<World> = OnceLock::new();
+    WORLD.get_or_init(|| World::start(helm3))
+}
+
+/// Runs `cmd`, failing the test with its output when it fails.
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl World {
+    fn start(helm3: &Path) -> World {
+        let dir = scratch("helm", "world");
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        for chart in ["kitchen", "webapp"] {
+            run(Command::new(helm3)
+                .arg("package")
+                .arg(fixtures().join("charts").join(chart))
+                .arg("--destination")
+                .arg(&repo)
+                .env("HELM_CONFIG_HOME", dir.join("helm")));
+        }
+        run(Command::new(helm3)
+            .args(["repo", "index"])
+            .arg(&repo)
+            .env("HELM_CONFIG_HOME", dir.join("helm")));
+        let tls = make_certificates(&dir.join("tls"));
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/git-http-server.py");
+        let mut child = Command::new("python3")
+            .arg(server)
+            .arg("0")
+            .arg(&repo)
+            .arg(tls.join("server.crt"))
+            .arg(tls.join("server.key"))
+            .arg("--static")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs the test server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().expect("piped"))
+            .read_line(&mut line)
+            .expect("the server prints its port");
+        let port: u16 = line.trim().parse().expect("a port number");
+        World {
+            repo: format!("https://127.0.0.1:{port}"),
+            ca: tls.join("ca.crt"),
+            _server: child,
+        }
+    }
+
+    fn fill(&self, text: &str) -> String {
+        text.replace("{{REPO}}", &self.repo)
+    }
+
+    fn unfill(&self, text: &str) -> String {
+        text.replace(&self.repo, "{{REPO}}")
+    }
+}
+
+/// A CA and a certificate for 127.0.0.1 and localhost it signed.
+fn make_certificates(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let openssl = |args: &[&str]| {
+        run(Command::new("openssl").current_dir(dir).args(args));
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend(["-days", "30", "-subj", "/CN=krusty-helm-test-ca"]);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+    openssl(&ca);
+    let mut csr = vec!["req"];
+    csr.extend(ec);
+    csr.extend([
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    openssl(&csr);
+    write(
+        dir,
+        "server.ext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "30",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
+    dir.to_path_buf()
+}
+
+/// Copies the tree `from` into `to`, placeholders filled in text files.
+fn copy_tree(from: &Path, to: &Path, world: &World) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &dest, world);
+        } else {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            match String::from_utf8(bytes) {
+                Ok(text) => std::fs::write(dest, world.fill(&text)).unwrap(),
+                Err(e) => std::fs::write(dest, e.into_bytes()).unwrap(),
+            }
+        }
+    }
+}
+
+/// A fresh copy of the case's tree with its charts in place (a pull
+/// writes into the chart home); returns the folder to build.
+fn prepare(case: &Path, into: &Path, world: &World) -> PathBuf {
+    let _ = std::fs::remove_dir_all(into);
+    copy_tree(&case.join("in"), into, world);
+    if let Ok(list) = std::fs::read_to_string(case.join("charts")) {
+        for line in list.lines() {
+            let mut words = line.split_whitespace();
+            let Some(dir) = words.next() else { continue };
+            for chart in words {
+                copy_tree(
+                    &fixtures().join("charts").join(chart),
+                    &into.join(dir).join(chart),
+                    world,
+                );
+            }
+        }
+    }
+    match std::fs::read_to_string(case.join("target")) {
+        Ok(t) => into.join(t.trim()),
+        Err(_) => into.to_path_buf(),
+    }
+}
+
+/// The flags for a case built with `helm`.
+fn flags(case: &Path, helm: &Path) -> Vec<String> {
+    let own: Vec<String> = std::fs::read_to_string(case.join("args"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    let mut args = Vec::new();
+    if !own.iter().any(|a| a.starts_with("--enable-helm")) {
+        args.push("--enable-helm".to_string());
+    }
+    if !own.iter().any(|a| a.starts_with("--helm-command")) {
+        args.push("--helm-command".into());
+        args.push(helm.to_string_lossy().into_owned());
+    }
+    args.extend(own);
+    args
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// kubectl's message without what changes from run to run (its log
+/// prefix, its temporary folders).
+fn stable(message: &str) -> String {
+    let message = match message.find("] ") {
+        Some(i) if message.starts_with('E') => &message[i + 2..],
+        _ => message,
+    };
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(i) = rest.find("/tmp/kustomize-helm-") {
+        out.push_str(&rest[..i]);
+        out.push_str("/tmp/kustomize-helm-TMP");
+        rest = rest[i + 20..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+fn kubectl_available() -> bool {
+    Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `program` (`krusty build` or `kubectl kustomize`) on a fresh copy
+/// of the case.
+fn build(
+    program: &[&str],
+    case: &Path,
+    scratch_dir: &Path,
+    helm: &Path,
+    world: &World,
+) -> (String, String) {
+    let target = prepare(case, scratch_dir, world);
+    let out = Command::new(program[0])
+        .args(&program[1..])
+        .arg(&target)
+        .args(flags(case, helm))
+        .env("SSL_CERT_FILE", &world.ca)
+        .output()
+        .unwrap();
+    let (out_text, err_text) = text(&out);
+    let unfill = |t: &str| {
+        world
+            .unfill(t)
+            .replace(&scratch_dir.to_string_lossy().into_owned(), "{{DIR}}")
+            .replace(&helm.to_string_lossy().into_owned(), "{{HELM}}")
+    };
+    (unfill(&out_text), unfill(&err_text))
+}
+
+/// What is wrong with krusty's `(stdout, stderr)` for the case, if
+/// anything.
+fn check(case: &Path, name: &str, printed: &(String, String)) -> Option<String> {
+    let (out, err) = printed;
+    if let Ok(expected) = std::fs::read_to_string(case.join("expected.yaml")) {
+        if *out != expected || !err.is_empty() {
+            return Some(format!(
+                "{name}: krusty differs from the golden output\n{}\nstderr: {err}",
+                diff(&expected, out)
+            ));
+        }
+        return None;
+    }
+    let Ok(wanted) = std::fs::read_to_string(case.join("expected_error.txt")) else {
+        return Some(format!(
+            "{name}: no expected.yaml nor expected_error.txt; krusty says:\n{out}{err}"
+        ));
+    };
+    let wanted = wanted.trim_end();
+    if !out.is_empty() || !err.contains(wanted) {
+        return Some(format!(
+            "{name}: wanted an error containing\n  {wanted}\ngot stdout {out:?}\nstderr {err}"
+        ));
+    }
+    None
+}
+
+#[test]
+fn cases_match_kustomize() {
+    let Some(helm3) = helm3_or_skip("cases_match_kustomize") else {
+        return;
+    };
+    let helm4 = helm(4);
+    if helm4.is_none() {
+        eprintln!("helm v4 not found: cases run with helm v3 only");
+    }
+    let world = world(&helm3);
+    let bless = std::env::var_os("KRUSTY_BLESS").is_some();
+    let live = kubectl_available();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let mut failures = Vec::new();
+    for case in &names {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let dir = scratch("helm", &name);
+        if live && bless {
+            let kubectl = build(
+                &["kubectl", "kustomize"],
+                case,
+                &dir.join("kubectl"),
+                &helm3,
+                world,
+            );
+            if kubectl.1.is_empty() {
+                std::fs::write(case.join("expected.yaml"), &kubectl.0).unwrap();
+            } else {
+                std::fs::write(case.join("kubectl_error.txt"), stable(&kubectl.1)).unwrap();
+            }
+        }
+        let krusty = build(&[KRUSTY, "build"], case, &dir.join("krusty"), &helm3, world);
+        failures.extend(check(case, &name, &krusty));
+        if let Some(helm4) = helm4
+            .as_deref()
+            .filter(|_| !case.join("helm4-differs").exists())
+        {
+            let krusty4 = build(&[KRUSTY, "build"], case, &dir.join("krusty4"), helm4, world);
+            failures.extend(check(case, &format!("{name} (helm v4)"), &krusty4));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
