@@ -31,16 +31,7 @@ const NEEDS_HASH: &str = "kustomize.config.k8s.io/needs-hash";
 const BEHAVIOR: &str = "kustomize.config.k8s.io/behavior";
 const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 
-/// What a function does to the resources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// Gets an empty list; what it returns is added.
-    Generator,
-    /// Gets every resource; what it returns replaces them.
-    Transformer,
-    /// Gets every resource; may report results but not change them.
-    Validator,
-}
+pub use crate::operation::Role;
 
 /// A function ready to run: its runtime (paths resolved), its config and
 /// the directory it runs in.

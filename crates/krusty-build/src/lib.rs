@@ -4,10 +4,11 @@
 pub mod build_metadata;
 pub mod composition;
 pub mod error;
-mod functions;
+pub mod functions;
 pub mod helm;
 pub mod kustomization;
 pub mod loader;
+pub mod operation;
 mod plan;
 pub mod read;
 mod readahead;

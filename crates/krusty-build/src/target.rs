@@ -9,12 +9,10 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
-use krusty_ops::builtins::metadata_map::reconcile_shared;
 use krusty_ops::builtins::nameref::FixNameReferences;
-use krusty_ops::patch::{chain, PatchEntry};
 use krusty_ops::schema::{Schema, BUILTIN_VERSION};
 use krusty_ops::vars::{self, VarSet};
-use krusty_ops::{Builtin, Env, TransformerConfig};
+use krusty_ops::{Env, TransformerConfig};
 use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
 
 use krusty_runtime::Policy;
@@ -22,9 +20,9 @@ use krusty_yaml::Node;
 
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
-use crate::functions::{FunctionStep, Role};
 use crate::kustomization::{EntryPositions, Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
+use crate::operation::{Operation, Pipeline, Role};
 use crate::plan;
 use crate::read::resources_from_text;
 use crate::readahead::ReadAhead;
@@ -130,43 +128,95 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         (None, None) => ctx.target(&loader)?,
     };
     let mut resmap = level.resmap;
-    // Records a transformer wrote as annotations are never printed; a
-    // needsHashSuffix among them still asks for the hash.
-    krusty_ops::parallel::map_each(resmap.resources_mut_keeping_identity(), |r| {
-        if krusty_resource::build_records::strip(&mut r.node) {
-            r.meta.needs_hash = true;
-        }
-    });
-    AddHashSuffixes
-        .apply(&mut resmap)
-        .map_err(BuildError::from)?;
-    FixNameReferences {
-        back_refs: level.config.name_reference.clone(),
+    for stage in FINISH_STAGES {
+        finish(stage, &mut resmap, &level.config, &level.vars)?;
     }
-    .apply(&mut resmap)
-    .map_err(BuildError::from)?;
-    vars::resolve(&mut resmap, &level.vars, &level.config.var_reference)
-        .map_err(BuildError::from)?;
-    check_names(&resmap)?;
-    // Replacements may leave two resources with one id; Kustomize fails on
-    // that once the build is done (hash suffixes may have set them apart).
-    resmap.check_unique().map_err(BuildError::from)?;
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
-    let printed = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
+    let resources = printed(resmap, level.kustomization.sort_options.unwrap_or_default());
+    Ok(BuildOutput {
+        resources,
+        warnings: ctx.warnings,
+    })
+}
+
+/// What a build does once its top level has run, in order (before the
+/// build records are written and the output is ordered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// Build records a transformer wrote as annotations are removed (a
+    /// `needsHashSuffix` among them still asks for the hash).
+    StripRecords,
+    /// Generated names get their hash suffixes.
+    HashSuffixes,
+    /// References follow every rename.
+    NameReferences,
+    /// `$(VAR)` references are replaced.
+    Vars,
+    /// A resource left without a name fails the build.
+    CheckNames,
+    /// Two resources left with one id fail the build (replacements may
+    /// make them; hash suffixes may have set them apart).
+    CheckUnique,
+}
+
+/// The finishing stages, in order.
+pub const FINISH_STAGES: [Finish; 6] = [
+    Finish::StripRecords,
+    Finish::HashSuffixes,
+    Finish::NameReferences,
+    Finish::Vars,
+    Finish::CheckNames,
+    Finish::CheckUnique,
+];
+
+/// Runs one finishing stage over the build's resources.
+fn finish(
+    stage: Finish,
+    resmap: &mut ResMap,
+    config: &TransformerConfig,
+    declared: &VarSet,
+) -> BuildResult<()> {
+    match stage {
+        Finish::StripRecords => {
+            krusty_ops::parallel::map_each(resmap.resources_mut_keeping_identity(), |r| {
+                if krusty_resource::build_records::strip(&mut r.node) {
+                    r.meta.needs_hash = true;
+                }
+            });
+            Ok(())
+        }
+        Finish::HashSuffixes => AddHashSuffixes.apply(resmap).map_err(BuildError::from),
+        Finish::NameReferences => FixNameReferences {
+            back_refs: config.name_reference.clone(),
+        }
+        .apply(resmap)
+        .map_err(BuildError::from),
+        Finish::Vars => {
+            vars::resolve(resmap, declared, &config.var_reference).map_err(BuildError::from)
+        }
+        Finish::CheckNames => check_names(resmap),
+        Finish::CheckUnique => resmap.check_unique().map_err(BuildError::from),
+    }
+}
+
+/// The resources printed, in output order: annotations normalized, those
+/// marked local-config left out, sorted as `sortOptions` says.
+fn printed(mut resmap: ResMap, order: SortOptions) -> Vec<Resource> {
+    let kept = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         r.normalize_annotations();
         keeps_printed(r)
     });
     let mut resources: Vec<Resource> = resmap.into_vec();
-    if printed.contains(&false) {
+    if kept.contains(&false) {
         resources = resources
             .into_iter()
-            .zip(printed)
-            .filter_map(|(r, printed)| printed.then_some(r))
+            .zip(kept)
+            .filter_map(|(r, kept)| kept.then_some(r))
             .collect();
     }
-    match level.kustomization.sort_options.unwrap_or_default() {
+    match order {
         SortOptions::Fifo => {}
         SortOptions::Legacy => sort_legacy(&mut resources, &LegacyOrder::default()),
         SortOptions::LegacyWith {
@@ -174,10 +224,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
             order_last,
         } => sort_legacy(&mut resources, &LegacyOrder::new(order_first, order_last)),
     }
-    Ok(BuildOutput {
-        resources,
-        warnings: ctx.warnings,
-    })
+    resources
 }
 
 /// Fails on the first resource left without a name (a patch or a
@@ -382,77 +429,25 @@ impl Context {
         Ok(())
     }
 
-    /// Runs `steps` over `resmap` in `role`; function results become
-    /// warnings; errors name `site` (the file configuring them). A
-    /// composition among them runs as its role says: a generator's output
-    /// is added, a transformer's replaces the resources, a validator's is
-    /// dropped.
+    /// Runs `steps`, planned for `role`, as one pipeline over `resmap`;
+    /// function results become warnings; errors name `site` (the file
+    /// configuring them).
     pub(crate) fn run_operations(
         &mut self,
-        steps: &[Step],
+        steps: Vec<Step>,
         role: Role,
         loader: &Loader,
         resmap: &mut ResMap,
         site: &str,
     ) -> BuildResult<()> {
-        let mut rest = steps;
-        while !rest.is_empty() {
-            let simple = rest
-                .iter()
-                .take_while(|s| !matches!(s.action, Action::Composition(_)))
-                .count();
-            if simple > 0 {
-                let mut notes = Vec::new();
-                let result = run_steps(
-                    &rest[..simple],
-                    role,
-                    resmap,
-                    &self.env(loader),
-                    &self.policy,
-                    &mut notes,
-                    site,
-                );
-                self.warnings.extend(notes);
-                result?;
-                rest = &rest[simple..];
-                continue;
-            }
-            let step = &rest[0];
-            rest = &rest[1..];
-            if let Action::Composition(file) = &step.action {
-                self.run_composition_step(file, role, loader.restrictor, resmap)
-                    .map_err(|e| e.context(format!("running {}", step.label)).context(site))?;
-            }
-        }
-        Ok(())
+        let operations = steps.into_iter().map(|s| s.operation(role)).collect();
+        let operations = crate::operation::fuse_patch_chains(operations, !self.build_records);
+        Pipeline::new(operations).run(self, loader, resmap, site)
     }
 
-    /// Runs the composition `file` in `role` over `resmap`.
-    fn run_composition_step(
-        &mut self,
-        file: &Path,
-        role: Role,
-        restrictor: LoadRestrictor,
-        resmap: &mut ResMap,
-    ) -> BuildResult<()> {
-        let list = crate::composition::consolidate(file, restrictor)?;
-        match role {
-            Role::Generator => {
-                let out = crate::composition::run(self, &list, restrictor, ResMap::default())?;
-                resmap
-                    .extend_hashed(out.into_hashed())
-                    .map_err(BuildError::from)
-            }
-            Role::Transformer => {
-                let input = std::mem::take(resmap);
-                *resmap = crate::composition::run(self, &list, restrictor, input)?;
-                Ok(())
-            }
-            Role::Validator => {
-                crate::composition::run(self, &list, restrictor, resmap.clone())?;
-                Ok(())
-            }
-        }
+    /// Adds function results and other notes to the build's warnings.
+    pub(crate) fn add_warnings(&mut self, notes: Vec<String>) {
+        self.warnings.extend(notes);
     }
 
     /// Renders the composition `file` as the build's top level.
@@ -483,7 +478,7 @@ impl Context {
     }
 
     /// The environment steps run in.
-    fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
+    pub(crate) fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
         Env {
             files: loader,
             custom_schema: match &self.schema {
@@ -511,9 +506,8 @@ impl Context {
         })
     }
 
-    /// Runs one kustomization (or component) over `acc`: its resources are
-    /// added, then its configurations, generators, components,
-    /// transformers, validators and vars act on everything accumulated.
+    /// Runs one kustomization (or component) over `acc`: its stages, in
+    /// Kustomize's order ([`LEVEL_STAGES`]).
     pub(crate) fn accumulate_into(
         &mut self,
         loader: &Loader,
@@ -521,66 +515,73 @@ impl Context {
         k_path: &Path,
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
-        self.accumulate_resources(loader, k, k_path, acc)
-            .map_err(|e| e.context("accumulating resources"))?;
-        let own = plan::own_config(loader, k, k_path).map_err(|e| {
-            e.context(format!(
-                "kustomization file {}: field 'configurations'",
-                k_path.display()
-            ))
-        })?;
-        merge_config(&mut acc.config, &own)
-            .map_err(|e| BuildError::from(e).context("merging transformer configurations"))?;
-        let crds = plan::crd_config(loader, k, k_path).map_err(|e| {
-            e.context(format!(
-                "kustomization file {}: field 'crds'",
-                k_path.display()
-            ))
-        })?;
-        if !crds.is_empty() {
-            acc.config
-                .to_mut()
-                .merge(&crds)
-                .map_err(|e| BuildError::from(e).context("merging CRD configurations"))?;
+        for stage in LEVEL_STAGES {
+            self.run_stage(stage, loader, k, k_path, acc)?;
         }
-        let generators = in_remote(plan::generators(self, loader, k, k_path)?, loader);
-        self.run_operations(
-            &generators,
-            Role::Generator,
-            loader,
-            &mut acc.resmap,
-            &format!("kustomization file {}", k_path.display()),
-        )?;
-        for (i, entry) in k.components.iter().enumerate() {
-            let place = Place {
-                file: k_path,
-                pos: EntryPositions::at(&k.positions.components, i),
-            };
-            self.accumulate_component(loader, entry, place, acc)
-                .map_err(|e| e.context("accumulating components"))?;
+        Ok(())
+    }
+
+    /// Runs one stage of a kustomization level over `acc`. The stages that
+    /// run operations plan them when their turn comes (the transformers'
+    /// field specs depend on the configurations gathered before them).
+    fn run_stage(
+        &mut self,
+        stage: Stage,
+        loader: &Loader,
+        k: &Kustomization,
+        k_path: &Path,
+        acc: &mut Accumulator,
+    ) -> BuildResult<()> {
+        let site = || format!("kustomization file {}", k_path.display());
+        match stage {
+            Stage::Resources => self
+                .accumulate_resources(loader, k, k_path, acc)
+                .map_err(|e| e.context("accumulating resources")),
+            Stage::Configurations => {
+                let own = plan::own_config(loader, k, k_path)
+                    .map_err(|e| e.context(format!("{}: field 'configurations'", site())))?;
+                merge_config(&mut acc.config, &own).map_err(|e| {
+                    BuildError::from(e).context("merging transformer configurations")
+                })?;
+                let crds = plan::crd_config(loader, k, k_path)
+                    .map_err(|e| e.context(format!("{}: field 'crds'", site())))?;
+                if !crds.is_empty() {
+                    acc.config
+                        .to_mut()
+                        .merge(&crds)
+                        .map_err(|e| BuildError::from(e).context("merging CRD configurations"))?;
+                }
+                Ok(())
+            }
+            Stage::Generators => {
+                let steps = in_remote(plan::generators(self, loader, k, k_path)?, loader);
+                self.run_operations(steps, Role::Generator, loader, &mut acc.resmap, &site())
+            }
+            Stage::Components => {
+                for (i, entry) in k.components.iter().enumerate() {
+                    let place = Place {
+                        file: k_path,
+                        pos: EntryPositions::at(&k.positions.components, i),
+                    };
+                    self.accumulate_component(loader, entry, place, acc)
+                        .map_err(|e| e.context("accumulating components"))?;
+                }
+                Ok(())
+            }
+            Stage::Transformers => {
+                let steps = in_remote(
+                    plan::transformers(self, loader, k, k_path, &acc.config)?,
+                    loader,
+                );
+                self.run_operations(steps, Role::Transformer, loader, &mut acc.resmap, &site())
+            }
+            Stage::Validators => {
+                let steps = in_remote(plan::validators(self, loader, k, k_path)?, loader);
+                self.run_operations(steps, Role::Validator, loader, &mut acc.resmap, &site())
+            }
+            Stage::Vars => vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars)
+                .map_err(|e| BuildError::from(e).context(site())),
         }
-        let transformers = in_remote(
-            plan::transformers(self, loader, k, k_path, &acc.config)?,
-            loader,
-        );
-        self.run_operations(
-            &transformers,
-            Role::Transformer,
-            loader,
-            &mut acc.resmap,
-            &format!("kustomization file {}", k_path.display()),
-        )?;
-        let validators = in_remote(plan::validators(self, loader, k, k_path)?, loader);
-        self.run_operations(
-            &validators,
-            Role::Validator,
-            loader,
-            &mut acc.resmap,
-            &format!("kustomization file {}", k_path.display()),
-        )?;
-        vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars).map_err(|e| {
-            BuildError::from(e).context(format!("kustomization file {}", k_path.display()))
-        })
     }
 
     /// Runs the component in directory `entry` over the parent's accumulator.
@@ -1045,120 +1046,6 @@ fn merge_config(config: &mut Config, other: &Config) -> krusty_ops::OpResult<()>
     config.to_mut().merge(other)
 }
 
-/// Runs `steps` in order over `resmap` in `role`; errors name the step
-/// and `site`, the file configuring it.
-fn run_steps(
-    steps: &[Step],
-    role: Role,
-    resmap: &mut ResMap,
-    env: &Env<'_>,
-    policy: &Policy,
-    notes: &mut Vec<String>,
-    site: &str,
-) -> BuildResult<()> {
-    let what = match role {
-        Role::Generator => "merging from generator",
-        Role::Transformer => "running transformer",
-        Role::Validator => "running validator",
-    };
-    let mut next = 0;
-    while next < steps.len() {
-        // With build records, a JSON patch may erase a resource's records
-        // at any entry, and what the later entries record depends on it:
-        // the entries then run one by one.
-        if role == Role::Transformer && !env.build_records {
-            let chain = patch_chain(&steps[next..]);
-            if chain.len() > 1 {
-                let ran = chain_patch(&steps[next..next + chain.len()], &chain, resmap, env);
-                ran.map_err(|(step, e)| e.context(format!("{what} {}", step.label)).context(site))?;
-                next += chain.len();
-                continue;
-            }
-        }
-        let step = &steps[next];
-        next += 1;
-        let in_step = |e: BuildError| e.context(format!("{what} {}", step.label)).context(site);
-        match &step.action {
-            Action::Builtin(b) if role == Role::Validator => {
-                let mut copy = resmap.clone();
-                b.apply(&mut copy, env, &step.origin)
-                    .map_err(|e| BuildError::from(e).context(format!("{what} {}", step.label)))?;
-                let changed = copy.len() != resmap.len()
-                    || copy
-                        .iter()
-                        .zip(resmap.iter())
-                        .any(|(a, b)| a.node != b.node);
-                if changed {
-                    return Err(BuildError::new(format!(
-                        "validator {} changed resources; validators must not modify resources",
-                        step.label
-                    )));
-                }
-            }
-            Action::Builtin(b) => {
-                b.apply(resmap, env, &step.origin)
-                    .map_err(|e| in_step(BuildError::from(e)))?;
-                if matches!(b, Builtin::Replacements(_) | Builtin::ValueAdd(_)) {
-                    // They write in place, as Kustomize's do.
-                    krusty_ops::parallel::map_each(
-                        resmap.resources_mut_keeping_identity(),
-                        reconcile_shared,
-                    );
-                }
-            }
-            // Run by `Context::run_operations`, which needs the build.
-            Action::Composition(_) => {}
-            // Kustomize reports a chart's failure as it is.
-            Action::Helm(chart) => chart.generate(resmap, &step.origin)?,
-            Action::Function(f) => {
-                f.run(role, resmap, policy, &step.origin, notes)
-                    .map_err(in_step)?;
-                // What a function returns is read anew: nothing is shared.
-                for r in resmap.resources_mut_keeping_identity() {
-                    r.meta.shared.clear();
-                }
-                if role == Role::Transformer && env.record_transformations {
-                    for r in resmap.resources_mut() {
-                        r.meta.transformations.push(step.origin.clone());
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The `patches:` entries at the start of `steps` that can run as one
-/// chain (see `krusty_ops::patch::chain`).
-fn patch_chain(steps: &[Step]) -> Vec<&PatchEntry> {
-    steps
-        .iter()
-        .map_while(|step| match &step.action {
-            Action::Builtin(Builtin::Patch(entry)) if chain::chainable(entry) => Some(entry),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Runs a chain of `patches:` entries (`steps` are theirs), recording each
-/// as a transformation where the build asks for it; an error names its step.
-fn chain_patch<'s>(
-    steps: &'s [Step],
-    chain: &[&PatchEntry],
-    resmap: &mut ResMap,
-    env: &Env<'_>,
-) -> Result<(), (&'s Step, BuildError)> {
-    chain::apply(chain, resmap, env).map_err(|e| (&steps[e.entry], BuildError::from(e.error)))?;
-    if env.record_transformations {
-        for r in resmap.resources_mut() {
-            r.meta
-                .transformations
-                .extend(steps.iter().map(|s| s.origin.clone()));
-        }
-    }
-    Ok(())
-}
-
 /// `steps`, their origins placed in `loader`'s remote base if it is one
 /// (those read from another remote base already name theirs).
 fn in_remote(mut steps: Vec<Step>, loader: &Loader) -> Vec<Step> {
@@ -1173,6 +1060,37 @@ fn in_remote(mut steps: Vec<Step>, loader: &Loader) -> Vec<Step> {
     steps
 }
 
+/// The stages of a kustomization level (or component), in the order
+/// Kustomize runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// `resources:` (and `bases:`): files read, folders built as bases.
+    Resources,
+    /// `configurations:` and `crds:` join the transformer configuration.
+    Configurations,
+    /// ConfigMap and Secret generators, Helm charts, `generators:`.
+    Generators,
+    /// `components:`, each run over the level's accumulation.
+    Components,
+    /// The builtin transformers of the fields, then `transformers:`.
+    Transformers,
+    /// `validators:`.
+    Validators,
+    /// `vars:` are declared.
+    Vars,
+}
+
+/// A kustomization level: its stages in order.
+pub const LEVEL_STAGES: [Stage; 7] = [
+    Stage::Resources,
+    Stage::Configurations,
+    Stage::Generators,
+    Stage::Components,
+    Stage::Transformers,
+    Stage::Validators,
+    Stage::Vars,
+];
+
 /// A configured operation, with its label for error messages and the
 /// origin recorded on what it makes or changes.
 pub(crate) struct Step {
@@ -1184,15 +1102,11 @@ pub(crate) struct Step {
     pub origin: Origin,
 }
 
-/// What a step runs.
-pub(crate) enum Action {
-    /// A built-in generator or transformer.
-    Builtin(Builtin),
-    /// A KRM function.
-    Function(FunctionStep),
-    /// A composition (a folder named in `generators:`, `transformers:` or
-    /// `validators:`), consolidated and run when its turn comes.
-    Composition(PathBuf),
-    /// A Helm chart, inflated by helm.
-    Helm(Box<crate::helm::ChartStep>),
+pub(crate) use crate::operation::Action;
+
+impl Step {
+    /// The operation this step is, in `role`.
+    pub(crate) fn operation(self, role: Role) -> Operation {
+        Operation::new(self.label, role, self.action, self.origin)
+    }
 }

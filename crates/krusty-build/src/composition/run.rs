@@ -12,15 +12,17 @@ use krusty_yaml::Node;
 
 use super::consolidate::Transformer;
 use crate::error::{BuildError, BuildResult};
-use crate::functions::{FunctionStep, Role};
+use crate::functions::FunctionStep;
 use crate::kustomization::Kustomization;
 use crate::loader::{LoadRestrictor, Loader};
-use crate::target::{Accumulator, Action, Context, Step};
+use crate::operation::{Action, Operation, Role};
+use crate::target::{Context, Step};
 
 /// The API version of an inline Kustomization.
 const KUSTOMIZATION_API: &str = "kustomize.config.k8s.io/v1beta1";
 
-/// Runs `list` over `input`.
+/// Runs `list` over `input`: each transformer, planned into its
+/// operation when its turn comes, then applied.
 pub(crate) fn run(
     ctx: &mut Context,
     list: &[Transformer],
@@ -30,41 +32,69 @@ pub(crate) fn run(
     let mut resmap = input;
     for t in list {
         let loader = Loader::new(&t.dir, restrictor)?;
-        let in_step = |e: BuildError| {
-            e.context(format!(
-                "running transformer {} (line {})",
-                t.describe(),
-                t.config.pos().line
-            ))
-            .context(format!("composition file {}", t.file.display()))
-        };
-        match (t.api_version(), t.kind()) {
-            ("builtin", "ResourceGenerator") => {
-                add_resources(ctx, &loader, t, "files", &mut resmap).map_err(in_step)?
-            }
-            ("builtin", "ResourceAccumulator") => {
-                add_resources(ctx, &loader, t, "paths", &mut resmap).map_err(in_step)?
-            }
-            (KUSTOMIZATION_API, "Kustomization") => {
-                resmap = inline_kustomization(ctx, &loader, t, resmap).map_err(in_step)?
-            }
-            ("builtin", kind) => {
-                let role = match kind {
-                    "ConfigMapGenerator" | "SecretGenerator" | "IAMPolicyGenerator" => {
-                        Role::Generator
-                    }
-                    _ => Role::Transformer,
-                };
-                let step = builtin_step(&loader, t).map_err(in_step)?;
-                ctx.run_operations(&[step], role, &loader, &mut resmap, &site(t))?;
-            }
-            _ => {
-                let step = function_step(ctx, &loader, t).map_err(in_step)?;
-                ctx.run_operations(&[step], Role::Transformer, &loader, &mut resmap, &site(t))?;
-            }
-        }
+        let operation = operation(ctx, &loader, t)?;
+        operation.apply(ctx, &loader, &mut resmap, "")?;
     }
     Ok(resmap)
+}
+
+/// The operation a transformer config is, placed in its folder and named
+/// in errors by its file and line.
+fn operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Operation> {
+    // Loading resources and inline Kustomizations are named by the
+    // transformer and its line; builtins and functions by their file and
+    // line, as in a Kustomization.
+    let whole = || {
+        (
+            format!("{} (line {})", t.describe(), t.config.pos().line),
+            format!("composition file {}", t.file.display()),
+        )
+    };
+    let in_step = |e: BuildError| {
+        let (label, site) = whole();
+        e.context(format!("running transformer {label}"))
+            .context(site)
+    };
+    let (op, site) = match (t.api_version(), t.kind()) {
+        ("builtin", "ResourceGenerator") | ("builtin", "ResourceAccumulator") => {
+            let field = if t.kind() == "ResourceGenerator" {
+                "files"
+            } else {
+                "paths"
+            };
+            let (label, site) = whole();
+            let paths = resource_paths(t, field).map_err(in_step)?;
+            let op = Operation::new(
+                label,
+                Role::Transformer,
+                Action::AddResources(paths),
+                origin(t),
+            );
+            (op, site)
+        }
+        (KUSTOMIZATION_API, "Kustomization") => {
+            let (label, site) = whole();
+            let k = inline_kustomization(t).map_err(in_step)?;
+            let action = Action::Kustomization(Box::new(k), t.file.clone());
+            (
+                Operation::new(label, Role::Transformer, action, origin(t)),
+                site,
+            )
+        }
+        ("builtin", kind) => {
+            let role = match kind {
+                "ConfigMapGenerator" | "SecretGenerator" | "IAMPolicyGenerator" => Role::Generator,
+                _ => Role::Transformer,
+            };
+            let step = builtin_step(loader, t).map_err(in_step)?;
+            (step.operation(role), site(t))
+        }
+        _ => {
+            let step = function_step(ctx, loader, t).map_err(in_step)?;
+            (step.operation(Role::Transformer), site(t))
+        }
+    };
+    Ok(op.placed(loader.clone(), site))
 }
 
 /// Names the file and line a transformer is configured at, in messages.
@@ -92,15 +122,9 @@ fn origin(t: &Transformer) -> Origin {
     }
 }
 
-/// The resources of the files and folders listed in `field`, added in
-/// order (a folder with a kustomization or composition is built).
-fn add_resources(
-    ctx: &mut Context,
-    loader: &Loader,
-    t: &Transformer,
-    field: &str,
-    resmap: &mut ResMap,
-) -> BuildResult<()> {
+/// The paths listed in `field` (files, or folders holding a kustomization
+/// or a composition, which are built).
+fn resource_paths(t: &Transformer, field: &str) -> BuildResult<Vec<String>> {
     let paths = match t.config.get(field) {
         Some(list) => list.as_seq().ok_or_else(|| {
             BuildError::new(format!(
@@ -112,28 +136,24 @@ fn add_resources(
             return Err(BuildError::new(format!("field '{field}' is required")));
         }
     };
-    for item in paths {
-        let path = item.as_str().filter(|_| !item.is_null()).ok_or_else(|| {
-            BuildError::new(format!(
-                "field '{field}': entries must be paths (line {})",
-                item.pos().line
-            ))
-        })?;
-        let (resources, _) = ctx.resources_at(loader, path)?;
-        resmap.extend_hashed(resources).map_err(|e| {
-            BuildError::from(e).context(format!("accumulating resources from '{path}'"))
-        })?;
-    }
-    Ok(())
+    paths
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .filter(|_| !item.is_null())
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    BuildError::new(format!(
+                        "field '{field}': entries must be paths (line {})",
+                        item.pos().line
+                    ))
+                })
+        })
+        .collect()
 }
 
-/// Runs an inline Kustomization with `resmap` as its first resources.
-fn inline_kustomization(
-    ctx: &mut Context,
-    loader: &Loader,
-    t: &Transformer,
-    resmap: ResMap,
-) -> BuildResult<ResMap> {
+/// An inline Kustomization, read from its config.
+fn inline_kustomization(t: &Transformer) -> BuildResult<Kustomization> {
     // Written as in its source and on the lines it has there, so that the
     // lines of reading errors are those of the composition file.
     let written =
@@ -143,9 +163,7 @@ fn inline_kustomization(
         Kustomization::parse(&text).map_err(|e| e.context("invalid inline Kustomization"))?;
     // Columns in that text are not those of the composition file.
     k.positions = Default::default();
-    let mut acc = Accumulator::with_resources(resmap);
-    ctx.accumulate_into(loader, &k, &t.file, &mut acc)?;
-    Ok(acc.into_resources())
+    Ok(k)
 }
 
 /// A builtin's operation; a config without `fieldSpecs` gets Kustomize's
