@@ -382,3 +382,44 @@ fn cases_match_kustomize() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A helm that hangs is stopped at `--helm-timeout` (krusty's own limit;
+/// Kustomize waits forever), with what it printed on stderr.
+#[test]
+fn a_hanging_helm_meets_the_time_limit() {
+    let dir = scratch("helm", "timeout");
+    write(
+        &dir,
+        "fake-helm",
+        "#!/bin/sh\ncase \"$1\" in version) echo v3.17.2+gdead; exit 0;; esac\necho 'rendering forever' >&2\nexec sleep 60\n",
+    );
+    let fake = dir.join("fake-helm");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write(&dir, "app/kustomization.yaml", "helmCharts:\n- name: c\n");
+    write(
+        &dir,
+        "app/charts/c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(&dir, "app/charts/c/values.yaml", "{}\n");
+    let started = std::time::Instant::now();
+    let out = Command::new(KRUSTY)
+        .args([
+            "build",
+            "--enable-helm",
+            "--helm-timeout",
+            "1",
+            "--helm-command",
+        ])
+        .arg(&fake)
+        .arg(dir.join("app"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!out.status.success() && stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("rendering forever") && stderr.contains("killed after 1s (the time limit)"),
+        "{stderr}"
+    );
+}
