@@ -136,6 +136,11 @@ struct HelmArgs {
     /// Stop a helm command that runs longer than this many seconds.
     #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300.0)]
     helm_timeout: f64,
+    /// Run helm for every chart, instead of reusing the output kept in
+    /// krusty's cache from an earlier run with the same chart, values,
+    /// flags and helm binary.
+    #[arg(long = "no-helm-cache")]
+    no_helm_cache: bool,
 }
 
 impl HelmArgs {
@@ -150,6 +155,7 @@ impl HelmArgs {
             kube_version: self.helm_kube_version.clone(),
             debug: self.helm_debug,
             timeout: std::time::Duration::from_secs_f64(self.helm_timeout),
+            cache: !self.no_helm_cache,
         })
     }
 }

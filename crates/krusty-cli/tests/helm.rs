@@ -296,6 +296,7 @@ fn build(
         .arg(&target)
         .args(flags(case, helm))
         .env("SSL_CERT_FILE", &world.ca)
+        .env("KRUSTY_CACHE_DIR", scratch_dir.with_extension("cache"))
         .output()
         .unwrap();
     let (out_text, err_text) = text(&out);
@@ -422,4 +423,96 @@ fn a_hanging_helm_meets_the_time_limit() {
         stderr.contains("rendering forever") && stderr.contains("killed after 1s (the time limit)"),
         "{stderr}"
     );
+}
+
+/// A helm that logs each command it runs to `log`, then runs `helm`.
+fn logging_helm(dir: &Path, helm: &Path, log: &Path) -> PathBuf {
+    let path = dir.join("logging-helm");
+    write(
+        dir,
+        "logging-helm",
+        &format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            helm.display()
+        ),
+    );
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The helm commands logged since the last call.
+fn drain(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let _ = std::fs::remove_file(log);
+    text.lines().map(str::to_string).collect()
+}
+
+/// A rebuild with nothing changed runs no helm; a changed values file,
+/// a changed chart, or `--no-helm-cache` runs it again; the output is the
+/// same either way.
+#[test]
+fn unchanged_charts_are_not_inflated_again() {
+    let Some(helm3) = helm3_or_skip("unchanged_charts_are_not_inflated_again") else {
+        return;
+    };
+    let dir = scratch("helm", "cache");
+    let log = dir.join("helm.log");
+    let helm = logging_helm(&dir, &helm3, &log);
+    let app = dir.join("app");
+    copy_chart("kitchen", &app.join("charts"));
+    write(
+        &app,
+        "kustomization.yaml",
+        "helmCharts:\n- name: kitchen\n  releaseName: c\n  valuesFile: v.yaml\n  kubeVersion: 1.31.2\n",
+    );
+    write(&app, "v.yaml", "replicas: 2\n");
+    let build = |extra: &[&str]| {
+        let out = Command::new(KRUSTY)
+            .arg("build")
+            .arg(&app)
+            .args(["--enable-helm", "--helm-command"])
+            .arg(&helm)
+            .args(extra)
+            .env("KRUSTY_CACHE_DIR", dir.join("cache"))
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stderr}");
+        stdout
+    };
+    let first = build(&[]);
+    assert_eq!(drain(&log), ["version", "template"]);
+    assert_eq!(build(&[]), first);
+    assert!(drain(&log).is_empty(), "helm ran on an unchanged chart");
+    write(&app, "v.yaml", "replicas: 3\n");
+    let changed = build(&[]);
+    assert_eq!(drain(&log), ["version", "template"]);
+    assert_ne!(changed, first);
+    write(
+        &app,
+        "charts/kitchen/templates/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+    );
+    assert!(build(&[]).contains("name: extra"));
+    assert_eq!(drain(&log), ["version", "template"]);
+    assert_eq!(build(&["--no-helm-cache"]), build(&[]));
+    assert_eq!(drain(&log), ["version", "template"]);
+}
+
+/// Copies the fixture chart `name` into `dir`.
+fn copy_chart(name: &str, dir: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let dest = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &dest);
+            } else {
+                std::fs::copy(entry.path(), dest).unwrap();
+            }
+        }
+    }
+    copy(&fixtures().join("charts").join(name), &dir.join(name));
 }

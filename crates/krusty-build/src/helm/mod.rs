@@ -6,6 +6,7 @@
 //! work.
 
 pub mod args;
+pub mod cache;
 pub mod config;
 pub mod run;
 pub mod values;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use krusty_fetch::Cache;
 use krusty_ops::absorb::absorb;
 use krusty_resource::{Origin, ResMap, Resource};
 
@@ -48,6 +50,8 @@ pub struct HelmOptions {
     pub debug: bool,
     /// The longest one helm command may run.
     pub timeout: Duration,
+    /// Keep helm's output in krusty's cache and reuse it (see [`cache`]).
+    pub cache: bool,
 }
 
 impl Default for HelmOptions {
@@ -59,6 +63,7 @@ impl Default for HelmOptions {
             kube_version: String::new(),
             debug: false,
             timeout: Duration::from_secs(300),
+            cache: true,
         }
     }
 }
@@ -73,6 +78,8 @@ pub(crate) struct Helm {
     /// The storage of `--helm-api-versions`, which charts share in
     /// Kustomize (see [`ApiVersions`]): as long as Go's slice has room.
     shared_api_versions: Mutex<Vec<String>>,
+    /// krusty's cache, when charts' output is cached (found on first use).
+    cache: OnceLock<Option<Cache>>,
 }
 
 /// The API versions a chart passes to helm.
@@ -102,7 +109,15 @@ impl Helm {
             opts,
             version: OnceLock::new(),
             shared_api_versions: Mutex::new(shared),
+            cache: OnceLock::new(),
         }
+    }
+
+    /// The cache for charts' output, unless turned off or not found.
+    fn cache(&self) -> Option<&Cache> {
+        self.cache
+            .get_or_init(|| self.opts.cache.then(|| Cache::locate().ok()).flatten())
+            .as_ref()
     }
 
     /// The API versions of a chart whose own are `own`, as Kustomize
@@ -357,51 +372,103 @@ impl ChartStep {
         Ok(())
     }
 
-    /// Runs helm for the chart: version check, pull when the chart is
-    /// missing, values, template; returns the resources it printed.
+    /// The resources of the chart: helm's output, from the cache when the
+    /// chart, values, flags and helm binary are those of an earlier run.
     fn inflate(&self) -> BuildResult<Vec<Resource>> {
         let tmp = TempDir::new()?;
+        let chart_dir = self.chart_home.join(&self.chart.name);
+        let present = std::fs::metadata(&chart_dir).is_ok_and(|m| m.is_dir());
+        let stdout = match self.helm.cache() {
+            Some(cache) if present => {
+                let values = self.values_text()?;
+                let entry = self.cache_key(&chart_dir, &values).map(|k| k.entry(cache));
+                match entry.as_ref().and_then(|e| cache.read_file(e)) {
+                    Some(hit) => hit,
+                    None => {
+                        let out = self.run_helm(&tmp, &chart_dir, true, Some(values))?;
+                        if let Some(entry) = entry {
+                            // A cache that cannot be written costs the next
+                            // build a helm run, nothing more.
+                            let _ = cache.write_file(&entry, &out);
+                        }
+                        out
+                    }
+                }
+            }
+            _ => self.run_helm(&tmp, &chart_dir, present, None)?,
+        };
+        read_output(&String::from_utf8_lossy(&stdout), &self.chart.name)
+    }
+
+    /// Runs helm for the chart as Kustomize does: version check, pull
+    /// when the chart is not `present`, values (`values` when already
+    /// read), template; returns what it printed.
+    fn run_helm(
+        &self,
+        tmp: &TempDir,
+        chart_dir: &Path,
+        present: bool,
+        values: Option<String>,
+    ) -> BuildResult<Vec<u8>> {
         let config_home = match self.chart.globals.config_home.as_str() {
             "" => tmp.path().join("helm"),
             home => PathBuf::from(home),
         };
         self.helm.version(&config_home)?;
         let helm = self.helm.invocation(&config_home);
-        let chart_dir = self.chart_home.join(&self.chart.name);
-        match std::fs::metadata(&chart_dir) {
-            Ok(m) if m.is_dir() => {}
-            found => {
-                if self.chart.repo.is_empty() {
-                    let shown = match found {
-                        Ok(_) => chart_dir.display().to_string(),
-                        Err(_) => String::new(),
-                    };
-                    return Err(BuildError::new(format!(
-                        "no repo specified for pull, no chart found at '{shown}'"
-                    )));
-                }
-                helm.run(&args::pull(&self.chart, &self.chart_home))?;
+        if !present {
+            if self.chart.repo.is_empty() {
+                let shown = match chart_dir.exists() {
+                    true => chart_dir.display().to_string(),
+                    false => String::new(),
+                };
+                return Err(BuildError::new(format!(
+                    "no repo specified for pull, no chart found at '{shown}'"
+                )));
             }
+            helm.run(&args::pull(&self.chart, &self.chart_home))?;
         }
-        let values = self.values_text()?;
+        let values = match values {
+            Some(v) => v,
+            None => self.values_text()?,
+        };
         let values_file = tmp
             .path()
             .join(format!("{}-kustomize-values.yaml", self.chart.name));
         std::fs::write(&values_file, values)
             .map_err(|e| BuildError::new(format!("failed to write values file: {e}")))?;
-        let template = args::template(
+        helm.run(&self.template_args(chart_dir, &values_file))
+    }
+
+    /// The arguments of `helm template` with the values in `values_file`.
+    fn template_args(&self, chart_dir: &Path, values_file: &Path) -> Vec<String> {
+        args::template(
             &self.chart,
             &args::TemplateInputs {
-                chart_dir: &chart_dir,
-                values_file: &values_file,
+                chart_dir,
+                values_file,
                 additional_values_files: &self.additional_values_files,
                 api_versions: &self.helm.api_versions(&self.api_versions),
                 kube_version: &self.kube_version,
                 debug: self.debug,
             },
-        );
-        let stdout = helm.run(&template)?;
-        read_output(&String::from_utf8_lossy(&stdout), &self.chart.name)
+        )
+    }
+
+    /// The cache key of the chart's output with `values`; `None` when a
+    /// file it depends on cannot be read (helm then runs, and says why).
+    fn cache_key(&self, chart_dir: &Path, values: &str) -> Option<cache::Key> {
+        let program = run::resolve(&self.helm.opts.command).ok()?;
+        let mut key = cache::Key::new(&program).ok()?;
+        for arg in self.template_args(chart_dir, Path::new("<values>")) {
+            key.field(arg.as_bytes());
+        }
+        key.field(values.as_bytes());
+        for file in &self.additional_values_files {
+            key.file(file).ok()?;
+        }
+        key.tree(chart_dir).ok()?;
+        Some(key)
     }
 
     /// The text of the values file helm is given.

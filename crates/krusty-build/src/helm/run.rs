@@ -96,7 +96,7 @@ impl Invocation<'_> {
 
 /// The program `command` names: itself when it holds a `/`, else the first
 /// executable file of that name on `PATH`, as Go's `exec.LookPath` finds it.
-fn resolve(command: &str) -> Result<PathBuf, String> {
+pub fn resolve(command: &str) -> Result<PathBuf, String> {
     if command.contains('/') {
         return Ok(PathBuf::from(command));
     }
