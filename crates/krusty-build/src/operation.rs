@@ -15,30 +15,20 @@ use krusty_ops::Builtin;
 use krusty_resource::{Origin, ResMap};
 
 use crate::error::{BuildError, BuildResult};
-use crate::functions::FunctionStep;
 use crate::kustomization::Kustomization;
 use crate::loader::Loader;
 use crate::target::{Accumulator, Context};
+use krusty_runtime::FunctionCall;
 
-/// What an operation does to the resources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// Makes resources that are added (a function gets an empty list).
-    Generator,
-    /// Changes the resources (a function's output replaces them).
-    Transformer,
-    /// Checks the resources; may report, may not change them.
-    Validator,
-}
+pub use krusty_runtime::Role;
 
-impl Role {
-    /// How errors say what the operation was doing (Kustomize's words).
-    fn doing(self) -> &'static str {
-        match self {
-            Role::Generator => "merging from generator",
-            Role::Transformer => "running transformer",
-            Role::Validator => "running validator",
-        }
+/// How errors say what an operation in `role` was doing (Kustomize's
+/// words).
+fn doing(role: Role) -> &'static str {
+    match role {
+        Role::Generator => "merging from generator",
+        Role::Transformer => "running transformer",
+        Role::Validator => "running validator",
     }
 }
 
@@ -67,7 +57,7 @@ pub(crate) enum Action {
     /// (`krusty_ops::patch::chain`), each with its origin.
     PatchChain(Vec<(PatchEntry, Origin)>),
     /// A KRM function.
-    Function(FunctionStep),
+    Function(FunctionCall),
     /// A Helm chart, inflated by the helm program.
     Helm(Box<crate::helm::ChartStep>),
     /// The resources of files and folders (a folder holding a
@@ -140,7 +130,7 @@ impl Operation {
             Some((loader, site)) => (loader, site.as_str()),
             None => (loader, site),
         };
-        let what = self.role.doing();
+        let what = doing(self.role);
         let in_op = |e: BuildError| e.context(format!("{what} {}", self.label)).context(site);
         match &self.action {
             Action::Builtin(b) if self.role == Role::Validator => {
@@ -187,9 +177,10 @@ impl Operation {
             Action::Helm(chart) => chart.generate(resmap, &self.origin)?,
             Action::Function(f) => {
                 let mut notes = Vec::new();
-                let ran = f.run(self.role, resmap, &ctx.policy, &self.origin, &mut notes);
+                let host = ctx.host();
+                let ran = host.run(f, self.role, resmap, &self.origin, &mut notes);
                 ctx.add_warnings(notes);
-                ran.map_err(in_op)?;
+                ran.map_err(|e| in_op(BuildError::new(e)))?;
                 // What a function returns is read anew: nothing is shared.
                 for r in resmap.resources_mut_keeping_identity() {
                     r.meta.shared.clear();

@@ -15,7 +15,6 @@ use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
 use krusty_resource::Resource;
 
 use crate::error::{BuildError, BuildResult};
-use crate::functions::FunctionStep;
 use crate::loader::Loader;
 use crate::target::{Action, Config, Context, Step};
 use krusty_resource::Origin;
@@ -382,7 +381,7 @@ fn configured(
             }
             .within(remote);
             if c.api_version() != "builtin" {
-                let function = FunctionStep::resolve(c, loader, &ctx.policy)
+                let function = crate::functions::resolve(c, loader, &ctx.policy)
                     .map_err(|e| here(e).context(format!("kustomization file {}: field '{field}'", k_path.display())))?
                     .ok_or_else(|| {
                         here(BuildError::new(format!(

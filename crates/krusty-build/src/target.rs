@@ -107,6 +107,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         record_transformations: false,
         build_records: false,
         policy: opts.functions.clone(),
+        host: Arc::new(krusty_runtime::Host::new(opts.functions.clone())),
         helm: Arc::new(crate::helm::Helm::new(opts.helm.clone())),
         read_ahead: Arc::default(),
         remotes: Remotes::new(Fetcher::new(opts.fetch.clone())),
@@ -353,6 +354,8 @@ pub(crate) struct Context {
     build_records: bool,
     /// What KRM functions may do.
     pub(crate) policy: Policy,
+    /// Runs the build's functions.
+    host: Arc<krusty_runtime::Host>,
     /// Helm for this build: the flags, and the binary's version.
     pub(crate) helm: Arc<crate::helm::Helm>,
     /// Reads ahead for the whole build when its files come from disk.
@@ -443,6 +446,11 @@ impl Context {
         let operations = steps.into_iter().map(|s| s.operation(role)).collect();
         let operations = crate::operation::fuse_patch_chains(operations, !self.build_records);
         Pipeline::new(operations).run(self, loader, resmap, site)
+    }
+
+    /// The host that runs the build's functions.
+    pub(crate) fn host(&self) -> Arc<krusty_runtime::Host> {
+        Arc::clone(&self.host)
     }
 
     /// Adds function results and other notes to the build's warnings.
@@ -900,6 +908,7 @@ impl Context {
             record_transformations: self.record_transformations,
             build_records: self.build_records,
             policy: self.policy.clone(),
+            host: Arc::clone(&self.host),
             helm: Arc::clone(&self.helm),
             read_ahead: Arc::clone(&self.read_ahead),
             remotes: self.remotes.clone(),

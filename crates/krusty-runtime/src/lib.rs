@@ -7,9 +7,11 @@
 
 pub mod container;
 pub mod exec;
+pub mod host;
 pub mod interrupt;
 pub mod policy;
 pub mod process;
+pub mod records;
 pub mod spec;
 pub mod starlark;
 mod watchdog;
@@ -18,6 +20,7 @@ use std::path::Path;
 
 use krusty_fn::{FnResult, ResourceList};
 
+pub use host::{FunctionCall, Host, Role};
 pub use policy::{parse_size, Policy};
 pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
 

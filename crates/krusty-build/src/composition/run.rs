@@ -12,7 +12,6 @@ use krusty_yaml::Node;
 
 use super::consolidate::Transformer;
 use crate::error::{BuildError, BuildResult};
-use crate::functions::FunctionStep;
 use crate::kustomization::Kustomization;
 use crate::loader::{LoadRestrictor, Loader};
 use crate::operation::{Action, Operation, Role};
@@ -231,7 +230,7 @@ fn spec_node(spec: &FieldSpec) -> Node {
 /// A KRM function's operation.
 fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    let function = FunctionStep::resolve(&resource, loader, &ctx.policy)?.ok_or_else(|| {
+    let function = crate::functions::resolve(&resource, loader, &ctx.policy)?.ok_or_else(|| {
         BuildError::new(
             "not a builtin, and no KRM function runtime is declared (a runtime: field or a config.kubernetes.io/function annotation)",
         )

@@ -1,0 +1,319 @@
+//! The functions of one build. A [`Host`] runs every KRM function call of
+//! a build under the user's [`Policy`]: it sends the resources through the
+//! wire format with the annotations Kustomize sends (see [`records`]),
+//! runs the function, and merges what comes back. As in Kustomize, a
+//! transformer's output is matched to the resources it was given by
+//! current identity (group, version, kind, name and namespace): matched
+//! items keep their place in the list, in the order the resources had,
+//! and the rest (new items, and renamed ones) follow in the order the
+//! function printed them. The build records an item comes back with are
+//! the ones it has from then on.
+//!
+//! [`records`]: crate::records
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use krusty_fn::{object, FnResult, ResourceList, Severity};
+use krusty_ops::absorb::absorb;
+use krusty_resource::{Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, Resource};
+use krusty_yaml::{CompactString, Node};
+
+use crate::{records, Policy, Runtime};
+
+/// Generated items may ask for a hash suffix and a behavior, as
+/// Kustomize's function generators can.
+const NEEDS_HASH: &str = "kustomize.config.k8s.io/needs-hash";
+const BEHAVIOR: &str = "kustomize.config.k8s.io/behavior";
+
+/// What an operation does to the resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Makes resources that are added (a function gets an empty list).
+    Generator,
+    /// Changes the resources (a function's output replaces them).
+    Transformer,
+    /// Checks the resources; may report, may not change them.
+    Validator,
+}
+
+/// A function ready to run: its runtime (paths resolved), its config and
+/// the directory it runs in.
+#[derive(Debug, Clone)]
+pub struct FunctionCall {
+    /// How it runs.
+    pub runtime: Runtime,
+    /// Its `functionConfig`.
+    pub config: Node,
+    /// The directory it runs in.
+    pub dir: PathBuf,
+    /// Names the function in messages.
+    pub label: String,
+}
+
+/// The functions of one build: every call goes through it, under the
+/// build's policy. (It is the one place that will own long-lived function
+/// servers, which a build starts once and reuses.)
+#[derive(Debug)]
+pub struct Host {
+    policy: Policy,
+}
+
+impl Host {
+    /// A host for a build under `policy`.
+    pub fn new(policy: Policy) -> Host {
+        Host { policy }
+    }
+
+    /// What functions may do.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Runs `call` over `resources` in `role`; `origin` is recorded on what
+    /// it makes. Warning and info results go to `notes`; error results fail.
+    pub fn run(
+        &self,
+        call: &FunctionCall,
+        role: Role,
+        resources: &mut ResMap,
+        origin: &Origin,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        Run {
+            call,
+            policy: &self.policy,
+        }
+        .run(role, resources, origin, notes)
+    }
+}
+
+/// One call being run.
+struct Run<'a> {
+    call: &'a FunctionCall,
+    policy: &'a Policy,
+}
+
+impl Run<'_> {
+    /// Runs the function over `resources` in `role`. Warning and info
+    /// results go to `notes`; error results fail the build.
+    fn run(
+        &self,
+        role: Role,
+        resources: &mut ResMap,
+        origin: &Origin,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let items = match role {
+            Role::Generator => Vec::new(),
+            Role::Validator => annotate(resources.iter().map(|r| (r.node.clone(), &r.meta))),
+            Role::Transformer => {
+                let taken = std::mem::take(resources).into_vec();
+                let ids: Vec<ResId> = taken.iter().map(Resource::id).collect();
+                let (nodes, metas): (Vec<Node>, Vec<BuildMeta>) =
+                    taken.into_iter().map(|r| (r.node, r.meta)).unzip();
+                let items = annotate(nodes.into_iter().zip(metas.iter()));
+                let output = self.send(items, notes)?;
+                return self.replace(resources, output, &ids, metas, origin);
+            }
+        };
+        let output = self.send(items, notes)?;
+        match role {
+            Role::Generator => self.add(resources, output, origin),
+            _ => self.check_unchanged(resources, output),
+        }
+    }
+
+    /// Sends `items` through the function; returns the items it printed.
+    fn send(&self, items: Vec<Node>, notes: &mut Vec<String>) -> Result<Vec<Node>, String> {
+        let input = ResourceList {
+            items,
+            function_config: Some(self.call.config.clone()),
+            results: Vec::new(),
+        };
+        let output = crate::invoke(&self.call.runtime, &self.call.dir, input, self.policy)
+            .map_err(|f| {
+                if f.results.iter().any(|r| r.severity == Severity::Error) {
+                    format!(
+                        "the function reported errors ({}):{}",
+                        f.message.split(';').next().unwrap_or_default(),
+                        results_text(&f.results)
+                    )
+                } else {
+                    format!(
+                        "the function failed: {}{}",
+                        f.message,
+                        results_text(&f.results)
+                    )
+                }
+            })?;
+        if output.has_errors() {
+            return Err(format!(
+                "the function reported errors:{}",
+                results_text(&output.results)
+            ));
+        }
+        notes.extend(
+            output
+                .results
+                .iter()
+                .map(|r| format!("function {}: {r}", self.call.label)),
+        );
+        Ok(output.items)
+    }
+
+    /// A transformer's output replaces the resources: items matching one
+    /// of them (by current id, `ids`) take its place and keep what the
+    /// build knows about it (`metas`) beyond the records they came back
+    /// with; the other items follow as new ones.
+    fn replace(
+        &self,
+        resources: &mut ResMap,
+        items: Vec<Node>,
+        ids: &[ResId],
+        metas: Vec<BuildMeta>,
+        origin: &Origin,
+    ) -> Result<(), String> {
+        let mut place: HashMap<ResId, usize> = HashMap::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate().rev() {
+            place.insert(comparable(id), i);
+        }
+        let mut metas: Vec<Option<BuildMeta>> = metas.into_iter().map(Some).collect();
+        let mut kept: Vec<Option<Resource>> = vec![None; ids.len()];
+        let mut added = Vec::new();
+        for (i, mut node) in items.into_iter().enumerate() {
+            let returned = self.take_records(&mut node, i)?;
+            let mut r = self.resource(node, i)?;
+            let matched = place
+                .get(&comparable(&r.id()))
+                .copied()
+                .filter(|&at| kept[at].is_none());
+            match matched.and_then(|at| Some((at, metas[at].take()?))) {
+                Some((at, meta)) => {
+                    r.meta = meta;
+                    returned.apply_to(&mut r.meta);
+                    kept[at] = Some(r);
+                }
+                None => {
+                    r.meta.origin = Some(Box::new(origin.clone()));
+                    returned.apply_to(&mut r.meta);
+                    added.push(r);
+                }
+            }
+        }
+        let out: Vec<Resource> = kept.into_iter().flatten().chain(added).collect();
+        *resources = ResMap::from_vec(out).map_err(|e| {
+            format!(
+                "function {} returned duplicate resources: {e}",
+                self.call.label
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Removes the orchestrator's annotations from returned item `i`;
+    /// returns the build records they held.
+    fn take_records(&self, node: &mut Node, i: usize) -> Result<records::Returned, String> {
+        records::take(node).map_err(|e| {
+            format!(
+                "function {} returned an invalid item {i}: {e}",
+                self.call.label
+            )
+        })
+    }
+
+    /// A generator's output is added, merging or replacing as each item's
+    /// behavior annotation asks.
+    fn add(&self, resources: &mut ResMap, items: Vec<Node>, origin: &Origin) -> Result<(), String> {
+        for (i, mut node) in items.into_iter().enumerate() {
+            let returned = self.take_records(&mut node, i)?;
+            let needs_hash = object::remove_annotation(&mut node, NEEDS_HASH);
+            let behavior = object::remove_annotation(&mut node, BEHAVIOR);
+            let mut r = self.resource(node, i)?;
+            returned.apply_to(&mut r.meta);
+            r.meta.needs_hash |= needs_hash.as_ref().and_then(Node::as_str) == Some("true");
+            if let Some(b) = behavior.as_ref().and_then(Node::as_str) {
+                r.meta.behavior = Behavior::parse(b);
+            }
+            r.meta.origin = Some(Box::new(origin.clone()));
+            absorb(resources, r).map_err(|e| format!("function {}: {}", self.call.label, e))?;
+        }
+        Ok(())
+    }
+
+    /// A validator must return the resources it was given, unchanged
+    /// (order aside).
+    fn check_unchanged(&self, resources: &ResMap, items: Vec<Node>) -> Result<(), String> {
+        let changed = |what: String| {
+            format!(
+                "validator {} changed resources ({what}); validators must not modify resources",
+                self.call.label
+            )
+        };
+        if items.len() != resources.len() {
+            return Err(changed(format!(
+                "{} in, {} out",
+                resources.len(),
+                items.len()
+            )));
+        }
+        let mut seen = vec![false; resources.len()];
+        for (i, mut node) in items.into_iter().enumerate() {
+            let returned = self.take_records(&mut node, i)?;
+            let sent = returned.id.and_then(|id| id.checked_sub(1));
+            let Some(i) = sent.filter(|&i| i < seen.len() && !seen[i]) else {
+                return Err(changed(
+                    "an item was added or its id annotation was changed".into(),
+                ));
+            };
+            seen[i] = true;
+            let before = resources.at(i);
+            if node != before.node
+                && krusty_yaml::to_go_json(&node) != krusty_yaml::to_go_json(&before.node)
+            {
+                return Err(changed(format!("{} was modified", before.id())));
+            }
+        }
+        Ok(())
+    }
+
+    fn resource(&self, node: Node, i: usize) -> Result<Resource, String> {
+        Resource::from_node(node).map_err(|e| {
+            format!(
+                "function {} returned an invalid item {i}: {}",
+                self.call.label, e
+            )
+        })
+    }
+}
+
+/// Adds Kustomize's annotations to each resource sent.
+fn annotate<'m>(resources: impl Iterator<Item = (Node, &'m BuildMeta)>) -> Vec<Node> {
+    resources
+        .enumerate()
+        .map(|(i, (mut node, meta))| {
+            records::annotate(&mut node, meta, i);
+            node
+        })
+        .collect()
+}
+
+/// `id` in a form that compares as Kustomize compares ids (an unset
+/// namespace is `default`).
+fn comparable(id: &ResId) -> ResId {
+    ResId {
+        gvk: Gvk::clone(&id.gvk),
+        name: id.name.clone(),
+        namespace: CompactString::from(id.effective_namespace()),
+    }
+}
+
+/// Results, one per line, for an error message.
+fn results_text(results: &[FnResult]) -> String {
+    let mut text = String::new();
+    for r in results {
+        text.push_str("\n  ");
+        text.push_str(&r.to_string());
+    }
+    text
+}
