@@ -67,8 +67,12 @@ pub(crate) enum Action {
     /// resources so far come first in its `resources:`.
     Kustomization(Box<Kustomization>, PathBuf),
     /// The composition in a file, consolidated when its turn comes and run
-    /// as a pipeline of its transformers.
+    /// as a pipeline of its transformers, in this operation's role.
     Composition(PathBuf),
+    /// A pipeline, run in this operation's role: as a generator its output
+    /// is added, as a transformer it replaces the resources, as a validator
+    /// it is dropped.
+    Pipeline(Pipeline),
 }
 
 /// Operations run in order, each one's output the next one's input.
@@ -214,24 +218,45 @@ impl Operation {
                 let restrictor = loader.restrictor;
                 let list =
                     crate::composition::consolidate(file, restrictor).map_err(in_composition)?;
-                let run = |ctx: &mut Context, input: ResMap| {
-                    crate::composition::run(ctx, &list, restrictor, input).map_err(in_composition)
-                };
-                match self.role {
-                    Role::Generator => {
-                        let out = run(ctx, ResMap::default())?;
-                        resmap
-                            .extend_hashed(out.into_hashed())
-                            .map_err(|e| in_composition(BuildError::from(e)))?;
-                    }
-                    Role::Transformer => *resmap = run(ctx, std::mem::take(resmap))?,
-                    Role::Validator => {
-                        run(ctx, resmap.clone())?;
-                    }
-                }
+                let pipeline =
+                    crate::composition::pipeline(ctx, &list, restrictor).map_err(in_composition)?;
+                // The composition is a pipeline, run in this operation's role.
+                let op = Operation::new(
+                    self.label.clone(),
+                    self.role,
+                    Action::Pipeline(pipeline),
+                    self.origin.clone(),
+                );
+                op.apply(ctx, loader, resmap, site)
+                    .map_err(in_composition)?;
+            }
+            Action::Pipeline(pipeline) => {
+                run_pipeline(pipeline, self.role, ctx, loader, resmap, site)?
             }
         }
         Ok(())
+    }
+}
+
+/// Runs `pipeline` in `role` over `resmap` (see [`Action::Pipeline`]).
+fn run_pipeline(
+    pipeline: &Pipeline,
+    role: Role,
+    ctx: &mut Context,
+    loader: &Loader,
+    resmap: &mut ResMap,
+    site: &str,
+) -> BuildResult<()> {
+    match role {
+        Role::Generator => {
+            let mut out = ResMap::default();
+            pipeline.run(ctx, loader, &mut out, site)?;
+            resmap
+                .extend_hashed(out.into_hashed())
+                .map_err(BuildError::from)
+        }
+        Role::Transformer => pipeline.run(ctx, loader, resmap, site),
+        Role::Validator => pipeline.run(ctx, loader, &mut resmap.clone(), site),
     }
 }
 

@@ -8,7 +8,7 @@ mod run;
 mod schema;
 
 pub use consolidate::{consolidate, find, Transformer};
-pub(crate) use run::run;
+pub(crate) use run::{pipeline, run};
 pub use schema::API_VERSION;
 
 /// The names a composition file may have.

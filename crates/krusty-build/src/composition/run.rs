@@ -5,6 +5,8 @@
 //! folders; an inline `Kustomization` gets the resources so far as its
 //! first resources.
 
+use std::path::Path;
+
 use krusty_ops::builtins::value_add::ConfigSite;
 use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
 use krusty_resource::{Origin, ResMap, Resource};
@@ -14,26 +16,41 @@ use super::consolidate::Transformer;
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::{LoadRestrictor, Loader};
-use crate::operation::{Action, Operation, Role};
+use crate::operation::{Action, Operation, Pipeline, Role};
 use crate::target::{Context, Step};
 
 /// The API version of an inline Kustomization.
 const KUSTOMIZATION_API: &str = "kustomize.config.k8s.io/v1beta1";
 
-/// Runs `list` over `input`: each transformer, planned into its
-/// operation when its turn comes, then applied.
+/// The pipeline of `list`: each transformer planned into its operation
+/// (all of them before any runs, so a config that cannot run is reported
+/// before the functions ahead of it have run).
+pub(crate) fn pipeline(
+    ctx: &Context,
+    list: &[Transformer],
+    restrictor: LoadRestrictor,
+) -> BuildResult<Pipeline> {
+    let mut operations = Vec::with_capacity(list.len());
+    for t in list {
+        let loader = Loader::new(&t.dir, restrictor)?;
+        operations.push(operation(ctx, &loader, t)?);
+    }
+    Ok(Pipeline::new(operations))
+}
+
+/// Runs `list` over `input`.
 pub(crate) fn run(
     ctx: &mut Context,
     list: &[Transformer],
     restrictor: LoadRestrictor,
     input: ResMap,
 ) -> BuildResult<ResMap> {
+    let pipeline = pipeline(ctx, list, restrictor)?;
     let mut resmap = input;
-    for t in list {
-        let loader = Loader::new(&t.dir, restrictor)?;
-        let operation = operation(ctx, &loader, t)?;
-        operation.apply(ctx, &loader, &mut resmap, "")?;
-    }
+    // Every operation is placed: the loader and site given here are not
+    // used.
+    let loader = Loader::new(Path::new("/"), restrictor)?;
+    pipeline.run(ctx, &loader, &mut resmap, "")?;
     Ok(resmap)
 }
 
