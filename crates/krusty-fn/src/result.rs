@@ -163,6 +163,36 @@ impl FnResult {
         self
     }
 
+    /// The field reference's current and proposed values (any
+    /// `Serialize` value; one that cannot be written is left out).
+    /// Needs [`FnResult::at_field`] first.
+    pub fn with_values<C, P>(mut self, current: Option<&C>, proposed: Option<&P>) -> FnResult
+    where
+        C: serde::Serialize + ?Sized,
+        P: serde::Serialize + ?Sized,
+    {
+        if let Some(field) = &mut self.field {
+            field.current_value = current.and_then(|v| crate::to_node::to_node(v).ok());
+            field.proposed_value = proposed.and_then(|v| crate::to_node::to_node(v).ok());
+        }
+        self
+    }
+
+    /// This result, about the file `path` (object `index` in it).
+    pub fn in_file(mut self, path: impl Into<String>, index: u64) -> FnResult {
+        self.file = Some(FileRef {
+            path: path.into(),
+            index,
+        });
+        self
+    }
+
+    /// Adds a tag.
+    pub fn with_tag(mut self, key: impl Into<String>, value: impl Into<String>) -> FnResult {
+        self.tags.push((key.into(), value.into()));
+        self
+    }
+
     /// Reads a result from its wire form. A severity other than `error`,
     /// `warning` and `info` is read as `warning`, its message saying so.
     pub fn from_node(node: &Node) -> Result<FnResult, String> {

@@ -18,6 +18,11 @@ pub enum FnError {
     Config(String),
     /// A `ResourceList` that cannot be read or written.
     Wire(WireError),
+    /// Results to report (each with its own severity, references and
+    /// message), as [`ResourceList::results`] would hold them: return
+    /// `Err(FnResult::error("…").about(item).into())` to stop with a
+    /// result that names a resource and a field.
+    Results(Vec<FnResult>),
 }
 
 impl std::fmt::Display for FnError {
@@ -26,6 +31,10 @@ impl std::fmt::Display for FnError {
             FnError::Message(m) => f.write_str(m),
             FnError::Config(why) => write!(f, "reading functionConfig: {why}"),
             FnError::Wire(e) => e.fmt(f),
+            FnError::Results(results) => {
+                let lines: Vec<String> = results.iter().map(FnResult::to_string).collect();
+                f.write_str(&lines.join("\n"))
+            }
         }
     }
 }
@@ -51,6 +60,24 @@ impl From<&str> for FnError {
     }
 }
 
+impl From<FnResult> for FnError {
+    fn from(r: FnResult) -> FnError {
+        FnError::Results(vec![r])
+    }
+}
+
+impl From<Vec<FnResult>> for FnError {
+    fn from(r: Vec<FnResult>) -> FnError {
+        FnError::Results(r)
+    }
+}
+
+impl From<crate::path::PathError> for FnError {
+    fn from(e: crate::path::PathError) -> FnError {
+        FnError::Message(e.to_string())
+    }
+}
+
 impl From<WireError> for FnError {
     fn from(e: WireError) -> FnError {
         FnError::Wire(e)
@@ -70,8 +97,9 @@ pub struct Outcome {
     pub exit_code: u8,
 }
 
-/// Runs `f` over the `ResourceList` in `input`. Errors returned by `f`
-/// are added as `error` results; the items are still written, as the
+/// Runs `f` over the `ResourceList` in `input`. An error returned by `f`
+/// is added as an `error` result (or, for [`FnError::Results`], as the
+/// results it holds) and makes the exit code 1; the items are still written, as the
 /// specification lets an orchestrator show them.
 pub fn process<F>(input: &str, f: F) -> Outcome
 where
@@ -88,11 +116,22 @@ where
         }
     };
     let mut stderr = String::new();
-    if let Err(e) = f(&mut list) {
-        stderr = format!("{e}\n");
-        list.results.push(FnResult::error(e.to_string()));
+    let outcome = f(&mut list);
+    let returned_err = outcome.is_err();
+    match outcome {
+        Ok(()) => {}
+        Err(FnError::Results(results)) => {
+            for r in &results {
+                stderr.push_str(&format!("{r}\n"));
+            }
+            list.results.extend(results);
+        }
+        Err(e) => {
+            stderr = format!("{e}\n");
+            list.results.push(FnResult::error(e.to_string()));
+        }
     }
-    let failed = list.has_errors();
+    let failed = returned_err || list.has_errors();
     match list.to_yaml() {
         Ok(stdout) => Outcome {
             stdout,

@@ -1,0 +1,442 @@
+//! Choosing items: [`Selector`] (the fields of a Kustomize patch
+//! `target`), small matchers ([`kind`], [`name`], [`has_labels`]…),
+//! their combinations ([`MatcherExt::and`], [`all`], [`any`], [`not`]) and
+//! processors that apply a change to the chosen items ([`for_each`],
+//! [`chain`]).
+//!
+//! ```
+//! use krusty_fn::select::{self, Matcher, MatcherExt};
+//! use krusty_fn::{KubeObject, Node, ResourceList};
+//!
+//! # fn main() -> Result<(), krusty_fn::FnError> {
+//! let apps = select::kind("Deployment").and(select::has_labels([("tier", "web")]));
+//! let process = select::for_each(apps, |item: &mut Node| {
+//!     item.set_field("spec.replicas", &2)
+//! });
+//! # let mut list = ResourceList::default();
+//! process(&mut list)?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::BTreeMap;
+
+use krusty_yaml::Node;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::kube::KubeObject;
+use crate::run::FnError;
+use crate::wire::ResourceList;
+
+/// Decides whether an item is chosen.
+pub trait Matcher {
+    /// `true` when `item` is chosen.
+    fn matches(&self, item: &Node) -> bool;
+}
+
+impl<F: Fn(&Node) -> bool> Matcher for F {
+    fn matches(&self, item: &Node) -> bool {
+        self(item)
+    }
+}
+
+impl Matcher for Box<dyn Matcher> {
+    fn matches(&self, item: &Node) -> bool {
+        self.as_ref().matches(item)
+    }
+}
+
+/// Combining matchers.
+pub trait MatcherExt: Matcher + Sized {
+    /// Chosen by both.
+    fn and<M: Matcher>(self, other: M) -> impl Matcher {
+        move |item: &Node| self.matches(item) && other.matches(item)
+    }
+    /// Chosen by either.
+    fn or<M: Matcher>(self, other: M) -> impl Matcher {
+        move |item: &Node| self.matches(item) || other.matches(item)
+    }
+    /// This matcher, boxed (to put matchers of different types in one list).
+    fn boxed(self) -> Box<dyn Matcher>
+    where
+        Self: 'static,
+    {
+        Box::new(self)
+    }
+}
+
+impl<M: Matcher> MatcherExt for M {}
+
+/// Chosen by every matcher (all items when `matchers` is empty).
+pub fn all(matchers: Vec<Box<dyn Matcher>>) -> impl Matcher {
+    move |item: &Node| matchers.iter().all(|m| m.matches(item))
+}
+
+/// Chosen by at least one matcher (no item when `matchers` is empty).
+pub fn any(matchers: Vec<Box<dyn Matcher>>) -> impl Matcher {
+    move |item: &Node| matchers.iter().any(|m| m.matches(item))
+}
+
+/// Not chosen by `m`.
+pub fn not<M: Matcher>(m: M) -> impl Matcher {
+    move |item: &Node| !m.matches(item)
+}
+
+/// Items of kind `k`.
+pub fn kind(k: &str) -> impl Matcher + '_ {
+    move |item: &Node| item.kind() == k
+}
+
+/// Items of `apiVersion` `v` (`apps/v1`, `v1`).
+pub fn api_version(v: &str) -> impl Matcher + '_ {
+    move |item: &Node| item.api_version() == v
+}
+
+/// Items named `n`.
+pub fn name(n: &str) -> impl Matcher + '_ {
+    move |item: &Node| item.name() == n
+}
+
+/// Items in namespace `ns` (`""`: without a namespace).
+pub fn namespace(ns: &str) -> impl Matcher + '_ {
+    move |item: &Node| item.namespace() == ns
+}
+
+/// Items carrying every one of `labels`.
+pub fn has_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> impl Matcher + 'a {
+    let wanted: Vec<(&str, &str)> = labels.into_iter().collect();
+    move |item: &Node| wanted.iter().all(|(k, v)| item.label(k) == Some(*v))
+}
+
+/// Items carrying every one of `annotations`.
+pub fn has_annotations<'a>(
+    annotations: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> impl Matcher + 'a {
+    let wanted: Vec<(&str, &str)> = annotations.into_iter().collect();
+    move |item: &Node| wanted.iter().all(|(k, v)| item.annotation(k) == Some(*v))
+}
+
+/// Items that are not local configuration (`config.kubernetes.io/local-config`).
+pub fn not_local_config() -> impl Matcher {
+    |item: &Node| !item.is_local_config()
+}
+
+/// The fields of a Kustomize patch `target`, read from a functionConfig
+/// like any other field (`#[serde(default)] selector: Selector`). Every
+/// field set must match: `group`, `version`, `kind`, `name` and
+/// `namespace` are regular expressions matched against the whole value
+/// (`web-.*`), `labelSelector` and `annotationSelector` are Kubernetes
+/// label selectors (`app=web,tier in (a,b),!legacy`). An empty selector
+/// matches every item.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Selector {
+    /// The group of `apiVersion` (empty for the core group).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// The version of `apiVersion`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub version: String,
+    /// The kind.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// `metadata.name`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// `metadata.namespace`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// A label selector over `metadata.labels`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub label_selector: String,
+    /// A label selector over `metadata.annotations`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub annotation_selector: String,
+}
+
+impl Selector {
+    /// The selector ready to match; an invalid expression or label
+    /// selector is an error naming the field.
+    pub fn compile(&self) -> Result<CompiledSelector, FnError> {
+        let regex = |field: &str, text: &str| -> Result<Option<Regex>, FnError> {
+            if text.is_empty() {
+                return Ok(None);
+            }
+            Regex::new(&format!("^(?:{text})$"))
+                .map(Some)
+                .map_err(|e| FnError::Message(format!("selector {field} '{text}': {e}")))
+        };
+        Ok(CompiledSelector {
+            group: regex("group", &self.group)?,
+            version: regex("version", &self.version)?,
+            kind: regex("kind", &self.kind)?,
+            name: regex("name", &self.name)?,
+            namespace: regex("namespace", &self.namespace)?,
+            labels: LabelSelector::parse(&self.label_selector)
+                .map_err(|e| FnError::Message(format!("selector labelSelector: {e}")))?,
+            annotations: LabelSelector::parse(&self.annotation_selector)
+                .map_err(|e| FnError::Message(format!("selector annotationSelector: {e}")))?,
+        })
+    }
+}
+
+/// A [`Selector`] ready to match.
+#[derive(Debug, Clone)]
+pub struct CompiledSelector {
+    group: Option<Regex>,
+    version: Option<Regex>,
+    kind: Option<Regex>,
+    name: Option<Regex>,
+    namespace: Option<Regex>,
+    labels: LabelSelector,
+    annotations: LabelSelector,
+}
+
+impl Matcher for CompiledSelector {
+    fn matches(&self, item: &Node) -> bool {
+        let ok = |re: &Option<Regex>, value: &str| re.as_ref().map_or(true, |r| r.is_match(value));
+        ok(&self.group, item.group())
+            && ok(&self.version, item.version())
+            && ok(&self.kind, item.kind())
+            && ok(&self.name, item.name())
+            && ok(&self.namespace, item.namespace())
+            && self.labels.matches_map(&item.labels())
+            && self.annotations.matches_map(&item.annotations())
+    }
+}
+
+/// One requirement of a label selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    Absent(String),
+}
+
+/// A Kubernetes label selector: requirements separated by commas, all of
+/// which must hold (`k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
+/// `k`, `!k`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    requirements: Vec<Requirement>,
+}
+
+impl LabelSelector {
+    /// Parses a selector; the empty text selects everything.
+    pub fn parse(text: &str) -> Result<LabelSelector, String> {
+        let mut requirements = Vec::new();
+        for part in split_top_level(text) {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            requirements.push(requirement(part)?);
+        }
+        Ok(LabelSelector { requirements })
+    }
+
+    /// `true` when `labels` meet every requirement.
+    pub fn matches_map(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|r| match r {
+            Requirement::Equals(k, v) => labels.get(k) == Some(v),
+            Requirement::NotEquals(k, v) => labels.get(k) != Some(v),
+            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+            Requirement::NotIn(k, vs) => labels.get(k).map_or(true, |v| !vs.contains(v)),
+            Requirement::Exists(k) => labels.contains_key(k),
+            Requirement::Absent(k) => !labels.contains_key(k),
+        })
+    }
+}
+
+/// Splits on commas outside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+fn requirement(part: &str) -> Result<Requirement, String> {
+    let key = |k: &str| -> Result<String, String> {
+        let k = k.trim();
+        if k.is_empty() || k.contains(char::is_whitespace) {
+            return Err(format!("invalid requirement '{part}'"));
+        }
+        Ok(k.to_string())
+    };
+    if let Some(k) = part.strip_prefix('!') {
+        return Ok(Requirement::Absent(key(k)?));
+    }
+    if let Some((k, v)) = part.split_once("!=") {
+        return Ok(Requirement::NotEquals(key(k)?, v.trim().to_string()));
+    }
+    if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
+        return Ok(Requirement::Equals(key(k)?, v.trim().to_string()));
+    }
+    for (op, notin) in [(" notin ", true), (" in ", false)] {
+        if let Some((k, set)) = part.split_once(op) {
+            let set = set.trim();
+            let inner = set
+                .strip_prefix('(')
+                .and_then(|s| s.strip_suffix(')'))
+                .ok_or_else(|| format!("'{part}': expected a set in parentheses"))?;
+            let values = inner.split(',').map(|v| v.trim().to_string()).collect();
+            return Ok(if notin {
+                Requirement::NotIn(key(k)?, values)
+            } else {
+                Requirement::In(key(k)?, values)
+            });
+        }
+    }
+    Ok(Requirement::Exists(key(part)?))
+}
+
+impl ResourceList {
+    /// The items `m` chooses.
+    pub fn select<'a, M: Matcher + 'a>(&'a self, m: M) -> impl Iterator<Item = &'a Node> + 'a {
+        self.items.iter().filter(move |i| m.matches(i))
+    }
+
+    /// The items `m` chooses, mutably.
+    pub fn select_mut<'a, M: Matcher + 'a>(
+        &'a mut self,
+        m: M,
+    ) -> impl Iterator<Item = &'a mut Node> + 'a {
+        self.items.iter_mut().filter(move |i| m.matches(i))
+    }
+
+    /// Adds `item`, replacing the item with the same apiVersion, kind,
+    /// namespace and name if there is one (in its place).
+    pub fn upsert(&mut self, item: Node) {
+        let same = |i: &Node| {
+            i.api_version() == item.api_version()
+                && i.kind() == item.kind()
+                && i.namespace() == item.namespace()
+                && i.name() == item.name()
+        };
+        match self.items.iter().position(same) {
+            Some(i) => self.items[i] = item,
+            None => self.items.push(item),
+        }
+    }
+}
+
+/// A processor that calls `f` on every item `m` chooses, stopping at the
+/// first error (kpt's `ApplyFnBySelector`).
+pub fn for_each<M, F>(m: M, mut f: F) -> impl FnOnce(&mut ResourceList) -> Result<(), FnError>
+where
+    M: Matcher,
+    F: FnMut(&mut Node) -> Result<(), FnError>,
+{
+    move |list: &mut ResourceList| list.select_mut(m).try_for_each(&mut f)
+}
+
+/// A processor running `first`, then `second` (when `first` succeeded).
+/// Chains of any length nest: `chain(a, chain(b, c))`.
+pub fn chain<A, B>(first: A, second: B) -> impl FnOnce(&mut ResourceList) -> Result<(), FnError>
+where
+    A: FnOnce(&mut ResourceList) -> Result<(), FnError>,
+    B: FnOnce(&mut ResourceList) -> Result<(), FnError>,
+{
+    move |list: &mut ResourceList| {
+        first(list)?;
+        second(list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items() -> ResourceList {
+        let text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: web-a, namespace: prod, labels: {tier: web, env: prod}}\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: db, labels: {tier: db}}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: web-cfg, annotations: {owner: me}}\n";
+        ResourceList::parse(text).unwrap()
+    }
+
+    fn names<'a, M: Matcher + 'a>(list: &'a ResourceList, m: M) -> Vec<&'a str> {
+        list.select(m).map(|i| i.name()).collect()
+    }
+
+    #[test]
+    fn selectors_match_like_patch_targets() {
+        let list = items();
+        let sel = |yaml: &str| -> CompiledSelector {
+            let node = crate::parse_object(yaml).unwrap();
+            crate::config::from_node::<Selector>(&node)
+                .unwrap()
+                .compile()
+                .unwrap()
+        };
+        assert_eq!(names(&list, sel("name: web-.*")), ["web-a", "web-cfg"]);
+        assert_eq!(
+            names(&list, sel("group: apps\nkind: Deploy")),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            names(&list, sel("version: v1\ngroup: ''")),
+            ["web-a", "db", "web-cfg"]
+        );
+        assert_eq!(
+            names(&list, sel("labelSelector: 'tier in (web, db),env!=prod'")),
+            ["db"]
+        );
+        assert_eq!(names(&list, sel("labelSelector: '!tier'")), ["web-cfg"]);
+        assert_eq!(names(&list, sel("annotationSelector: owner")), ["web-cfg"]);
+        assert_eq!(names(&list, sel("namespace: prod")), ["web-a"]);
+        assert!(Selector {
+            name: "(".into(),
+            ..Selector::default()
+        }
+        .compile()
+        .is_err());
+        assert!(LabelSelector::parse("a in b").is_err());
+    }
+
+    #[test]
+    fn matchers_combine_and_processors_chain() {
+        let mut list = items();
+        assert_eq!(
+            names(
+                &list,
+                kind("Deployment").and(not(has_labels([("tier", "db")])))
+            ),
+            ["web-a"]
+        );
+        assert_eq!(
+            names(
+                &list,
+                any(vec![name("db").boxed(), kind("ConfigMap").boxed()])
+            ),
+            ["db", "web-cfg"]
+        );
+        assert_eq!(names(&list, all(vec![])).len(), 3);
+        let p = chain(
+            for_each(kind("Deployment"), |i| i.set_field("spec.replicas", &2)),
+            for_each(has_annotations([("owner", "me")]), |_| Err("stop".into())),
+        );
+        assert_eq!(p(&mut list).unwrap_err().to_string(), "stop");
+        assert_eq!(
+            list.items[1].field::<u32>("spec.replicas").unwrap(),
+            Some(2)
+        );
+        let mut cm = list.items[2].clone();
+        cm.set_label("x", "y");
+        list.upsert(cm);
+        assert_eq!(list.items.len(), 3);
+        assert_eq!(list.items[2].label("x"), Some("y"));
+    }
+}
