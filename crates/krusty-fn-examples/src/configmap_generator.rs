@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use krusty_fn::Node;
 use krusty_fn::{object, FnError, FnResult, ResourceList};
-use krusty_yaml::Node;
 use serde::Deserialize;
 
 #[derive(Deserialize, Default)]

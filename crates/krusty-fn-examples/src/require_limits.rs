@@ -10,8 +10,8 @@
 //! resources: [cpu, memory]   # the default
 //! ```
 
+use krusty_fn::Node;
 use krusty_fn::{FnError, FnResult, ResourceList};
-use krusty_yaml::Node;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -1,5 +1,5 @@
 //! A transformer: sets labels at field specs, as Kustomize's label
-//! transformer does.
+//! transformer does, on the resources its selector chooses.
 //!
 //! ```yaml
 //! apiVersion: fn.krusty.dev/v1
@@ -8,6 +8,9 @@
 //!   name: team
 //! labels:
 //!   team: web
+//! selector:               # a patch target; default: every resource
+//!   kind: Deployment|StatefulSet
+//!   labelSelector: tier in (web, api)
 //! fieldSpecs:             # default: metadata/labels of every resource
 //! - path: metadata/labels
 //!   create: true
@@ -18,8 +21,8 @@
 
 use std::collections::BTreeMap;
 
-use krusty_fn::{object, FnError, ResourceList};
-use krusty_yaml::{Node, Value};
+use krusty_fn::{object, FnError, ResourceList, Selector};
+use krusty_fn::{Node, Value};
 use serde::Deserialize;
 
 #[derive(Deserialize, Default)]
@@ -28,6 +31,7 @@ struct Config {
     labels: BTreeMap<String, String>,
     #[serde(rename = "fieldSpecs")]
     field_specs: Vec<FieldSpec>,
+    selector: Selector,
 }
 
 /// Where to set the labels: resources of a group/version/kind (empty
@@ -65,7 +69,8 @@ pub fn transform(list: &mut ResourceList) -> Result<(), FnError> {
             ..FieldSpec::default()
         });
     }
-    for item in &mut list.items {
+    let selector = config.selector.compile()?;
+    for item in list.select_mut(selector) {
         let matching: Vec<&FieldSpec> = config
             .field_specs
             .iter()

@@ -1,100 +1,91 @@
-//! The example functions on fixtures: in-process with the SDK's fixture
-//! helper, and as real executables reading stdin and writing stdout.
+//! The example functions on their golden fixtures
+//! (`tests/fixtures/<function>/<case>/`): in process with the SDK's
+//! golden runner, and as the built executables reading stdin and writing
+//! stdout. `KRUSTY_FN_UPDATE=1` rewrites the expected files.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use krusty_fn::testing::{check_fixture, run_fixture};
-use krusty_fn::ResourceList;
-use krusty_fn_examples::{configmap_generator, require_limits, set_labels};
+use krusty_fn::testing::{golden, golden_exec};
+use krusty_fn::{FnError, ResourceList};
+use krusty_fn_examples::{
+    configmap_generator, image_policy, inject_sidecar, render_template, require_limits,
+    set_annotations, set_labels,
+};
 
-fn fixture(name: &str) -> PathBuf {
+type Function = fn(&mut ResourceList) -> Result<(), FnError>;
+
+/// Each example: its fixtures directory, its function and its executable.
+const EXAMPLES: [(&str, Function, &str); 7] = [
+    (
+        "configmap-generator",
+        configmap_generator::generate,
+        env!("CARGO_BIN_EXE_krm-configmap-generator"),
+    ),
+    (
+        "set-labels",
+        set_labels::transform,
+        env!("CARGO_BIN_EXE_krm-set-labels"),
+    ),
+    (
+        "require-limits",
+        require_limits::validate,
+        env!("CARGO_BIN_EXE_krm-require-limits"),
+    ),
+    (
+        "inject-sidecar",
+        inject_sidecar::inject,
+        env!("CARGO_BIN_EXE_krm-inject-sidecar"),
+    ),
+    (
+        "render-template",
+        render_template::generate,
+        env!("CARGO_BIN_EXE_krm-render-template"),
+    ),
+    (
+        "image-policy",
+        image_policy::validate,
+        env!("CARGO_BIN_EXE_krm-image-policy"),
+    ),
+    (
+        "set-annotations",
+        set_annotations::transform,
+        env!("CARGO_BIN_EXE_krm-set-annotations"),
+    ),
+];
+
+fn fixtures(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
 }
 
 #[test]
-fn set_labels_keeps_comments_and_order() {
-    check_fixture(&fixture("set-labels"), set_labels::transform).unwrap();
+fn every_example_matches_its_golden_fixtures_in_process() {
+    let failures: Vec<String> = EXAMPLES
+        .iter()
+        .filter_map(|(dir, f, _)| golden(&fixtures(dir), f).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// The executables speak the wire format: the same output and exit code
+/// as in process.
 #[test]
-fn configmap_generator_appends_with_hash_request() {
-    check_fixture(
-        &fixture("configmap-generator"),
-        configmap_generator::generate,
-    )
-    .unwrap();
-}
-
-#[test]
-fn require_limits_reports_each_missing_limit() {
-    check_fixture(&fixture("require-limits"), require_limits::validate).unwrap();
-    let outcome = run_fixture(&fixture("require-limits"), require_limits::validate).unwrap();
-    assert_eq!(outcome.exit_code, 1, "error results mean exit code 1");
-}
-
-/// The executables speak the wire format: same output as in-process.
-#[test]
-fn executables_match_in_process_runs() {
-    for (bin, dir, f) in [
-        (
-            env!("CARGO_BIN_EXE_krm-set-labels"),
-            "set-labels",
-            set_labels::transform as fn(&mut ResourceList) -> Result<(), krusty_fn::FnError>,
-        ),
-        (
-            env!("CARGO_BIN_EXE_krm-configmap-generator"),
-            "configmap-generator",
-            configmap_generator::generate,
-        ),
-        (
-            env!("CARGO_BIN_EXE_krm-require-limits"),
-            "require-limits",
-            require_limits::validate,
-        ),
-    ] {
-        let dir = fixture(dir);
-        let expected = std::fs::read_to_string(dir.join("expected.yaml")).unwrap();
-        let in_process = run_fixture(&dir, f).unwrap();
-        assert_eq!(in_process.stdout, expected);
-        // Feed the executable the same input list the fixture helper built.
-        let input = {
-            let text = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
-            let docs = krusty_yaml::parse_stream(&text).unwrap();
-            let mut list = ResourceList::new(docs.into_iter().filter_map(|d| d.root).collect());
-            let config = std::fs::read_to_string(dir.join("fn-config.yaml")).ok();
-            list.function_config = config
-                .and_then(|c| krusty_yaml::parse_stream(&c).ok())
-                .and_then(|d| d.into_iter().find_map(|d| d.root));
-            list.to_yaml().unwrap()
-        };
-        let mut child = Command::new(bin)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), expected, "{bin}");
-        assert_eq!(
-            out.status.code(),
-            Some(in_process.exit_code.into()),
-            "{bin}"
-        );
+fn every_executable_matches_the_same_golden_fixtures() {
+    if std::env::var_os("KRUSTY_FN_UPDATE").is_some() {
+        return; // the in-process run writes them
     }
+    let failures: Vec<String> = EXAMPLES
+        .iter()
+        .filter_map(|(dir, _, bin)| golden_exec(&fixtures(dir), Path::new(bin)).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 #[test]
 fn unreadable_input_is_exit_code_one_with_a_message() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_krm-set-labels"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
