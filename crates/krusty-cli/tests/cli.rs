@@ -265,7 +265,10 @@ fn version_and_help() {
     let dir = scratch("version");
     let out = krusty(&["version"], &dir);
     let line = String::from_utf8_lossy(&out.stdout);
-    assert!(line.starts_with("v5.5.0 ") && line.contains("krusty"), "{line}");
+    assert!(
+        line.starts_with("v5.5.0 ") && line.contains("krusty"),
+        "{line}"
+    );
     let out = krusty(&["build", "--help"], &dir);
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -169,7 +169,9 @@ fn kubectl_equivalent(staged: &Path, flags: &[String]) -> Result<Vec<u8>, String
 /// of krusty's stderr.
 fn check_error(case: &Path, out: &Output, want: &str) -> Result<(), String> {
     if out.status.success() {
-        return Err(format!("expected an error containing {want:?}, got success"));
+        return Err(format!(
+            "expected an error containing {want:?}, got success"
+        ));
     }
     if !out.stdout.is_empty() {
         return Err(format!(
@@ -235,7 +237,12 @@ fn check(case: &Path, kubectl: bool, bless: bool) -> Result<(), String> {
     compare(case, "expected.yaml", &out.stdout, false).map_err(|e| format!("krusty: {e}"))?;
     if case.join("consolidated.yaml").is_file() {
         let mut consolidate = vec!["composition".to_string(), "consolidate".to_string()];
-        consolidate.extend(flags.iter().filter(|f| f.starts_with("--load-restrictor")).cloned());
+        consolidate.extend(
+            flags
+                .iter()
+                .filter(|f| f.starts_with("--load-restrictor"))
+                .cloned(),
+        );
         consolidate.push(target);
         let out = krusty(&staged, &consolidate)?;
         if !out.status.success() {
