@@ -195,7 +195,7 @@ pub struct CompiledSelector {
 
 impl Matcher for CompiledSelector {
     fn matches(&self, item: &Node) -> bool {
-        let ok = |re: &Option<Regex>, value: &str| re.as_ref().map_or(true, |r| r.is_match(value));
+        let ok = |re: &Option<Regex>, value: &str| re.as_ref().is_none_or(|r| r.is_match(value));
         ok(&self.group, item.group())
             && ok(&self.version, item.version())
             && ok(&self.kind, item.kind())
@@ -245,7 +245,7 @@ impl LabelSelector {
             Requirement::Equals(k, v) => labels.get(k) == Some(v),
             Requirement::NotEquals(k, v) => labels.get(k) != Some(v),
             Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).map_or(true, |v| !vs.contains(v)),
+            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
             Requirement::Exists(k) => labels.contains_key(k),
             Requirement::Absent(k) => !labels.contains_key(k),
         })
