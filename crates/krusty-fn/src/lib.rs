@@ -18,22 +18,33 @@
 //! function needs besides `serde`.
 //!
 //! ```no_run
-//! use krusty_fn::{run, FnResult, KubeObject, ResourceList};
+//! use krusty_fn::{run, FnResult, KubeObject, ResourceList, Selector};
 //!
-//! #[derive(serde::Deserialize)]
+//! #[derive(serde::Deserialize, Default)]
+//! #[serde(default)]
 //! struct Config {
 //!     team: String,
+//!     selector: Selector,          // a patch target: kind, name, labelSelector…
+//! }
+//!
+//! fn set_team(list: &mut ResourceList) -> Result<(), krusty_fn::FnError> {
+//!     let config: Config = list.config()?;
+//!     if config.team.is_empty() {
+//!         return Err("team is required".into());       // an error result, exit code 1
+//!     }
+//!     let chosen = config.selector.compile()?;
+//!     for item in list.select_mut(chosen) {
+//!         item.set_label("team", &config.team);        // keeps comments and key order
+//!         if item.kind() == "Deployment" {
+//!             item.set_field("spec.template.metadata.labels.team", &config.team)?;
+//!         }
+//!     }
+//!     list.results.push(FnResult::info(format!("team {}", config.team)));
+//!     Ok(())
 //! }
 //!
 //! fn main() -> std::process::ExitCode {
-//!     run(|list: &mut ResourceList| {
-//!         let config: Config = list.config()?;
-//!         for item in &mut list.items {
-//!             item.set_label("team", &config.team);
-//!         }
-//!         list.results.push(FnResult::info("labelled"));
-//!         Ok(())
-//!     })
+//!     run(set_team)
 //! }
 //! ```
 
