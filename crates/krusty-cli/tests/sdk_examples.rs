@@ -22,7 +22,7 @@ enum Role {
 }
 
 /// Each example: its executable, the fixture case run everywhere, and its role.
-const EXAMPLES: [(&str, &str, Role); 6] = [
+const EXAMPLES: [(&str, &str, Role); 7] = [
     (
         "krm-configmap-generator",
         "configmap-generator/plain",
@@ -42,6 +42,11 @@ const EXAMPLES: [(&str, &str, Role); 6] = [
         "krm-render-template",
         "render-template/basic",
         Role::Generator,
+    ),
+    (
+        "krm-render-template",
+        "render-template/patch",
+        Role::Transformer,
     ),
     ("krm-image-policy", "image-policy/clean", Role::Validator),
     (

@@ -53,6 +53,7 @@ pub mod config;
 pub mod kube;
 pub mod log;
 pub mod object;
+pub mod patch;
 pub mod path;
 pub mod result;
 pub mod run;
@@ -67,6 +68,7 @@ pub use krusty_yaml::{Node, ScalarStyle, Value};
 
 pub use answer::{parse_answer, Sent};
 pub use kube::KubeObject;
+pub use patch::strategic_merge;
 pub use path::{Path, PathError};
 pub use result::{FieldRef, FileRef, FnResult, ResourceRef, Severity};
 pub use run::{process, run, FnError, Outcome};
