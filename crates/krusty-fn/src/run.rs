@@ -149,13 +149,20 @@ where
 /// The whole `main` of a function: reads stdin, calls `f`, writes stdout
 /// and stderr, and returns the exit code.
 ///
+/// Given arguments, the program runs standalone instead, for trying a
+/// function by hand: `my-fn CONFIG.yaml [RESOURCES.yaml…]` reads the
+/// functionConfig from the first file and the resources from the others
+/// (or from stdin when there are none, or for `-`), prints the resulting
+/// resources as a YAML stream on stdout and the results on stderr.
+/// `my-fn --help` prints how to run it.
+///
 /// ```no_run
-/// use krusty_fn::{object, run, ResourceList};
+/// use krusty_fn::{run, KubeObject, ResourceList};
 ///
 /// fn main() -> std::process::ExitCode {
 ///     run(|list: &mut ResourceList| {
 ///         for item in &mut list.items {
-///             object::set_label(item, "team", "web");
+///             item.set_label("team", "web");
 ///         }
 ///         Ok(())
 ///     })
@@ -165,14 +172,18 @@ pub fn run<F>(f: F) -> ExitCode
 where
     F: FnOnce(&mut ResourceList) -> Result<(), FnError>,
 {
-    let mut input = String::new();
-    let outcome = match std::io::stdin().read_to_string(&mut input) {
-        Ok(_) => process(&input, f),
-        Err(e) => Outcome {
-            stdout: String::new(),
-            stderr: format!("reading stdin: {e}\n"),
-            exit_code: 1,
+    let args: Vec<String> = std::env::args().collect();
+    let outcome = match args.get(1).map(String::as_str) {
+        None => match read_stdin() {
+            Ok(input) => process(&input, f),
+            Err(e) => failure(e),
         },
+        Some("-h" | "--help") => Outcome {
+            stdout: usage(args.first().map_or("function", String::as_str)),
+            stderr: String::new(),
+            exit_code: 0,
+        },
+        Some(_) => standalone(&args[1..], f),
     };
     let mut stdout = std::io::stdout().lock();
     let wrote = stdout
@@ -183,6 +194,110 @@ where
         return ExitCode::FAILURE;
     }
     ExitCode::from(outcome.exit_code)
+}
+
+fn read_stdin() -> Result<String, String> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| format!("reading stdin: {e}"))?;
+    Ok(input)
+}
+
+fn failure(message: String) -> Outcome {
+    Outcome {
+        stdout: String::new(),
+        stderr: format!("{message}\n"),
+        exit_code: 1,
+    }
+}
+
+fn usage(program: &str) -> String {
+    format!(
+        "A KRM function: reads a ResourceList on stdin and prints it, changed, on stdout.\n\n\
+         Usage:\n  {program} < resource-list.yaml\n  {program} CONFIG [RESOURCES...]\n\n\
+         With arguments, CONFIG is the functionConfig and RESOURCES the files holding the\n\
+         resources (stdin when none are given, or for '-'); the resources are printed as\n\
+         a YAML stream, the results on stderr.\n"
+    )
+}
+
+/// The standalone mode of [`run`]: `args` are the config file and the
+/// resource files.
+pub fn standalone<F>(args: &[String], f: F) -> Outcome
+where
+    F: FnOnce(&mut ResourceList) -> Result<(), FnError>,
+{
+    match standalone_input(args) {
+        Ok(input) => {
+            let out = process(&input, f);
+            match ResourceList::parse(&out.stdout) {
+                Ok(list) => standalone_output(&list, out.stderr, out.exit_code),
+                Err(_) => out,
+            }
+        }
+        Err(e) => failure(e),
+    }
+}
+
+fn standalone_input(args: &[String]) -> Result<String, String> {
+    let read = |path: &str| -> Result<String, String> {
+        if path == "-" {
+            return read_stdin();
+        }
+        std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+    };
+    let (config_path, resources) = args.split_first().ok_or("no functionConfig file")?;
+    let config =
+        crate::parse_object(&read(config_path)?).map_err(|e| format!("{config_path}: {e}"))?;
+    let mut items = Vec::new();
+    let stdin = ["-".to_string()];
+    for path in if resources.is_empty() {
+        &stdin[..]
+    } else {
+        resources
+    } {
+        let text = read(path)?;
+        let mut docs = crate::parse_objects(&text).map_err(|e| format!("{path}: {e}"))?;
+        // A whole ResourceList contributes its items.
+        if docs.len() == 1
+            && docs[0].get("kind").and_then(krusty_yaml::Node::as_str) == Some("ResourceList")
+        {
+            let list =
+                ResourceList::from_node(docs.remove(0)).map_err(|e| format!("{path}: {e}"))?;
+            items.extend(list.items);
+        } else {
+            items.extend(docs);
+        }
+    }
+    let mut list = ResourceList::new(items);
+    list.function_config = Some(config);
+    list.to_yaml().map_err(|e| e.to_string())
+}
+
+fn standalone_output(list: &ResourceList, mut stderr: String, exit_code: u8) -> Outcome {
+    let mut stdout = String::new();
+    for (i, item) in list.items.iter().enumerate() {
+        if i > 0 {
+            stdout.push_str("---\n");
+        }
+        match krusty_yaml::to_yaml_preserving(item) {
+            Ok(text) => stdout.push_str(&text),
+            Err(e) => return failure(e.to_string()),
+        }
+    }
+    // Results the function returned as an Err are on stderr already.
+    for r in &list.results {
+        let line = format!("{r}\n");
+        if !stderr.contains(&line) {
+            stderr.push_str(&line);
+        }
+    }
+    Outcome {
+        stdout,
+        stderr,
+        exit_code,
+    }
 }
 
 #[cfg(test)]
@@ -206,5 +321,41 @@ mod tests {
         let out = process("kind: Nope\n", |_| Ok(()));
         assert_eq!(out.exit_code, 1);
         assert!(out.stderr.contains("expected kind ResourceList"));
+    }
+
+    #[test]
+    fn standalone_reads_files_and_prints_a_stream() {
+        let dir = std::env::temp_dir().join(format!("krusty-fn-standalone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("config.yaml");
+        let resources = dir.join("r.yaml");
+        std::fs::write(&config, "kind: X\nmetadata: {name: x}\ndata: {team: web}\n").unwrap();
+        std::fs::write(
+            &resources,
+            "kind: A # a\nmetadata:\n  name: a\n---\nkind: B\nmetadata:\n  name: b\n",
+        )
+        .unwrap();
+        let args = [
+            config.display().to_string(),
+            resources.display().to_string(),
+        ];
+        let out = standalone(&args, |l| {
+            let team: String = l.config::<serde_json::Value>()?["data"]["team"]
+                .as_str()
+                .unwrap_or("")
+                .into();
+            for item in &mut l.items {
+                crate::KubeObject::set_label(item, "team", &team);
+            }
+            l.results.push(FnResult::warning("careful"));
+            Ok(())
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(out.stdout, "kind: A # a\nmetadata:\n  name: a\n  labels:\n    team: web\n---\nkind: B\nmetadata:\n  name: b\n  labels:\n    team: web\n");
+        assert_eq!(out.stderr, "[warning]: careful\n");
+        assert_eq!(out.exit_code, 0);
+        let out = standalone(&["/nonexistent.yaml".to_string()], |_| Ok(()));
+        assert_eq!(out.exit_code, 1);
+        assert!(out.stderr.contains("/nonexistent.yaml"), "{}", out.stderr);
     }
 }

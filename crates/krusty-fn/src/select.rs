@@ -358,6 +358,35 @@ where
     }
 }
 
+/// One processor of a [`by_config_kind`] table.
+pub type Processor = fn(&mut ResourceList) -> Result<(), FnError>;
+
+/// A processor that runs the handler named by the functionConfig's
+/// `kind` (one executable serving several config kinds, as kyaml's
+/// `GVKFilterMap` does); another kind, or no config, is an error that
+/// lists the kinds it knows.
+pub fn by_config_kind(
+    handlers: Vec<(&'static str, Processor)>,
+) -> impl FnOnce(&mut ResourceList) -> Result<(), FnError> {
+    move |list: &mut ResourceList| {
+        let kind = list
+            .function_config
+            .as_ref()
+            .map(|c| c.kind().to_string())
+            .unwrap_or_default();
+        match handlers.iter().find(|(k, _)| *k == kind) {
+            Some((_, handler)) => handler(list),
+            None => {
+                let known: Vec<&str> = handlers.iter().map(|(k, _)| *k).collect();
+                Err(FnError::Config(format!(
+                    "unknown kind '{kind}' (expected {})",
+                    known.join(", ")
+                )))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,6 +461,25 @@ mod tests {
         assert_eq!(
             list.items[1].field::<u32>("spec.replicas").unwrap(),
             Some(2)
+        );
+        let mut list2 = items();
+        list2.function_config = crate::parse_object("kind: B").ok();
+        let table = || -> Vec<(&'static str, Processor)> {
+            vec![
+                ("A", |_| Err("a".into())),
+                ("B", |l| {
+                    l.items.clear();
+                    Ok(())
+                }),
+            ]
+        };
+        by_config_kind(table())(&mut list2).unwrap();
+        assert!(list2.items.is_empty());
+        list2.function_config = crate::parse_object("kind: C").ok();
+        let err = by_config_kind(table())(&mut list2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "reading functionConfig: unknown kind 'C' (expected A, B)"
         );
         let mut cm = list.items[2].clone();
         cm.set_label("x", "y");
