@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::config::from_node;
-use crate::path::Path;
+use crate::path::{Path, Step};
 use crate::run::FnError;
 use crate::to_node::{assign, to_node};
 
@@ -102,6 +102,16 @@ pub trait KubeObject {
     fn set_field_node(&mut self, path: &str, value: Node) -> Result<(), FnError>;
     /// Removes the value at `path`, returning it.
     fn remove_field(&mut self, path: &str) -> Result<Option<Node>, FnError>;
+    /// The comment after the value at `path` on its line (without `#`).
+    fn line_comment(&self, path: &str) -> Result<Option<&str>, FnError>;
+    /// Sets (or, with `""`, removes) the line comment of the value at
+    /// `path`; `false` when there is no value there.
+    fn set_line_comment(&mut self, path: &str, text: &str) -> Result<bool, FnError>;
+    /// The comment lines above the field at `path` (joined by newlines).
+    fn head_comment(&self, path: &str) -> Result<Option<String>, FnError>;
+    /// Sets (or, with `""`, removes) the comment lines above the field at
+    /// `path`; `false` when there is no field there.
+    fn set_head_comment(&mut self, path: &str, text: &str) -> Result<bool, FnError>;
     /// The whole node read into `T`.
     fn as_typed<T: DeserializeOwned>(&self) -> Result<T, FnError>;
     /// Reads the node into `T`, lets `f` change it, and writes it back in
@@ -146,6 +156,38 @@ fn remove_meta(node: &mut Node, key: &str, field: &str) -> Option<String> {
         meta.remove(key);
     }
     Some(removed.as_str().unwrap_or_default().to_string())
+}
+
+/// The node holding the head comment of the field at `path`: the key
+/// of a mapping entry, else the node itself.
+fn comment_holder<'a>(node: &'a Node, path: &Path) -> Option<&'a Node> {
+    let Some((Step::Key(key), parents)) = path.steps.split_last() else {
+        return path.lookup(node);
+    };
+    let parent = Path {
+        steps: parents.to_vec(),
+    }
+    .lookup(node)?;
+    parent
+        .as_map()?
+        .iter()
+        .find(|(k, _)| k.key_str() == Some(key))
+        .map(|(k, _)| k)
+}
+
+fn comment_holder_mut<'a>(node: &'a mut Node, path: &Path) -> Option<&'a mut Node> {
+    let Some((Step::Key(key), parents)) = path.steps.split_last() else {
+        return path.lookup_mut(node);
+    };
+    let parent = Path {
+        steps: parents.to_vec(),
+    }
+    .lookup_mut(node)?;
+    parent
+        .as_map_mut()?
+        .iter_mut()
+        .find(|(k, _)| k.key_str() == Some(key.as_str()))
+        .map(|(k, _)| k)
 }
 
 impl KubeObject for Node {
@@ -247,6 +289,41 @@ impl KubeObject for Node {
     fn remove_field(&mut self, path: &str) -> Result<Option<Node>, FnError> {
         Ok(parse_path(path)?.remove(self))
     }
+    fn line_comment(&self, path: &str) -> Result<Option<&str>, FnError> {
+        let node = self.at(path)?;
+        let line = node.and_then(|n| n.extras.as_ref()?.line.as_deref());
+        Ok(line.map(str::trim_start))
+    }
+    fn set_line_comment(&mut self, path: &str, text: &str) -> Result<bool, FnError> {
+        let Some(node) = self.at_mut(path)? else {
+            return Ok(false);
+        };
+        let extras = node.extras.get_or_insert_with(Default::default);
+        extras.line = (!text.is_empty()).then(|| format!(" {text}"));
+        Ok(true)
+    }
+    fn head_comment(&self, path: &str) -> Result<Option<String>, FnError> {
+        let node = comment_holder(self, &parse_path(path)?);
+        let head = node.and_then(|n| Some(&n.extras.as_ref()?.head));
+        Ok(head.filter(|h| !h.is_empty()).map(|h| {
+            h.iter()
+                .map(|l| l.trim_start())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }))
+    }
+    fn set_head_comment(&mut self, path: &str, text: &str) -> Result<bool, FnError> {
+        let Some(node) = comment_holder_mut(self, &parse_path(path)?) else {
+            return Ok(false);
+        };
+        let extras = node.extras.get_or_insert_with(Default::default);
+        extras.head = text
+            .lines()
+            .filter(|_| !text.is_empty())
+            .map(|l| format!(" {l}"))
+            .collect();
+        Ok(true)
+    }
     fn as_typed<T: DeserializeOwned>(&self) -> Result<T, FnError> {
         from_node(self).map_err(FnError::Message)
     }
@@ -318,6 +395,24 @@ mod tests {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the front end\n  labels:\n    app: web\n    team: web\nspec:\n  replicas: 3 # one\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.27\n      - name: side\n        image: busybox\n        args:\n        - sleep\n"
         );
         assert!(d.set_field("metadata.name.x", &1).is_err());
+        assert_eq!(
+            d.line_comment("metadata.name").unwrap(),
+            Some("the front end")
+        );
+        assert!(d.set_line_comment("spec.replicas", "three").unwrap());
+        assert!(d
+            .set_head_comment("spec.template", "the pods\nof web")
+            .unwrap());
+        assert_eq!(
+            d.head_comment("spec.template").unwrap().as_deref(),
+            Some("the pods\nof web")
+        );
+        assert!(!d.set_head_comment("spec.nothing", "x").unwrap());
+        let out = crate::to_yaml(&d).unwrap();
+        assert!(
+            out.contains("  replicas: 3 # three\n  # the pods\n  # of web\n  template:\n"),
+            "{out}"
+        );
         assert!(d.at("spec[").is_err());
     }
 }
