@@ -100,8 +100,9 @@ fn without_negative_zero(json: &str) -> String {
         let before = rest[..at].chars().next_back();
         let after = rest[at + 2..].chars().next();
         out.push_str(&rest[..at]);
-        let number =
-            matches!(before, Some(':' | '[' | ',')) && matches!(after, Some(',' | '}' | ']'));
+        // A number alone (a document that is only `-0e1`) counts too.
+        let number = matches!(before, None | Some(':' | '[' | ','))
+            && matches!(after, None | Some(',' | '}' | ']'));
         out.push_str(if number { "0" } else { "-0" });
         rest = &rest[at + 2..];
     }
