@@ -3,13 +3,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use krusty_resource::{Origin, RemoteRoot, Resource};
+use krusty_resource::{BuildMeta, Origin, RemoteRoot, Resource};
 use krusty_yaml::Node;
 
-/// The annotation recording where a resource came from.
-pub const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
-/// The annotation listing the operations that changed a resource.
-pub const TRANSFORMATIONS_ANNOTATION: &str = "alpha.config.kubernetes.io/transformations";
+pub use krusty_runtime::records::{ORIGIN_ANNOTATION, TRANSFORMATIONS_ANNOTATION};
 /// The label naming the tool that built a resource.
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Its value: Kustomize builds report a development version here.
@@ -42,24 +39,32 @@ impl Records {
         r
     }
 
+    /// The origin and transformation annotations `meta`'s records give
+    /// (those these options record), paths shown relative to `root`.
+    pub fn annotations(&self, meta: &BuildMeta, root: &Path) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if self.origins {
+            if let Some(origin) = meta.origin.as_deref() {
+                out.push((ORIGIN_ANNOTATION, origin_text(origin, root, "")));
+            }
+        }
+        if self.transformations && !meta.transformations.is_empty() {
+            let text: String = meta
+                .transformations
+                .iter()
+                .map(|t| origin_text(t, root, "  ").replacen("  ", "- ", 1))
+                .collect();
+            out.push((TRANSFORMATIONS_ANNOTATION, text));
+        }
+        out
+    }
+
     /// Writes the records onto `resources`; paths are shown relative to
     /// `root`, or for what remote bases hold, as Kustomize shows them.
     pub fn apply(&self, resources: &mut [Resource], root: &Path) {
         for r in resources {
-            if self.origins {
-                if let Some(origin) = r.meta.origin.as_deref() {
-                    let text = origin_text(origin, root, "");
-                    set_in(&mut r.node, "annotations", ORIGIN_ANNOTATION, text);
-                }
-            }
-            if self.transformations && !r.meta.transformations.is_empty() {
-                let text: String = r
-                    .meta
-                    .transformations
-                    .iter()
-                    .map(|t| origin_text(t, root, "  ").replacen("  ", "- ", 1))
-                    .collect();
-                set_in(&mut r.node, "annotations", TRANSFORMATIONS_ANNOTATION, text);
+            for (key, text) in self.annotations(&r.meta, root) {
+                set_in(&mut r.node, "annotations", key, text);
             }
             if self.managed_by {
                 set_in(

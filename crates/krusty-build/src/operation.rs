@@ -18,7 +18,8 @@ use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::Loader;
 use crate::target::{Accumulator, Context};
-use krusty_runtime::FunctionCall;
+use krusty_resource::BuildMeta;
+use krusty_runtime::{FunctionCall, Shown};
 
 pub use krusty_runtime::Role;
 
@@ -182,17 +183,18 @@ impl Operation {
             Action::Function(f) => {
                 let mut notes = Vec::new();
                 let host = ctx.host();
-                let ran = host.run(f, self.role, resmap, &self.origin, &mut notes);
+                let (records, root) = ctx.records().clone();
+                let annotations = |meta: &BuildMeta| records.annotations(meta, &root);
+                let shown = Shown {
+                    annotations: &annotations,
+                    transformations: records.transformations,
+                };
+                let ran = host.run(f, self.role, resmap, &self.origin, &shown, &mut notes);
                 ctx.add_warnings(notes);
                 ran.map_err(|e| in_op(BuildError::new(e)))?;
                 // What a function returns is read anew: nothing is shared.
                 for r in resmap.resources_mut_keeping_identity() {
                     r.meta.shared.clear();
-                }
-                if self.role == Role::Transformer && ctx.env(loader).record_transformations {
-                    for r in resmap.resources_mut() {
-                        r.meta.transformations.push(self.origin.clone());
-                    }
                 }
             }
             Action::AddResources(paths) => {

@@ -381,13 +381,21 @@ fn configured(
             }
             .within(remote);
             if c.api_version() != "builtin" {
-                let function = crate::functions::resolve(c, loader, &ctx.policy)
+                let mut function = crate::functions::resolve(c, loader, &ctx.policy)
                     .map_err(|e| here(e).context(format!("kustomization file {}: field '{field}'", k_path.display())))?
                     .ok_or_else(|| {
                         here(BuildError::new(format!(
                             "{field}: {id} is not a builtin and declares no KRM function runtime (a config.kubernetes.io/function annotation or a runtime: field); krusty does not run legacy exec or Go plugins"
                         )))
                     })?;
+                // The config read from a file carries its origin record
+                // too, as a resource does.
+                let (records, root) = ctx.records();
+                for (key, text) in records.annotations(&c.meta, root) {
+                    if key == crate::build_metadata::ORIGIN_ANNOTATION {
+                        krusty_fn::object::set_annotation(&mut function.config, key, &text);
+                    }
+                }
                 return Ok(Step {
                     label: function.label.clone(),
                     action: Action::Function(function),

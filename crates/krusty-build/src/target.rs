@@ -105,6 +105,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         warnings: Vec::new(),
         schema: None,
         record_transformations: false,
+        records: (Records::default(), PathBuf::new()),
         build_records: false,
         policy: opts.functions.clone(),
         host: Arc::new(krusty_runtime::Host::new(opts.functions.clone())),
@@ -350,6 +351,9 @@ pub(crate) struct Context {
     schema: Option<Option<Arc<Schema>>>,
     /// The top kustomization asks for transformation annotations.
     record_transformations: bool,
+    /// The build records the top kustomization asks for, and its folder
+    /// (functions see the records as annotations, paths from there).
+    records: (Records, PathBuf),
     /// The top kustomization has `buildMetadata` (see `Env::build_records`).
     build_records: bool,
     /// What KRM functions may do.
@@ -383,6 +387,10 @@ impl Context {
                 .iter()
                 .any(|o| o == "transformerAnnotations");
             self.build_records = !k.build_metadata.is_empty();
+            self.records = (
+                Records::from_options(&k.build_metadata),
+                loader.root.clone(),
+            );
         }
         self.chain.push(loader.root.clone());
         let result = self.accumulate(loader, k, &path);
@@ -451,6 +459,12 @@ impl Context {
     /// The host that runs the build's functions.
     pub(crate) fn host(&self) -> Arc<krusty_runtime::Host> {
         Arc::clone(&self.host)
+    }
+
+    /// The build records functions see (see `krusty_runtime::Shown`) and
+    /// the folder their paths are shown from.
+    pub(crate) fn records(&self) -> &(Records, PathBuf) {
+        &self.records
     }
 
     /// Adds function results and other notes to the build's warnings.
@@ -906,6 +920,7 @@ impl Context {
             warnings: Vec::new(),
             schema: self.schema.clone(),
             record_transformations: self.record_transformations,
+            records: self.records.clone(),
             build_records: self.build_records,
             policy: self.policy.clone(),
             host: Arc::clone(&self.host),

@@ -297,7 +297,9 @@ metadata:
 
 /// A function that reverses the list, renames one item, drops one and
 /// adds one: kept items stay where they were, the renamed and the new one
-/// follow in the function's order (fifo), and legacy order sorts them all.
+/// follow in the function's order (fifo), and legacy order sorts them all;
+/// with build metadata, only the kept items record the function among
+/// their transformations.
 #[test]
 fn returned_items_take_the_places_kustomize_gives_them() {
     let Some(bench) = Bench::new("places") else {
@@ -327,6 +329,9 @@ fn returned_items_take_the_places_kustomize_gives_them() {
             "",
             "sortOptions:\n  order: fifo\n",
             "sortOptions:\n  order: legacy\n",
+            // What a transformer adds or renames records it as its
+            // origin only; what it keeps records it as a transformation.
+            "buildMetadata: [originAnnotations, transformerAnnotations]\n",
         ] {
             write(
                 &tree,
@@ -623,6 +628,13 @@ fn functions_get_the_items_annotations_and_environment_kustomize_sends() {
     for (how, transformers) in [
         ("by path", "transformers:\n- fn.yaml\n".to_string()),
         ("inline", format!("transformers:\n- |-\n{inline}")),
+        // With build metadata, each item also carries its origin and
+        // transformation records.
+        (
+            "with build metadata",
+            "transformers:\n- fn.yaml\nbuildMetadata: [originAnnotations, transformerAnnotations]\n"
+                .to_string(),
+        ),
     ] {
         write(
             &tree,

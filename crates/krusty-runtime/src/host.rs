@@ -51,6 +51,27 @@ pub struct FunctionCall {
     pub label: String,
 }
 
+/// The build's records as a resource shows them while functions see it
+/// (Kustomize keeps them as annotations on the resource): what comes back
+/// without them has lost them.
+pub struct Shown<'a> {
+    /// The annotations a resource carries for its origin and
+    /// transformations (none when the build does not record them).
+    pub annotations: &'a dyn Fn(&BuildMeta) -> Vec<(&'static str, String)>,
+    /// Whether the build lists the transformers that changed a resource.
+    pub transformations: bool,
+}
+
+impl Shown<'_> {
+    /// No records shown.
+    pub fn none() -> Shown<'static> {
+        Shown {
+            annotations: &|_| Vec::new(),
+            transformations: false,
+        }
+    }
+}
+
 /// The functions of one build: every call goes through it, under the
 /// build's policy. (It is the one place that will own long-lived function
 /// servers, which a build starts once and reuses.)
@@ -71,18 +92,21 @@ impl Host {
     }
 
     /// Runs `call` over `resources` in `role`; `origin` is recorded on what
-    /// it makes. Warning and info results go to `notes`; error results fail.
+    /// it makes, and on what it keeps among their transformations. Warning
+    /// and info results go to `notes`; error results fail.
     pub fn run(
         &self,
         call: &FunctionCall,
         role: Role,
         resources: &mut ResMap,
         origin: &Origin,
+        shown: &Shown<'_>,
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
         Run {
             call,
             policy: &self.policy,
+            shown,
         }
         .run(role, resources, origin, notes)
     }
@@ -92,6 +116,7 @@ impl Host {
 struct Run<'a> {
     call: &'a FunctionCall,
     policy: &'a Policy,
+    shown: &'a Shown<'a>,
 }
 
 impl Run<'_> {
@@ -106,13 +131,13 @@ impl Run<'_> {
     ) -> Result<(), String> {
         let items = match role {
             Role::Generator => Vec::new(),
-            Role::Validator => annotate(resources.iter().map(|r| (r.node.clone(), &r.meta))),
+            Role::Validator => annotate(resources.iter().map(|r| (r.node.clone(), &r.meta)), None),
             Role::Transformer => {
                 let taken = std::mem::take(resources).into_vec();
                 let ids: Vec<ResId> = taken.iter().map(Resource::id).collect();
                 let (nodes, metas): (Vec<Node>, Vec<BuildMeta>) =
                     taken.into_iter().map(|r| (r.node, r.meta)).unzip();
-                let items = annotate(nodes.into_iter().zip(metas.iter()));
+                let items = annotate(nodes.into_iter().zip(metas.iter()), Some(self.shown));
                 let output = self.send(items, notes)?;
                 return self.replace(resources, output, &ids, metas, origin);
             }
@@ -183,6 +208,13 @@ impl Run<'_> {
         let mut added = Vec::new();
         for (i, mut node) in items.into_iter().enumerate() {
             let returned = self.take_records(&mut node, i)?;
+            let back: Vec<&str> = [
+                records::ORIGIN_ANNOTATION,
+                records::TRANSFORMATIONS_ANNOTATION,
+            ]
+            .into_iter()
+            .filter(|key| object::remove_annotation(&mut node, key).is_some())
+            .collect();
             let mut r = self.resource(node, i)?;
             let matched = place
                 .get(&comparable(&r.id()))
@@ -192,6 +224,7 @@ impl Run<'_> {
                 Some((at, meta)) => {
                     r.meta = meta;
                     returned.apply_to(&mut r.meta);
+                    self.keep_records(&mut r.meta, &back, origin);
                     kept[at] = Some(r);
                 }
                 None => {
@@ -209,6 +242,30 @@ impl Run<'_> {
             )
         })?;
         Ok(())
+    }
+
+    /// The origin and transformation records of an item the function
+    /// kept, given which of their annotations came `back`: an origin that
+    /// did not come back is the function's, with no transformations before
+    /// it; transformations that did not come back are gone; an item that
+    /// kept its origin lists the function among its transformations.
+    fn keep_records(&self, meta: &mut BuildMeta, back: &[&str], origin: &Origin) {
+        let sent: Vec<&str> = (self.shown.annotations)(meta)
+            .into_iter()
+            .map(|(key, _)| key)
+            .collect();
+        let lost = |key: &str| sent.contains(&key) && !back.contains(&key);
+        if lost(records::ORIGIN_ANNOTATION) {
+            meta.origin = Some(Box::new(origin.clone()));
+            meta.transformations.clear();
+            return;
+        }
+        if lost(records::TRANSFORMATIONS_ANNOTATION) {
+            meta.transformations.clear();
+        }
+        if self.shown.transformations {
+            meta.transformations.push(origin.clone());
+        }
     }
 
     /// Removes the orchestrator's annotations from returned item `i`;
@@ -288,11 +345,20 @@ impl Run<'_> {
 }
 
 /// Adds Kustomize's annotations to each resource sent.
-fn annotate<'m>(resources: impl Iterator<Item = (Node, &'m BuildMeta)>) -> Vec<Node> {
+/// Adds, with `shown`, the build's own records too.
+fn annotate<'m>(
+    resources: impl Iterator<Item = (Node, &'m BuildMeta)>,
+    shown: Option<&Shown<'_>>,
+) -> Vec<Node> {
     resources
         .enumerate()
         .map(|(i, (mut node, meta))| {
             records::annotate(&mut node, meta, i);
+            if let Some(shown) = shown {
+                for (key, text) in (shown.annotations)(meta) {
+                    object::set_annotation(&mut node, key, &text);
+                }
+            }
             node
         })
         .collect()

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use krusty_fn::{FnResult, ResourceList};
 
-pub use host::{FunctionCall, Host, Role};
+pub use host::{FunctionCall, Host, Role, Shown};
 pub use policy::{parse_size, Policy};
 pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
 

@@ -18,6 +18,11 @@ use krusty_resource::id::NOT_A_NAMESPACE;
 use krusty_resource::{Behavior, BuildMeta, Origin, PreviousId};
 use krusty_yaml::{CompactString, Node, Pos, ScalarStyle};
 
+/// The annotation recording where a resource came from.
+pub const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
+/// The annotation listing the operations that changed a resource.
+pub const TRANSFORMATIONS_ANNOTATION: &str = "alpha.config.kubernetes.io/transformations";
+
 const GENERATOR_BEHAVIOR: &str = "internal.config.kubernetes.io/generatorBehavior";
 const NEEDS_HASH_SUFFIX: &str = "internal.config.kubernetes.io/needsHashSuffix";
 const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
