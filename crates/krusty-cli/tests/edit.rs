@@ -10,13 +10,92 @@
 //!   `edit`; `make-expected.py` records it);
 //! - or, with `expected_error.txt`, that the last command fails saying it
 //!   (and the file is left as `after.yaml` if the case has one).
+//!
+//! `{{HTTP}}` in a case's files stands for a loopback git server (smart
+//! HTTP) serving `addons.git`, made from `_remote/addons`; such a case's
+//! `expected.yaml` is recorded by running the test with `KRUSTY_BLESS=1`
+//! (kubectl builds the tree with the filled `after.yaml`).
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 
 mod support;
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/edit");
+
+/// The git server of the cases that name `{{HTTP}}`.
+struct GitServer {
+    /// `http://127.0.0.1:PORT`.
+    url: String,
+    /// The cache krusty fetches into.
+    cache: PathBuf,
+    /// Keeps the server's stdin open: it stops when the tests end.
+    _child: Child,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "krusty")
+        .env("GIT_AUTHOR_EMAIL", "krusty@example.invalid")
+        .env("GIT_COMMITTER_NAME", "krusty")
+        .env("GIT_COMMITTER_EMAIL", "krusty@example.invalid")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Starts the server on first use, with `addons.git` made from
+/// `_remote/addons`.
+fn git_server() -> &'static GitServer {
+    static SERVER: OnceLock<GitServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let dir = support::scratch("edit", "_remote");
+        let work = dir.join("addons");
+        copy_tree(&Path::new(CASES).join("_remote/addons"), &work);
+        git(&work, &["init", "-q", "-b", "main"]);
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-qm", "add-ons"]);
+        let srv = dir.join("srv");
+        std::fs::create_dir_all(&srv).expect("mkdir srv");
+        git(&dir, &["clone", "-q", "--bare", "addons", "srv/addons.git"]);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/git-http-server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args(["0", srv.to_str().expect("utf-8 path")])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs the git server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().expect("piped"))
+            .read_line(&mut line)
+            .expect("the server prints its port");
+        GitServer {
+            url: format!("http://127.0.0.1:{}", line.trim()),
+            cache: dir.join("cache"),
+            _child: child,
+        }
+    })
+}
+
+/// `text` with `{{HTTP}}` filled, when the case uses the server.
+fn fill(text: &str, server: Option<&GitServer>) -> String {
+    match server {
+        Some(s) => text.replace("{{HTTP}}", &s.url),
+        None => text.to_string(),
+    }
+}
 
 /// Splits a command line as a POSIX shell would (quotes, backslashes).
 pub fn shell_words(line: &str) -> Vec<String> {
@@ -74,12 +153,31 @@ fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-fn krusty(args: &[String], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args(args)
-        .current_dir(cwd)
+fn krusty(args: &[String], cwd: &Path, server: Option<&GitServer>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    cmd.args(args).current_dir(cwd);
+    if let Some(s) = server {
+        cmd.env("KRUSTY_CACHE_DIR", &s.cache);
+    }
+    cmd.output().expect("krusty runs")
+}
+
+/// Records `kubectl kustomize`'s build of the tree with `after` in place
+/// of the edited file as the case's `expected.yaml`.
+fn bless(case: &Path, tree: &Path, dir: &Path, build: &str, after: &str, server: &GitServer) {
+    std::fs::write(dir.join("kustomization.yaml"), after).expect("write after.yaml");
+    let out = Command::new("kubectl")
+        .args(["kustomize", build])
+        .current_dir(tree)
         .output()
-        .expect("krusty runs")
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).replace(&server.url, "{{HTTP}}");
+    std::fs::write(case.join("expected.yaml"), printed).expect("write expected.yaml");
 }
 
 /// Runs one case; the reason it failed, if it did.
@@ -100,10 +198,12 @@ fn run_case(case: &Path) -> Result<(), String> {
     let dir_name = read(&case.join("dir")).unwrap_or_else(|| "overlays/prod".into());
     let dir = tree.join(dir_name.trim());
     let commands = read(&case.join("commands")).ok_or("no commands file")?;
+    let server = commands.contains("{{HTTP}}").then(git_server);
+    let commands = fill(&commands, server);
     let lines: Vec<&str> = commands.lines().filter(|l| !l.trim().is_empty()).collect();
-    let expected_error = read(&case.join("expected_error.txt"));
+    let expected_error = read(&case.join("expected_error.txt")).map(|e| fill(&e, server));
     for (i, line) in lines.iter().enumerate() {
-        let out = krusty(&shell_words(line), &dir);
+        let out = krusty(&shell_words(line), &dir, server);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let last = i + 1 == lines.len();
         match (&expected_error, last) {
@@ -126,19 +226,32 @@ fn run_case(case: &Path) -> Result<(), String> {
         }
     }
     let written = read(&dir.join("kustomization.yaml")).unwrap_or_default();
-    if let Some(after) = read(&case.join("after.yaml")) {
-        if written != after {
+    let after = read(&case.join("after.yaml")).map(|a| fill(&a, server));
+    if let Some(after) = &after {
+        if written != *after {
             return Err(format!(
                 "kustomization.yaml differs from after.yaml:\n{}",
-                support::diff(&after, &written)
+                support::diff(after, &written)
             ));
         }
     }
-    let Some(expected) = read(&case.join("expected.yaml")) else {
+    let build = read(&case.join("build")).unwrap_or(dir_name);
+    if let (Some(server), Some(after), None, true) = (
+        server,
+        &after,
+        &expected_error,
+        std::env::var_os("KRUSTY_BLESS").is_some(),
+    ) {
+        bless(case, &tree, &dir, build.trim(), after, server);
+    }
+    let Some(expected) = read(&case.join("expected.yaml")).map(|e| fill(&e, server)) else {
         return Ok(());
     };
-    let build = read(&case.join("build")).unwrap_or(dir_name);
-    let out = krusty(&["build".to_string(), build.trim().to_string()], &tree);
+    let out = krusty(
+        &["build".to_string(), build.trim().to_string()],
+        &tree,
+        server,
+    );
     let printed = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() || printed != expected {
         return Err(format!(

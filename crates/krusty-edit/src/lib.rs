@@ -31,6 +31,7 @@ pub mod metadata;
 mod node;
 pub mod patch;
 pub mod paths;
+pub mod remote;
 pub mod replicas;
 pub mod scalar;
 

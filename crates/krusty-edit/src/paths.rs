@@ -47,7 +47,8 @@ impl PathList {
 
 /// Expands `patterns` in `dir` as `edit add resource|component` does: each
 /// pattern's matches, or, with none, the pattern itself if it names a
-/// directory or a remote target; else Kustomize's error. `verify: false`
+/// directory or a remote target (fetched to check that its folder exists,
+/// as Kustomize clones it); else Kustomize's error. `verify: false`
 /// (`--no-verify`) takes the patterns as they are.
 pub fn expand_checked(dir: &Path, patterns: &[String], verify: bool) -> EditResult<Vec<String>> {
     let mut out = Vec::new();
@@ -62,11 +63,12 @@ pub fn expand_checked(dir: &Path, patterns: &[String], verify: bool) -> EditResu
             out.extend(found);
             continue;
         }
-        if !looks_remote(pattern) {
-            return Err(EditError::new(format!(
-                "{pattern} has no match: {}",
-                not_a_root(dir, pattern)
-            )));
+        let checked = match crate::remote::parse(pattern) {
+            Some(url) => crate::remote::check(&url),
+            None => Err(not_a_root(dir, pattern)),
+        };
+        if let Err(why) = checked {
+            return Err(EditError::new(format!("{pattern} has no match: {why}")));
         }
         out.push(pattern.clone());
     }
@@ -131,15 +133,6 @@ fn clean(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// A target Kustomize would clone rather than look for on disk.
-fn looks_remote(target: &str) -> bool {
-    target.contains("://")
-        || target.starts_with("git@")
-        || ["github.com/", "gitlab.com/", "bitbucket.org/"]
-            .iter()
-            .any(|host| target.starts_with(host))
 }
 
 /// Appends `paths` to the list, skipping (with a note) those already
