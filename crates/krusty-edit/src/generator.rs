@@ -146,6 +146,7 @@ pub fn add(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditRe
         }
     };
     merge_flags(entry, &flags);
+    merge_global_options(entry, k.get("generatorOptions"));
     check(dir, kind, entry).map_err(|e| EditError::new(format!("failed to create {what}: {e}")))?;
     k.set(field(kind), Node::seq_of(list));
     k.complete_type_meta();
@@ -190,6 +191,61 @@ fn merge_flags(entry: &mut Node, flags: &GeneratorFlags) {
     }
     if !flags.behavior.is_empty() {
         put_sorted(entry, "behavior", Node::string(flags.behavior.as_str()));
+    }
+}
+
+/// Copies the kustomization's `generatorOptions` into the entry's
+/// `options`, as Kustomize's `add configmap|secret` does whenever the
+/// field is there: labels and annotations the entry lacks join it, a true
+/// `disableNameSuffixHash` or `immutable` wins over the entry's. The entry
+/// gets `options` (`{}` if nothing is copied).
+fn merge_global_options(entry: &mut Node, global: Option<&Node>) {
+    let Some(global) = global.filter(|g| g.as_map().is_some()) else {
+        return;
+    };
+    let mut local = entry
+        .get("options")
+        .filter(|o| o.as_map().is_some())
+        .cloned()
+        .unwrap_or_else(Node::map);
+    for key in ["labels", "annotations"] {
+        merge_map(&mut local, key, global.get(key));
+    }
+    for key in ["disableNameSuffixHash", "immutable"] {
+        let on = global
+            .get(key)
+            .and_then(Node::as_str)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if on {
+            put_sorted(&mut local, key, Node::plain("true"));
+        }
+    }
+    if entry.get("options") != Some(&local) {
+        put_sorted(entry, "options", local);
+    }
+}
+
+/// Adds to the map `key` of `local` the pairs of `global` whose keys it
+/// lacks (a missing map is `global`'s, when that has pairs).
+fn merge_map(local: &mut Node, key: &str, global: Option<&Node>) {
+    let Some(pairs) = global.and_then(Node::as_map).filter(|m| !m.is_empty()) else {
+        return;
+    };
+    let mut merged = local
+        .get(key)
+        .filter(|m| m.as_map().is_some())
+        .cloned()
+        .unwrap_or_else(Node::map);
+    for (name, value) in pairs.iter() {
+        let (Some(name), Some(value)) = (name.as_str(), value.as_str()) else {
+            continue;
+        };
+        if merged.get(name).is_none() {
+            put_sorted(&mut merged, name, Node::string(value));
+        }
+    }
+    if local.get(key) != Some(&merged) {
+        put_sorted(local, key, merged);
     }
 }
 
