@@ -14,9 +14,11 @@
 //! krusty's message in Kustomize's words, beside `kubectl_error.txt`.
 //! Paths in messages read `{{DIR}}` (the copy built) and `{{HELM}}`.
 //! `{{REPO}}` stands for a chart repository served over HTTPS on loopback
-//! (a throwaway CA) holding the charts `kitchen` and `webapp`. Each case
-//! is built with helm v3, and with helm v4 unless it has a `helm4-differs`
-//! file saying why.
+//! (a throwaway CA) holding the charts `kitchen` and `webapp`; `{{OCI}}`
+//! for an OCI registry on loopback (docker-registry, plain HTTP) holding
+//! the same charts under `charts/` (cases that name it are skipped, loudly,
+//! when `docker-registry` is not installed). Each case is built with helm
+//! v3, and with helm v4 unless it has a `helm4-differs` file saying why.
 
 mod support;
 
@@ -56,12 +58,24 @@ fn helm3_or_skip(test: &str) -> Option<PathBuf> {
     found
 }
 
-/// The chart repository every case shares.
+/// The chart repository and OCI registry every case shares.
 struct World {
     repo: String,
     ca: PathBuf,
     /// Keeps the server's stdin open: it stops when the tests end.
     _server: Child,
+    /// The OCI registry, when docker-registry is installed.
+    oci: Option<Registry>,
+}
+
+/// An OCI registry (docker-registry) on loopback over plain HTTP, holding
+/// the packaged charts under `charts/`.
+struct Registry {
+    /// `oci://127.0.0.1:PORT/charts`.
+    url: String,
+    /// A shell that stops the registry when its stdin closes, which it
+    /// does when the tests end.
+    _keeper: Child,
 }
 
 fn world(helm3: &Path) -> &'static World {
@@ -117,20 +131,121 @@ impl World {
             .read_line(&mut line)
             .expect("the server prints its port");
         let port: u16 = line.trim().parse().expect("a port number");
+        let oci = Registry::start(&dir, helm3, &repo);
         World {
             repo: format!("https://127.0.0.1:{port}"),
             ca: tls.join("ca.crt"),
             _server: child,
+            oci,
         }
     }
 
     fn fill(&self, text: &str) -> String {
-        text.replace("{{REPO}}", &self.repo)
+        let text = text.replace("{{REPO}}", &self.repo);
+        match &self.oci {
+            Some(oci) => text.replace("{{OCI}}", &oci.url),
+            None => text,
+        }
     }
 
     fn unfill(&self, text: &str) -> String {
-        text.replace(&self.repo, "{{REPO}}")
+        let text = text.replace(&self.repo, "{{REPO}}");
+        match &self.oci {
+            Some(oci) => text.replace(&oci.url, "{{OCI}}"),
+            None => text,
+        }
     }
+}
+
+/// Whether docker-registry is installed, or `false` after saying loudly
+/// what is skipped.
+fn registry_or_skip(what: &str) -> bool {
+    let found = Command::new("docker-registry")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!(
+            "SKIPPED {what}: no docker-registry for the OCI registry (apt-get install docker-registry; .ci/run installs it)"
+        );
+    }
+    found
+}
+
+impl Registry {
+    /// Starts a registry in `dir` on a free loopback port and pushes the
+    /// packaged charts (`*.tgz` of `packages`) to it; `None` when
+    /// docker-registry is not installed.
+    fn start(dir: &Path, helm3: &Path, packages: &Path) -> Option<Registry> {
+        if !registry_or_skip("the OCI registry cases") {
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let config = dir.join("registry.yml");
+        write(
+            dir,
+            "registry.yml",
+            &format!(
+                "version: 0.1\nlog: {{level: warn, accesslog: {{disabled: true}}}}\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:{port}}}\n",
+                dir.join("registry-data").display()
+            ),
+        );
+        let keeper = Command::new("sh")
+            .arg("-c")
+            .arg("docker-registry serve \"$1\" >\"$1.log\" 2>&1 & cat >/dev/null; kill $!")
+            .arg("sh")
+            .arg(&config)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("sh starts docker-registry");
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "docker-registry did not listen on {port}: {}",
+                std::fs::read_to_string(config.with_extension("yml.log")).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let url = format!("oci://127.0.0.1:{port}/charts");
+        let mut pushed: Vec<PathBuf> = std::fs::read_dir(packages)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "tgz"))
+            .collect();
+        pushed.sort();
+        for package in pushed {
+            run(Command::new(helm3)
+                .arg("push")
+                .arg(&package)
+                .arg(&url)
+                .arg("--plain-http")
+                .env("HELM_CONFIG_HOME", dir.join("helm")));
+        }
+        Some(Registry {
+            url,
+            _keeper: keeper,
+        })
+    }
+}
+
+/// Whether a text file of the tree `dir` holds `text`.
+fn mentions(dir: &Path, text: &str) -> bool {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| {
+            let path = entry.path();
+            if path.is_dir() {
+                mentions(&path, text)
+            } else {
+                std::fs::read_to_string(&path).is_ok_and(|t| t.contains(text))
+            }
+        })
 }
 
 /// A CA and a certificate for 127.0.0.1 and localhost it signed.
@@ -356,6 +471,10 @@ fn cases_match_kustomize() {
     let mut failures = Vec::new();
     for case in &names {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        if world.oci.is_none() && mentions(&case.join("in"), "{{OCI}}") {
+            eprintln!("SKIPPED case {name}: it needs the OCI registry");
+            continue;
+        }
         let dir = scratch("helm", &name);
         if live && bless {
             let kubectl = build(
@@ -515,4 +634,66 @@ fn copy_chart(name: &str, dir: &Path) {
         }
     }
     copy(&fixtures().join("charts").join(name), &dir.join(name));
+}
+
+/// A chart with `repo` that is not in the chart home is pulled once into
+/// krusty's cache, not into the chart home; later builds (another copy of
+/// the tree, new values) inflate it from there without pulling again.
+/// `--no-helm-cache` pulls into the chart home, as Kustomize does.
+#[test]
+fn pulled_charts_are_kept_in_the_cache() {
+    let Some(helm3) = helm3_or_skip("pulled_charts_are_kept_in_the_cache") else {
+        return;
+    };
+    let world = world(&helm3);
+    let mut repos = vec![("https", world.repo.clone())];
+    match &world.oci {
+        Some(oci) => repos.push(("oci", oci.url.clone())),
+        None => eprintln!("SKIPPED the OCI part of pulled_charts_are_kept_in_the_cache"),
+    }
+    for (kind, repo) in repos {
+        let dir = scratch("helm", &format!("pull-cache-{kind}"));
+        let log = dir.join("helm.log");
+        let helm = logging_helm(&dir, &helm3, &log);
+        let build = |app: &Path, extra: &[&str]| {
+            let out = Command::new(KRUSTY)
+                .arg("build")
+                .arg(app)
+                .args(["--enable-helm", "--helm-command"])
+                .arg(&helm)
+                .args(extra)
+                .env("SSL_CERT_FILE", &world.ca)
+                .env("KRUSTY_CACHE_DIR", dir.join("cache"))
+                .output()
+                .unwrap();
+            let (stdout, stderr) = text(&out);
+            assert!(out.status.success(), "{kind}: {stderr}");
+            stdout
+        };
+        let tree = |name: &str, replicas: u32| {
+            let app = dir.join(name);
+            write(
+                &app,
+                "kustomization.yaml",
+                &format!("helmCharts:\n- name: kitchen\n  repo: {repo}\n  version: 1.2.3\n  releaseName: c\n  kubeVersion: 1.31.2\n  valuesInline:\n    replicas: {replicas}\n"),
+            );
+            app
+        };
+        let first = build(&tree("a", 2), &[]);
+        assert_eq!(drain(&log), ["version", "pull", "template"], "{kind}");
+        assert!(
+            !dir.join("a/charts").exists(),
+            "{kind}: pulled into the chart home"
+        );
+        assert_eq!(build(&tree("b", 2), &[]), first);
+        assert!(drain(&log).is_empty(), "{kind}: helm ran again");
+        assert!(build(&tree("c", 5), &[]).contains("replicas: 5"));
+        assert_eq!(drain(&log), ["version", "template"], "{kind}: pulled again");
+        let kustomize_way = build(&tree("d", 2), &["--no-helm-cache"]);
+        assert_eq!(kustomize_way, first);
+        assert_eq!(drain(&log), ["version", "pull", "template"], "{kind}");
+        assert!(dir
+            .join("d/charts/kitchen-1.2.3/kitchen/Chart.yaml")
+            .is_file());
+    }
 }

@@ -7,10 +7,13 @@
 //! at the same path is a new key), the arguments (with the values file's
 //! text in place of its temporary path), the additional values files, and
 //! every file of the chart's folder (names, kinds and contents).
+//!
+//! Charts pulled from a repository are kept there too, in `helm-charts/`,
+//! one folder per repository, name and version, published whole.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use krusty_fetch::Cache;
 use sha2::{Digest, Sha256};
@@ -77,18 +80,29 @@ impl Key {
     }
 
     /// The entry's path in `cache`.
-    pub fn entry(self, cache: &Cache) -> std::path::PathBuf {
+    pub fn entry(self, cache: &Cache) -> PathBuf {
         let digest = self.hasher.finalize();
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         cache.entry(&["helm", &hex[..2], &hex[2..]])
     }
 }
 
+/// The version of the pulled charts' layout.
+const CHART_LAYOUT: &str = "krusty-helm-chart-v1";
+
+/// The folder of krusty's cache holding the chart `name` at `version` (or
+/// the latest, when empty) pulled from `repo`; the chart is the folder
+/// `NAME` in it.
+pub fn chart_entry(cache: &Cache, repo: &str, name: &str, version: &str) -> PathBuf {
+    let digest = krusty_fetch::cache::key(&format!("{CHART_LAYOUT}\0{repo}\0{name}\0{version}"));
+    cache.entry(&["helm-charts", &digest])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn tree_key(dir: &Path) -> std::path::PathBuf {
+    fn tree_key(dir: &Path) -> PathBuf {
         let mut key = Key::new(Path::new("/bin/sh")).unwrap();
         key.tree(dir).unwrap();
         key.entry(&Cache::at("/c".into()))
@@ -109,6 +123,17 @@ mod tests {
         std::fs::rename(root.join("templates/a.yaml"), root.join("templates/b.yaml")).unwrap();
         assert_ne!(second, tree_key(root));
         assert!(first.starts_with("/c/helm/"));
+    }
+
+    #[test]
+    fn pulled_charts_are_kept_by_repository_name_and_version() {
+        let cache = Cache::at("/c".into());
+        let a = chart_entry(&cache, "oci://r/charts", "app", "1.0.0");
+        assert!(a.starts_with("/c/helm-charts/"));
+        assert_eq!(a, chart_entry(&cache, "oci://r/charts", "app", "1.0.0"));
+        assert_ne!(a, chart_entry(&cache, "oci://r/charts", "app", "1.0.1"));
+        assert_ne!(a, chart_entry(&cache, "oci://r/other", "app", "1.0.0"));
+        assert_ne!(a, chart_entry(&cache, "oci://r/charts", "app2", "1.0.0"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use krusty_resource::{Origin, ResMap, Resource};
 
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
-use crate::loader::{clean, Loader};
+use crate::loader::{clean, is_within, LoadRestrictor, Loader};
 use crate::target::{Action, Step};
 use config::ChartConfig;
 use run::{Invocation, TempDir};
@@ -212,6 +212,9 @@ pub(crate) struct ChartStep {
     chart_home: PathBuf,
     /// The values file (the chart's `values.yaml` by default).
     values_file: PathBuf,
+    /// The values file's path in the chart's folder, when it lies there:
+    /// read from the chart in krusty's cache when the chart is there.
+    values_in_chart: Option<PathBuf>,
     additional_values_files: Vec<PathBuf>,
     merge: Merge,
     api_versions: ApiVersions,
@@ -313,6 +316,10 @@ pub(crate) fn configure(
         "" => chart_home.join(&chart.name).join("values.yaml"),
         file => PathBuf::from(file),
     };
+    let values_in_chart = clean(&loader.root.join(&values_file))
+        .strip_prefix(chart_home.join(&chart.name))
+        .ok()
+        .map(Path::to_path_buf);
     let mut additional_values_files = Vec::new();
     for file in &chart.additional_values_files {
         load(loader, Path::new(file))
@@ -333,6 +340,7 @@ pub(crate) fn configure(
         loader: loader.clone(),
         chart_home,
         values_file,
+        values_in_chart,
         additional_values_files,
         merge,
         api_versions,
@@ -352,6 +360,20 @@ fn chart_home(chart: &ChartConfig, root: &Path) -> PathBuf {
         home.join(format!("{}-{}", chart.name, chart.version))
     };
     clean(&home)
+}
+
+/// Where a chart's folder is.
+struct ChartDir {
+    path: PathBuf,
+    /// Whether it is there (else helm is to pull it there).
+    present: bool,
+    /// Whether it is a pulled chart kept in krusty's cache.
+    cached: bool,
+}
+
+/// Whether `path` is a folder (symlinks followed).
+fn is_dir(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 /// Reads a file named in the chart's configuration, under the load
@@ -376,16 +398,17 @@ impl ChartStep {
     /// chart, values, flags and helm binary are those of an earlier run.
     fn inflate(&self) -> BuildResult<Vec<Resource>> {
         let tmp = TempDir::new()?;
-        let chart_dir = self.chart_home.join(&self.chart.name);
-        let present = std::fs::metadata(&chart_dir).is_ok_and(|m| m.is_dir());
+        let chart_dir = self.locate(&tmp)?;
         let stdout = match self.helm.cache() {
-            Some(cache) if present => {
-                let values = self.values_text()?;
-                let entry = self.cache_key(&chart_dir, &values).map(|k| k.entry(cache));
+            Some(cache) if chart_dir.present => {
+                let values = self.values_text(&chart_dir)?;
+                let entry = self
+                    .cache_key(&chart_dir.path, &values)
+                    .map(|k| k.entry(cache));
                 match entry.as_ref().and_then(|e| cache.read_file(e)) {
                     Some(hit) => hit,
                     None => {
-                        let out = self.run_helm(&tmp, &chart_dir, true, Some(values))?;
+                        let out = self.run_helm(&tmp, &chart_dir, Some(values))?;
                         if let Some(entry) = entry {
                             // A cache that cannot be written costs the next
                             // build a helm run, nothing more.
@@ -395,9 +418,91 @@ impl ChartStep {
                     }
                 }
             }
-            _ => self.run_helm(&tmp, &chart_dir, present, None)?,
+            _ => self.run_helm(&tmp, &chart_dir, None)?,
         };
         read_output(&String::from_utf8_lossy(&stdout), &self.chart.name)
+    }
+
+    /// The chart's folder, and whether it is there: the chart home's when
+    /// present; else, for a chart with `repo` and krusty's cache in use,
+    /// the cache's (pulled into it on first use); else the chart home's,
+    /// where helm is to pull it, as Kustomize does.
+    fn locate(&self, tmp: &TempDir) -> BuildResult<ChartDir> {
+        let local = ChartDir {
+            present: is_dir(&self.chart_home.join(&self.chart.name)),
+            path: self.chart_home.join(&self.chart.name),
+            cached: false,
+        };
+        if local.present || self.chart.repo.is_empty() || !self.values_readable_from_cache() {
+            return Ok(local);
+        }
+        let pulled = match self.helm.cache() {
+            Some(cache) => self.pulled(cache, tmp)?,
+            None => None,
+        };
+        Ok(match pulled {
+            Some(path) => ChartDir {
+                path,
+                present: true,
+                cached: true,
+            },
+            None => local,
+        })
+    }
+
+    /// Whether a values file in the chart's folder may be read from
+    /// krusty's cache: the load restrictor would let it be read from the
+    /// chart home. Otherwise the chart is pulled into the chart home, to
+    /// fail there as in Kustomize.
+    fn values_readable_from_cache(&self) -> bool {
+        self.values_in_chart.is_none()
+            || self.loader.restrictor != LoadRestrictor::RootOnly
+            || is_within(&self.chart_home.join(&self.chart.name), &self.loader.root)
+    }
+
+    /// The chart in krusty's cache, pulled into it (once, published
+    /// whole) when missing; `None` when the cache cannot be written, so
+    /// that the chart is pulled into the chart home instead.
+    fn pulled(&self, cache: &Cache, tmp: &TempDir) -> BuildResult<Option<PathBuf>> {
+        let entry = cache::chart_entry(
+            cache,
+            &self.chart.repo,
+            &self.chart.name,
+            &self.chart.version,
+        );
+        let dir = entry.join(&self.chart.name);
+        if is_dir(&dir) {
+            return Ok(Some(dir));
+        }
+        let config_home = self.config_home(tmp);
+        self.helm.version(&config_home)?;
+        let Ok(staging) = cache.stage() else {
+            return Ok(None);
+        };
+        let into = staging.dir().join("chart");
+        if std::fs::create_dir(&into).is_err() {
+            return Ok(None);
+        }
+        self.helm
+            .invocation(&config_home)
+            .run(&args::pull(&self.chart, &into))?;
+        cache.publish(&into, &entry).map_err(|e| {
+            BuildError::new(format!(
+                "cannot keep the chart {} in krusty's cache ({}): {e}",
+                self.chart.name,
+                entry.display()
+            ))
+        })?;
+        Ok(Some(dir))
+    }
+
+    /// `HELM_CONFIG_HOME` for the chart: its `configHome`, else a folder
+    /// in its temporary folder.
+    fn config_home(&self, tmp: &TempDir) -> PathBuf {
+        match self.chart.globals.config_home.as_str() {
+            "" => tmp.path().join("helm"),
+            home => PathBuf::from(home),
+        }
     }
 
     /// Runs helm for the chart as Kustomize does: version check, pull
@@ -406,20 +511,16 @@ impl ChartStep {
     fn run_helm(
         &self,
         tmp: &TempDir,
-        chart_dir: &Path,
-        present: bool,
+        chart_dir: &ChartDir,
         values: Option<String>,
     ) -> BuildResult<Vec<u8>> {
-        let config_home = match self.chart.globals.config_home.as_str() {
-            "" => tmp.path().join("helm"),
-            home => PathBuf::from(home),
-        };
+        let config_home = self.config_home(tmp);
         self.helm.version(&config_home)?;
         let helm = self.helm.invocation(&config_home);
-        if !present {
+        if !chart_dir.present {
             if self.chart.repo.is_empty() {
-                let shown = match chart_dir.exists() {
-                    true => chart_dir.display().to_string(),
+                let shown = match chart_dir.path.exists() {
+                    true => chart_dir.path.display().to_string(),
                     false => String::new(),
                 };
                 return Err(BuildError::new(format!(
@@ -430,14 +531,14 @@ impl ChartStep {
         }
         let values = match values {
             Some(v) => v,
-            None => self.values_text()?,
+            None => self.values_text(chart_dir)?,
         };
         let values_file = tmp
             .path()
             .join(format!("{}-kustomize-values.yaml", self.chart.name));
         std::fs::write(&values_file, values)
             .map_err(|e| BuildError::new(format!("failed to write values file: {e}")))?;
-        helm.run(&self.template_args(chart_dir, &values_file))
+        helm.run(&self.template_args(&chart_dir.path, &values_file))
     }
 
     /// The arguments of `helm template` with the values in `values_file`.
@@ -472,8 +573,11 @@ impl ChartStep {
     }
 
     /// The text of the values file helm is given.
-    fn values_text(&self) -> BuildResult<String> {
-        let read = || load(&self.loader, &self.values_file);
+    fn values_text(&self, chart_dir: &ChartDir) -> BuildResult<String> {
+        let read = || match &self.values_in_chart {
+            Some(rel) if chart_dir.cached => self.loader.read(&chart_dir.path.join(rel), None),
+            _ => load(&self.loader, &self.values_file),
+        };
         match self.chart.values_inline.as_ref() {
             Some(inline) if self.chart.has_inline_values() => {
                 values::merged(inline, self.merge, read)
