@@ -37,7 +37,6 @@
 
 use krusty_fn::config::to_json_value;
 use krusty_fn::{strategic_merge, FnError, FnResult, ResourceList, Selector};
-use minijinja::value::Serde;
 use minijinja::{Environment, UndefinedBehavior, Value};
 use serde::Deserialize;
 
@@ -55,6 +54,31 @@ struct Config {
 struct PatchTemplate {
     selector: Selector,
     template: String,
+}
+
+/// A JSON value as the template sees it. Converted field by field rather
+/// than through serde, so that numbers stay numbers whatever features
+/// serde_json is built with (`arbitrary_precision` serializes them as maps).
+fn template_value(value: &serde_json::Value) -> Value {
+    match value {
+        serde_json::Value::Null => Value::from(()),
+        serde_json::Value::Bool(b) => Value::from(*b),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Value::from(i),
+            (None, Some(u), _) => Value::from(u),
+            (None, None, Some(f)) => Value::from(f),
+            _ => Value::from(n.to_string()),
+        },
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Array(items) => {
+            Value::from(items.iter().map(template_value).collect::<Vec<Value>>())
+        }
+        serde_json::Value::Object(map) => Value::from(
+            map.iter()
+                .map(|(k, v)| (k.clone(), template_value(v)))
+                .collect::<std::collections::BTreeMap<String, Value>>(),
+        ),
+    }
 }
 
 fn template_error(what: &str, e: minijinja::Error) -> FnError {
@@ -82,10 +106,7 @@ pub fn generate(list: &mut ResourceList) -> Result<(), FnError> {
         .as_ref()
         .map(to_json_value)
         .unwrap_or_default();
-    let (values, whole) = (
-        Value::from(Serde(&config.values)),
-        Value::from(Serde(&whole)),
-    );
+    let (values, whole) = (template_value(&config.values), template_value(&whole));
     let text = env
         .get_template("template")
         .and_then(|t| {
@@ -119,7 +140,7 @@ pub fn generate(list: &mut ResourceList) -> Result<(), FnError> {
             let context = minijinja::context! {
                 values => values.clone(),
                 config => whole.clone(),
-                item => Value::from(Serde(to_json_value(item))),
+                item => template_value(&to_json_value(item)),
             };
             let text = template
                 .render(context)
