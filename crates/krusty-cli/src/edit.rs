@@ -28,7 +28,8 @@ pub enum EditCommand {
 /// `edit fix` flags.
 #[derive(Args)]
 pub struct FixArgs {
-    /// Convert vars to replacements (not supported by krusty).
+    /// Convert vars to replacements (rewriting the references in the
+    /// resource and patch files the kustomization reaches).
     #[arg(long = "vars", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     vars: bool,
 }
@@ -389,7 +390,6 @@ pub fn run(command: &EditCommand) -> Result<(), String> {
         EditCommand::Remove(c) => run_remove(here, c),
         EditCommand::Fix(f) => {
             let report = krusty_edit::fix_file(here, f.vars).map_err(|e| e.to_string())?;
-            println!();
             for line in report {
                 println!("{line}");
             }

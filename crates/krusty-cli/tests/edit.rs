@@ -9,7 +9,15 @@
 //!   kustomize` printed for the tree with `after.yaml` (the oracle has no
 //!   `edit`; `make-expected.py` records it);
 //! - or, with `expected_error.txt`, that the last command fails saying it
-//!   (and the file is left as `after.yaml` if the case has one).
+//!   (and the file is left as `after.yaml` if the case has one);
+//! - each file under the case's `after-files/` (other files the commands
+//!   rewrite, by their path in the app) equals the app's file;
+//! - with `stdout.txt`, that the last command printed it.
+//!
+//! A case with an `original` file records as `expected.yaml` the build of
+//! the app as it was before the commands (for `edit fix`, whose build must
+//! not change); where kubectl is installed, its build of the edited tree
+//! is checked against it too.
 //!
 //! `{{HTTP}}` in a case's files stands for a loopback git server (smart
 //! HTTP) serving `addons.git`, made from `_remote/addons`; such a case's
@@ -180,6 +188,32 @@ fn bless(case: &Path, tree: &Path, dir: &Path, build: &str, after: &str, server:
     std::fs::write(case.join("expected.yaml"), printed).expect("write expected.yaml");
 }
 
+/// Compares each file under `dir` (a folder of `root`) with the file of
+/// the same path in `tree`.
+fn compare_after_files(root: &Path, dir: &Path, tree: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.is_dir() {
+            compare_after_files(root, &path, tree)?;
+            continue;
+        }
+        let rel = path.strip_prefix(root).map_err(|e| e.to_string())?;
+        let want = read(&path).unwrap_or_default();
+        let got = read(&tree.join(rel)).unwrap_or_default();
+        if want != got {
+            return Err(format!(
+                "{} differs from after-files:\n{}",
+                rel.display(),
+                support::diff(&want, &got)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs one case; the reason it failed, if it did.
 fn run_case(case: &Path) -> Result<(), String> {
     let name = case
@@ -202,10 +236,20 @@ fn run_case(case: &Path) -> Result<(), String> {
     let commands = fill(&commands, server);
     let lines: Vec<&str> = commands.lines().filter(|l| !l.trim().is_empty()).collect();
     let expected_error = read(&case.join("expected_error.txt")).map(|e| fill(&e, server));
+    let expected_stdout = read(&case.join("stdout.txt"));
     for (i, line) in lines.iter().enumerate() {
         let out = krusty(&shell_words(line), &dir, server);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let last = i + 1 == lines.len();
+        if let (Some(want), true) = (&expected_stdout, last) {
+            let printed = String::from_utf8_lossy(&out.stdout);
+            if printed != *want {
+                return Err(format!(
+                    "`{line}` printed:\n{}",
+                    support::diff(want, &printed)
+                ));
+            }
+        }
         match (&expected_error, last) {
             (Some(want), true) => {
                 if out.status.success() {
@@ -235,6 +279,7 @@ fn run_case(case: &Path) -> Result<(), String> {
             ));
         }
     }
+    compare_after_files(&case.join("after-files"), &case.join("after-files"), &tree)?;
     let build = read(&case.join("build")).unwrap_or(dir_name);
     if let (Some(server), Some(after), None, true) = (
         server,
@@ -257,6 +302,30 @@ fn run_case(case: &Path) -> Result<(), String> {
         return Err(format!(
             "build differs from kubectl's:\n{}\n{}",
             support::diff(&expected, &printed),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if case.join("original").exists() {
+        kubectl_agrees(&tree, build.trim(), &expected)?;
+    }
+    Ok(())
+}
+
+/// Where kubectl is installed: its build of the edited tree is `expected`
+/// (the build of the tree before the edit).
+fn kubectl_agrees(tree: &Path, build: &str, expected: &str) -> Result<(), String> {
+    let Ok(out) = Command::new("kubectl")
+        .args(["kustomize", build])
+        .current_dir(tree)
+        .output()
+    else {
+        return Ok(());
+    };
+    let printed = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || printed != expected {
+        return Err(format!(
+            "kubectl's build of the edited tree differs from its build before:\n{}\n{}",
+            support::diff(expected, &printed),
             String::from_utf8_lossy(&out.stderr)
         ));
     }

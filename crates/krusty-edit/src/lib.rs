@@ -34,6 +34,7 @@ pub mod paths;
 pub mod remote;
 pub mod replicas;
 pub mod scalar;
+pub mod vars;
 
 use std::path::Path;
 
@@ -212,34 +213,52 @@ pub fn edit_build_metadata(
     })
 }
 
-/// `edit fix`: rewrites the deprecated fields (see [`fix`](mod@fix)) and
-/// returns the report for stdout: the fields rewritten, and a warning when
-/// the target no longer builds, or builds differently, than before.
-/// `vars` (`--vars`, turning `vars` into `replacements`) is not supported.
+/// `edit fix`: rewrites the deprecated fields (see [`fix`](mod@fix)), and
+/// with `vars` turns `vars` into `replacements` (see [`vars`](mod@vars));
+/// returns Kustomize's report for stdout: the fields rewritten, and a
+/// warning when the target no longer builds, or builds differently, than
+/// before.
 pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
-    if vars {
-        return Err(EditError::new(
-            "edit fix --vars (vars to replacements) is not supported by krusty",
-        ));
-    }
-    let before = built(dir);
-    edit_file(dir, |k, _| fix::fix(dir, k).map(|()| true))?;
+    // A target that did not build counts as an empty output, as in
+    // Kustomize.
+    let before = built(dir).unwrap_or_default();
+    edit_file(dir, |k, _| {
+        fix::fix(dir, k)?;
+        if vars {
+            vars::to_replacements(dir, k)?;
+        }
+        Ok(true)
+    })?;
     let mut report = vec![
+        String::new(),
         "Fixed fields:".to_string(),
         "  patchesJson6902 -> patches".to_string(),
         "  patchesStrategicMerge -> patches".to_string(),
         "  commonLabels -> labels".to_string(),
-        "vars are left as they are (`kustomize edit fix --vars` turns them into replacements)"
-            .to_string(),
     ];
-    match (built(dir), before) {
-        (Err(e), _) => report.push(format!(
-            "Warning: the fixed kustomization no longer builds: {e}"
+    if vars {
+        report.push("  vars -> replacements".to_string());
+    } else {
+        report.extend(
+            [
+                "",
+                "To convert vars -> replacements, run the command `kustomize edit fix --vars`",
+                "",
+                "WARNING: Converting vars to replacements will potentially overwrite many resource files ",
+                "and the resulting files may not produce the same output when `kustomize build` is run. ",
+                "We recommend doing this in a clean git repository where the change is easy to undo.",
+            ]
+            .map(String::from),
+        );
+    }
+    match built(dir) {
+        Err(e) => report.push(format!(
+            "Warning: 'Fixed' kustomization now produces the error when running `kustomize build`: {e}"
         )),
-        (Ok(after), Ok(before)) if after != before => report.push(format!(
-            "Warning: the fixed kustomization builds differently:\n{after}"
+        Ok(after) if after != before => report.push(format!(
+            "Warning: 'Fixed' kustomization now produces different output when running `kustomize build`:\n...{after}..."
         )),
-        _ => {}
+        Ok(_) => {}
     }
     Ok(report)
 }

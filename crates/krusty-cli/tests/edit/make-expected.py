@@ -3,6 +3,8 @@
 case's own `app/`) with the case's hand-edited `after.yaml` in place of the
 kustomization file the commands edit, built by `kubectl kustomize` (Kustomize
 v5.5.0). Writes `expected.yaml`; a case with `expected_error.txt` is skipped.
+A case with an `original` file records the build of the app as it is, without
+`after.yaml` (for `edit fix`, whose build must not change).
 
 Usage: make-expected.py [--cases DIR] [CASE...]   (default: every case of
 this folder; `--cases ../argocd` for the Argo CD scenarios, which build the
@@ -41,8 +43,9 @@ def record(case):
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, "tree")
         shutil.copytree(app, tree)
-        shutil.copy(os.path.join(cdir, "after.yaml"),
-                    os.path.join(tree, workdir, "kustomization.yaml"))
+        if not os.path.exists(os.path.join(cdir, "original")):
+            shutil.copy(os.path.join(cdir, "after.yaml"),
+                        os.path.join(tree, workdir, "kustomization.yaml"))
         out = subprocess.run(["kubectl", "kustomize", os.path.join(tree, build)],
                              capture_output=True, text=True)
         if out.returncode != 0:
