@@ -6,7 +6,8 @@
 //! a patch file) at its field path, with a delimiter and index when the
 //! reference is part of a longer value; the var's object and field become
 //! the source. The references in those files are then rewritten to
-//! `NAME_PLACEHOLDER`, which the replacement overwrites.
+//! `NAME_PLACEHOLDER`, which the replacement overwrites. A var without
+//! references gives no replacement.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -56,7 +57,9 @@ pub fn to_replacements(dir: &Path, k: &mut KustomizationFile) -> EditResult<()> 
         .collect();
     let mut replacements = items(k.get("replacements"));
     for var in &vars {
-        replacements.push(replacement(var, &files, &patches)?);
+        // A replacement without targets does not build; the var had no
+        // reference to fill.
+        replacements.extend(replacement(var, &files, &patches)?);
     }
     write_placeholders(dir, &files, &vars)?;
     k.remove("vars");
@@ -123,8 +126,12 @@ fn parse_kustomization(path: &Path, source: &str) -> EditResult<Option<Node>> {
 }
 
 /// The replacement for one var: its source, and a target for each
-/// reference to it in `files`.
-fn replacement(var: &Var, files: &[Touched], patches: &HashMap<PathBuf, Node>) -> EditResult<Node> {
+/// reference to it in `files`; none when there is no reference.
+fn replacement(
+    var: &Var,
+    files: &[Touched],
+    patches: &HashMap<PathBuf, Node>,
+) -> EditResult<Option<Node>> {
     let reference = format!("$({})", var.name);
     let mut targets = Vec::new();
     for file in files {
@@ -153,12 +160,13 @@ fn replacement(var: &Var, files: &[Touched], patches: &HashMap<PathBuf, Node>) -
         ("namespace", Node::string(var.namespace.as_str())),
         ("version", Node::string(version)),
     ]);
+    if targets.is_empty() {
+        return Ok(None);
+    }
     let mut entry = Node::map();
     entry.set("source", source);
-    if !targets.is_empty() {
-        entry.set("targets", Node::seq_of(targets));
-    }
-    Ok(entry)
+    entry.set("targets", Node::seq_of(targets));
+    Ok(Some(entry))
 }
 
 /// A var's field path in replacements' syntax: a list index in brackets
