@@ -23,7 +23,33 @@ pub enum EditCommand {
     Remove(RemoveCommand),
     /// Rewrites deprecated fields to their current forms.
     Fix(FixArgs),
+    /// [Alpha] List the builtin plugins.
+    #[command(name = "alpha-list-builtin-plugin")]
+    AlphaListBuiltinPlugin,
 }
+
+/// The builtin generators, then transformers, Kustomize lists (it lists
+/// each group in an order that changes from run to run; krusty sorts them).
+const BUILTIN_PLUGINS: [&str; 18] = [
+    "ConfigMapGenerator",
+    "HelmChartInflationGenerator",
+    "IAMPolicyGenerator",
+    "SecretGenerator",
+    "AnnotationsTransformer",
+    "HashTransformer",
+    "ImageTagTransformer",
+    "LabelTransformer",
+    "NamespaceTransformer",
+    "PatchJson6902Transformer",
+    "PatchStrategicMergeTransformer",
+    "PatchTransformer",
+    "PrefixSuffixTransformer",
+    "PrefixTransformer",
+    "ReplacementTransformer",
+    "ReplicaCountTransformer",
+    "SuffixTransformer",
+    "ValueAddTransformer",
+];
 
 /// `edit fix` flags.
 #[derive(Args)]
@@ -392,6 +418,13 @@ pub fn run(command: &EditCommand) -> Result<(), String> {
             let report = krusty_edit::fix_file(here, f.vars).map_err(|e| e.to_string())?;
             for line in report {
                 println!("{line}");
+            }
+            Ok(Vec::new())
+        }
+        EditCommand::AlphaListBuiltinPlugin => {
+            print!("Builtin plugins:\n\n");
+            for name in BUILTIN_PLUGINS {
+                println!(" * {name}");
             }
             Ok(Vec::new())
         }
