@@ -2,12 +2,14 @@
 //! rewrites them: `bases` into `resources`, `imageTags` into `images`,
 //! a generator's `env` into its `envs`, `patchesJson6902` and
 //! `patchesStrategicMerge` into `patches` (a strategic merge entry naming
-//! a readable file becomes `path:`, any other `patch:`), and
-//! `commonLabels` into a `labels` entry that includes selectors.
+//! a readable file becomes `path:`, any other `patch:`), `commonLabels`
+//! into a `labels` entry that includes selectors, and
+//! `helmChartInflationGenerator` entries into `helmCharts` (and
+//! `helmGlobals`).
 
 use std::path::Path;
 
-use krusty_yaml::Node;
+use krusty_yaml::{Node, Value};
 
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
@@ -17,6 +19,7 @@ use crate::node::items;
 pub fn fix(dir: &Path, k: &mut KustomizationFile) -> EditResult<()> {
     move_items(k, "bases", "resources");
     move_items(k, "imageTags", "images");
+    helm_inflation_to_charts(k);
     for generator in ["configMapGenerator", "secretGenerator"] {
         fix_env_sources(k, generator);
     }
@@ -37,6 +40,68 @@ fn move_items(k: &mut KustomizationFile, from: &str, to: &str) {
         k.set(to, Node::seq_of(list));
     }
     k.remove(from);
+}
+
+/// The `helmCharts` fields the deprecated entries' fields become, in the
+/// order Kustomize writes them.
+const CHART_FIELDS: [(&str, &str); 7] = [
+    ("chartName", "name"),
+    ("releaseName", "releaseName"),
+    ("chartRepoUrl", "repo"),
+    ("values", "valuesFile"),
+    ("valuesLocal", "valuesInline"),
+    ("valuesMerge", "valuesMerge"),
+    ("chartVersion", "version"),
+];
+
+/// `helmChartInflationGenerator` entries join `helmCharts` (their other
+/// fields go, as builds ignore them); the last `chartHome` and `helmHome`
+/// they set become `helmGlobals` when that field is absent.
+fn helm_inflation_to_charts(k: &mut KustomizationFile) {
+    if k.get("helmChartInflationGenerator").is_none() {
+        k.remove("helmChartInflationGenerator");
+        return;
+    }
+    let mut charts = items(k.get("helmCharts"));
+    let (mut chart_home, mut config_home) = (None, None);
+    for entry in items(k.get("helmChartInflationGenerator")) {
+        let field = |name: &str| {
+            entry.as_map().and_then(|m| {
+                m.iter()
+                    .find(|(key, _)| key.key_str().is_some_and(|k| k.eq_ignore_ascii_case(name)))
+                    .map(|(_, value)| value.clone())
+            })
+        };
+        let set = |node: &Option<Node>| match node.as_ref().map(|n| &n.value) {
+            Some(Value::Map(m)) => !m.is_empty(),
+            Some(_) => node
+                .as_ref()
+                .and_then(Node::as_str)
+                .is_some_and(|t| !t.is_empty()),
+            None => false,
+        };
+        let chart = CHART_FIELDS.iter().filter_map(|(old, new)| {
+            let value = field(old);
+            set(&value).then(|| (Node::plain(*new), value.unwrap_or_else(Node::map)))
+        });
+        charts.push(Node::map_of(chart));
+        if let Some(home) = field("chartHome").filter(|h| set(&Some(h.clone()))) {
+            chart_home = Some(home);
+        }
+        if let Some(home) = field("helmHome").filter(|h| set(&Some(h.clone()))) {
+            config_home = Some(home);
+        }
+    }
+    if k.get("helmGlobals").is_none() && (chart_home.is_some() || config_home.is_some()) {
+        let globals = [("chartHome", chart_home), ("configHome", config_home)]
+            .into_iter()
+            .filter_map(|(key, value)| Some((Node::plain(key), value?)));
+        k.set("helmGlobals", Node::map_of(globals));
+    }
+    if !charts.is_empty() {
+        k.set("helmCharts", Node::seq_of(charts));
+    }
+    k.remove("helmChartInflationGenerator");
 }
 
 /// Each generator's `envSource` joins its `envSources`.
