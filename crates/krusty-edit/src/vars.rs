@@ -26,6 +26,8 @@ use crate::node::{items, strings, text};
 struct Touched {
     path: PathBuf,
     text: String,
+    /// Its documents (none when it does not read as YAML).
+    objects: Vec<Node>,
 }
 
 /// Turns the `vars` of `k` (a kustomization in `dir`, already fixed) into
@@ -52,7 +54,14 @@ pub fn to_replacements(dir: &Path, k: &mut KustomizationFile) -> EditResult<()> 
         .into_iter()
         .filter_map(|path| {
             let text = std::fs::read_to_string(dir.join(&path)).ok()?;
-            Some(Touched { path, text })
+            let objects = krusty_yaml::parse_stream(&text)
+                .map(|docs| docs.into_iter().filter_map(|d| d.root).collect())
+                .unwrap_or_default();
+            Some(Touched {
+                path,
+                text,
+                objects,
+            })
         })
         .collect();
     let mut replacements = items(k.get("replacements"));
@@ -135,10 +144,7 @@ fn replacement(
     let reference = format!("$({})", var.name);
     let mut targets = Vec::new();
     for file in files {
-        let Ok(docs) = krusty_yaml::parse_stream(&file.text) else {
-            continue;
-        };
-        for object in docs.iter().filter_map(|d| d.root.as_ref()) {
+        for object in &file.objects {
             let mut found = Vec::new();
             find_references(object, &reference, &mut Vec::new(), &mut found)
                 .map_err(|e| EditError::new(format!("error with {}: {e}", file.path.display())))?;
