@@ -41,8 +41,9 @@ fn op_err(e: krusty_ops::OpError) -> BuildError {
     BuildError::from(e)
 }
 
-/// The non-empty documents of a YAML file named in the kustomization.
-fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
+/// The documents of a YAML file named in a kustomization or a composition
+/// (empty ones left out).
+pub(crate) fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
     let file = loader.file(path)?;
     let text = loader.read(&file, None)?;
     let docs = krusty_yaml::parse_stream(&text).map_err(|e| {

@@ -24,9 +24,8 @@
 //! `expected.yaml` is recorded by running the test with `KRUSTY_BLESS=1`
 //! (kubectl builds the tree with the filled `after.yaml`).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
 
 mod support;
@@ -76,21 +75,9 @@ fn git_server() -> &'static GitServer {
         let srv = dir.join("srv");
         std::fs::create_dir_all(&srv).expect("mkdir srv");
         git(&dir, &["clone", "-q", "--bare", "addons", "srv/addons.git"]);
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/git-http-server.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .args(["0", srv.to_str().expect("utf-8 path")])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs the git server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().expect("piped"))
-            .read_line(&mut line)
-            .expect("the server prints its port");
+        let (child, port) = support::serve(&["0".as_ref(), srv.as_os_str()]);
         GitServer {
-            url: format!("http://127.0.0.1:{}", line.trim()),
+            url: format!("http://127.0.0.1:{port}"),
             cache: dir.join("cache"),
             _child: child,
         }

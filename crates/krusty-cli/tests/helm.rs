@@ -22,12 +22,11 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use support::{diff, scratch, write};
+use support::{diff, make_certificates, run, scratch, serve, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -83,18 +82,6 @@ fn world(helm3: &Path) -> &'static World {
     WORLD.get_or_init(|| World::start(helm3))
 }
 
-/// Runs `cmd`, failing the test with its output when it fails.
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 impl World {
     fn start(helm3: &Path) -> World {
         let dir = scratch("helm", "world");
@@ -113,24 +100,14 @@ impl World {
             .arg(&repo)
             .env("HELM_CONFIG_HOME", dir.join("helm")));
         let tls = make_certificates(&dir.join("tls"));
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/git-http-server.py");
-        let mut child = Command::new("python3")
-            .arg(server)
-            .arg("0")
-            .arg(&repo)
-            .arg(tls.join("server.crt"))
-            .arg(tls.join("server.key"))
-            .arg("--static")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs the test server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().expect("piped"))
-            .read_line(&mut line)
-            .expect("the server prints its port");
-        let port: u16 = line.trim().parse().expect("a port number");
+        let (crt, key) = (tls.join("server.crt"), tls.join("server.key"));
+        let (child, port) = serve(&[
+            "0".as_ref(),
+            repo.as_os_str(),
+            crt.as_os_str(),
+            key.as_os_str(),
+            "--static".as_ref(),
+        ]);
         let oci = Registry::start(&dir, helm3, &repo);
         World {
             repo: format!("https://127.0.0.1:{port}"),
@@ -246,60 +223,6 @@ fn mentions(dir: &Path, text: &str) -> bool {
                 std::fs::read_to_string(&path).is_ok_and(|t| t.contains(text))
             }
         })
-}
-
-/// A CA and a certificate for 127.0.0.1 and localhost it signed.
-fn make_certificates(dir: &Path) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let openssl = |args: &[&str]| {
-        run(Command::new("openssl").current_dir(dir).args(args));
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend(["-days", "30", "-subj", "/CN=krusty-helm-test-ca"]);
-    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
-    openssl(&ca);
-    let mut csr = vec!["req"];
-    csr.extend(ec);
-    csr.extend([
-        "-subj",
-        "/CN=localhost",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-    ]);
-    openssl(&csr);
-    write(
-        dir,
-        "server.ext",
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
-    );
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "30",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.crt",
-    ]);
-    dir.to_path_buf()
 }
 
 /// Copies the tree `from` into `to`, placeholders filled in text files.

@@ -17,15 +17,19 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use support::{diff, scratch, write};
+use support::{diff, make_certificates, run, scratch, serve, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+
+/// `args` as the server script takes them.
+fn os<'a>(args: &'a [&'a str]) -> Vec<&'a std::ffi::OsStr> {
+    args.iter().map(std::ffi::OsStr::new).collect()
+}
 
 /// The servers and repositories every test shares.
 struct World {
@@ -56,36 +60,6 @@ fn support_file(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Runs `cmd`, failing the test with its output when it fails.
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Starts the server script with `args`; returns it and its port.
-fn serve(args: &[&str]) -> (Child, u16) {
-    let mut child = Command::new("python3")
-        .arg(support_file("git-http-server.py"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("python3 runs the test servers");
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().expect("piped"))
-        .read_line(&mut line)
-        .expect("the server prints its port");
-    let port = line.trim().parse().expect("a port number");
-    (child, port)
-}
-
 impl World {
     fn start() -> World {
         let dir = scratch("remote", "world");
@@ -96,10 +70,16 @@ impl World {
         let (crt, key) = (tls.join("server.crt"), tls.join("server.key"));
         let (crt, key) = (crt.to_str().unwrap(), key.to_str().unwrap());
         let files_dir = fixtures().join("repos/files");
-        let (http, http_port) = serve(&["0", srv_s]);
-        let (https, https_port) = serve(&["0", srv_s, crt, key]);
-        let (files, files_port) = serve(&["0", files_dir.to_str().unwrap(), crt, key, "--static"]);
-        let (hang, hang_port) = serve(&["0", srv_s, "--hang"]);
+        let (http, http_port) = serve(&os(&["0", srv_s]));
+        let (https, https_port) = serve(&os(&["0", srv_s, crt, key]));
+        let (files, files_port) = serve(&os(&[
+            "0",
+            files_dir.to_str().unwrap(),
+            crt,
+            key,
+            "--static",
+        ]));
+        let (hang, hang_port) = serve(&os(&["0", srv_s, "--hang"]));
         let mut world = World {
             http: format!("http://127.0.0.1:{http_port}"),
             https: format!("https://127.0.0.1:{https_port}"),
@@ -271,68 +251,6 @@ fn copy_filled(from: &Path, to: &Path, world: &World) {
             std::fs::write(dest, world.fill(&text)).unwrap();
         }
     }
-}
-
-/// A CA and a certificate for 127.0.0.1 and localhost it signed.
-fn make_certificates(dir: &Path) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let openssl = |args: &[&str]| {
-        run(Command::new("openssl").current_dir(dir).args(args));
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend([
-        "-days",
-        "30",
-        "-subj",
-        "/CN=krusty-test-ca",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-    ]);
-    openssl(&ca);
-    let mut csr = vec!["req"];
-    csr.extend(ec);
-    csr.extend([
-        "-subj",
-        "/CN=localhost",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-    ]);
-    openssl(&csr);
-    write(
-        dir,
-        "server.ext",
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
-    );
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "30",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.crt",
-    ]);
-    dir.to_path_buf()
 }
 
 fn kubectl_available() -> bool {

@@ -188,7 +188,7 @@ fn consolidate_file(
                 dir: dir.clone(),
             }),
             Listed::File { path, pos } => {
-                let (configs_file, configs) = configs_in(&loader, path)
+                let (configs_file, configs) = crate::plan::yaml_documents(&loader, path)
                     .map_err(|e| error_at(file, *pos, format!("transformers '{path}': {e}")))?;
                 for mut config in configs {
                     schema::check_transformer(&configs_file, &mut config, "transformers")?;
@@ -223,22 +223,6 @@ fn imported_file(loader: &Loader, path: &str) -> BuildResult<PathBuf> {
         });
     }
     loader.file(path)
-}
-
-/// The configs in a file named in `transformers` (every document).
-fn configs_in(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
-    let file = loader.file(path)?;
-    let text = loader.read(&file, None)?;
-    let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
-        BuildError::new(format!(
-            "{}:{}:{}: {}",
-            file.display(),
-            e.pos.line,
-            e.pos.col,
-            e.message
-        ))
-    })?;
-    Ok((file, docs.into_iter().filter_map(|d| d.root).collect()))
 }
 
 /// Fails on two transformers with one apiVersion, kind and name.

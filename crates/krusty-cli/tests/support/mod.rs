@@ -147,3 +147,103 @@ impl Rng {
         items[self.below(items.len())]
     }
 }
+
+/// Runs `cmd`, failing the test with its output when it fails; its stdout.
+pub fn run(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Starts `tests/support/git-http-server.py` with `args` (its port first:
+/// `0` for any free one); returns it and the port it listens on. It stops
+/// when the returned child (which holds its stdin) is dropped with the
+/// test process.
+pub fn serve(args: &[&std::ffi::OsStr]) -> (std::process::Child, u16) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/git-http-server.py");
+    let mut child = Command::new("python3")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python3 runs the test servers");
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().expect("piped"))
+        .read_line(&mut line)
+        .expect("the server prints its port");
+    let port = line.trim().parse().expect("a port number");
+    (child, port)
+}
+
+/// A throwaway CA (`ca.crt`) and a certificate for 127.0.0.1 and
+/// localhost it signed (`server.crt`, `server.key`), made in `dir`.
+pub fn make_certificates(dir: &Path) -> PathBuf {
+    use std::process::Command;
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let openssl = |args: &[&str]| {
+        run(Command::new("openssl").current_dir(dir).args(args));
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend([
+        "-days",
+        "30",
+        "-subj",
+        "/CN=krusty-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ]);
+    openssl(&ca);
+    let mut csr = vec!["req"];
+    csr.extend(ec);
+    csr.extend([
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    openssl(&csr);
+    write(
+        dir,
+        "server.ext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "30",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
+    dir.to_path_buf()
+}
