@@ -23,10 +23,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use support::{diff, make_certificates, run, scratch, serve, write};
+use support::{diff, make_certificates, output_text, run, scratch, serve, stable_message, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -287,31 +287,6 @@ fn flags(case: &Path, helm: &Path) -> Vec<String> {
     args
 }
 
-fn text(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// kubectl's message without what changes from run to run (its log
-/// prefix, its temporary folders).
-fn stable(message: &str) -> String {
-    let message = match message.find("] ") {
-        Some(i) if message.starts_with('E') => &message[i + 2..],
-        _ => message,
-    };
-    let mut out = String::new();
-    let mut rest = message;
-    while let Some(i) = rest.find("/tmp/kustomize-helm-") {
-        out.push_str(&rest[..i]);
-        out.push_str("/tmp/kustomize-helm-TMP");
-        rest = rest[i + 20..].trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
-}
-
 fn kubectl_available() -> bool {
     Command::new("kubectl")
         .args(["version", "--client"])
@@ -337,7 +312,7 @@ fn build(
         .env("KRUSTY_CACHE_DIR", scratch_dir.with_extension("cache"))
         .output()
         .unwrap();
-    let (out_text, err_text) = text(&out);
+    let (out_text, err_text) = output_text(&out);
     let unfill = |t: &str| {
         world
             .unfill(t)
@@ -410,7 +385,11 @@ fn cases_match_kustomize() {
             if kubectl.1.is_empty() {
                 std::fs::write(case.join("expected.yaml"), &kubectl.0).unwrap();
             } else {
-                std::fs::write(case.join("kubectl_error.txt"), stable(&kubectl.1)).unwrap();
+                std::fs::write(
+                    case.join("kubectl_error.txt"),
+                    stable_message(&kubectl.1, "/tmp/kustomize-helm-"),
+                )
+                .unwrap();
             }
         }
         let krusty = build(&[KRUSTY, "build"], case, &dir.join("krusty"), &helm3, world);
@@ -458,7 +437,7 @@ fn a_hanging_helm_meets_the_time_limit() {
         .arg(dir.join("app"))
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = output_text(&out);
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert!(!out.status.success() && stdout.is_empty(), "{stdout}");
     assert!(
@@ -519,7 +498,7 @@ fn unchanged_charts_are_not_inflated_again() {
             .env("KRUSTY_CACHE_DIR", dir.join("cache"))
             .output()
             .unwrap();
-        let (stdout, stderr) = text(&out);
+        let (stdout, stderr) = output_text(&out);
         assert!(out.status.success(), "{stderr}");
         stdout
     };
@@ -589,7 +568,7 @@ fn pulled_charts_are_kept_in_the_cache() {
                 .env("KRUSTY_CACHE_DIR", dir.join("cache"))
                 .output()
                 .unwrap();
-            let (stdout, stderr) = text(&out);
+            let (stdout, stderr) = output_text(&out);
             assert!(out.status.success(), "{kind}: {stderr}");
             stdout
         };

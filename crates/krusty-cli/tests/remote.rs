@@ -18,11 +18,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use support::{diff, make_certificates, run, scratch, serve, write};
+use support::{diff, make_certificates, output_text, run, scratch, serve, stable_message, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -261,31 +261,6 @@ fn kubectl_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn text(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// kubectl's message without what changes from run to run (its log
-/// prefix, its clones' temporary folders).
-fn stable(message: &str) -> String {
-    let message = match message.find("] ") {
-        Some(i) if message.starts_with('E') => &message[i + 2..],
-        _ => message,
-    };
-    let mut out = String::new();
-    let mut rest = message;
-    while let Some(i) = rest.find("/tmp/kustomize-") {
-        out.push_str(&rest[..i]);
-        out.push_str("/tmp/kustomize-CLONE");
-        rest = rest[i + 15..].trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
-}
-
 /// One case: its tree written with the placeholders filled; the target to
 /// build.
 fn prepare(world: &World, case: &Path, into: &Path) -> String {
@@ -322,20 +297,23 @@ fn cases_match_kustomize() {
         std::fs::create_dir_all(&input).unwrap();
         let target = prepare(world, case, &input);
         let cache = dir.join("cache");
-        let (out, err) = text(&world.krusty(&target, &cache, None, &[]).output().unwrap());
+        let (out, err) = output_text(&world.krusty(&target, &cache, None, &[]).output().unwrap());
         let kubectl = live.then(|| {
             let mut cmd = Command::new("kubectl");
             cmd.arg("kustomize").arg(&target);
             world.env(&mut cmd, &cache);
-            text(&cmd.output().unwrap())
+            output_text(&cmd.output().unwrap())
         });
         if bless {
             if let Some((k_out, k_err)) = &kubectl {
                 if k_err.is_empty() || !k_out.is_empty() {
                     std::fs::write(case.join("expected.yaml"), world.unfill(k_out)).unwrap();
                 } else {
-                    std::fs::write(case.join("kubectl_error.txt"), stable(&world.unfill(k_err)))
-                        .unwrap();
+                    std::fs::write(
+                        case.join("kubectl_error.txt"),
+                        stable_message(&world.unfill(k_err), "/tmp/kustomize-"),
+                    )
+                    .unwrap();
                 }
             }
         }
@@ -459,7 +437,7 @@ fn offline_builds_use_the_cache_only() {
         .krusty(&target, &cache, None, &["--offline"])
         .output()
         .unwrap();
-    let (out, err) = text(&empty);
+    let (out, err) = output_text(&empty);
     assert!(!empty.status.success() && out.is_empty(), "{out}");
     assert!(
         err.contains("--offline") && err.contains("is not in the cache"),
@@ -530,7 +508,7 @@ fn concurrent_builds_on_an_empty_cache_agree() {
         .collect();
     for child in children {
         let out = child.wait_with_output().unwrap();
-        let (stdout, stderr) = text(&out);
+        let (stdout, stderr) = output_text(&out);
         assert!(out.status.success(), "{stderr}");
         assert_eq!(stdout, expected);
     }
@@ -640,7 +618,7 @@ fn a_server_that_hangs_meets_the_timeout() {
             .krusty(dir.join("in").to_str().unwrap(), &cache, None, &[])
             .output()
             .unwrap();
-        let (stdout, stderr) = text(&out);
+        let (stdout, stderr) = output_text(&out);
         assert!(!out.status.success() && stdout.is_empty());
         assert!(
             stderr.contains("hit 1s timeout running '") && stderr.contains(&world.fill(command)),

@@ -247,3 +247,31 @@ pub fn make_certificates(dir: &Path) -> PathBuf {
     ]);
     dir.to_path_buf()
 }
+
+/// A command's stdout and stderr as text.
+pub fn output_text(out: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// kubectl's message without what changes from run to run: its log
+/// prefix, and the names of temporary folders starting `temp_prefix`
+/// (their digits become `TMP`).
+pub fn stable_message(message: &str, temp_prefix: &str) -> String {
+    let message = match message.find("] ") {
+        Some(i) if message.starts_with('E') => &message[i + 2..],
+        _ => message,
+    };
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(i) = rest.find(temp_prefix) {
+        out.push_str(&rest[..i]);
+        out.push_str(temp_prefix);
+        out.push_str("TMP");
+        rest = rest[i + temp_prefix.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
