@@ -43,10 +43,8 @@ impl Records {
     /// (those these options record), paths shown relative to `root`.
     pub fn annotations(&self, meta: &BuildMeta, root: &Path) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
-        if self.origins {
-            if let Some(origin) = meta.origin.as_deref() {
-                out.push((ORIGIN_ANNOTATION, origin_text(origin, root, "")));
-            }
+        if let Some(text) = self.origin_annotation(meta, root) {
+            out.push((ORIGIN_ANNOTATION, text));
         }
         if self.transformations && !meta.transformations.is_empty() {
             let text: String = meta
@@ -57,6 +55,13 @@ impl Records {
             out.push((TRANSFORMATIONS_ANNOTATION, text));
         }
         out
+    }
+
+    /// The origin annotation `meta`'s origin gives, when origins are
+    /// recorded.
+    pub fn origin_annotation(&self, meta: &BuildMeta, root: &Path) -> Option<String> {
+        let origin = meta.origin.as_deref().filter(|_| self.origins)?;
+        Some(origin_text(origin, root, ""))
     }
 
     /// Writes the records onto `resources`; paths are shown relative to

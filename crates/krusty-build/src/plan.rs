@@ -392,10 +392,9 @@ fn configured(
                 // The config read from a file carries its origin record
                 // too, as a resource does.
                 let (records, root) = ctx.records();
-                for (key, text) in records.annotations(&c.meta, root) {
-                    if key == crate::build_metadata::ORIGIN_ANNOTATION {
-                        krusty_fn::object::set_annotation(&mut function.config, key, &text);
-                    }
+                if let Some(text) = records.origin_annotation(&c.meta, root) {
+                    let key = crate::build_metadata::ORIGIN_ANNOTATION;
+                    krusty_fn::object::set_annotation(&mut function.config, key, &text);
                 }
                 return Ok(Step {
                     label: function.label.clone(),

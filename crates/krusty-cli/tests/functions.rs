@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::write;
+use support::{normalized_items, write};
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -959,46 +959,6 @@ fn https_with_a_private_ca(dir: &Path, k: &Path) {
         .expect("krusty runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).matches("fetched: \"yes\"").count(), 2);
-}
-
-/// The items of a ResourceList or a stream, each printed in Kustomize's
-/// form without the orchestrators' annotations, sorted.
-fn normalized_items(text: &str) -> Vec<String> {
-    let docs = krusty_yaml::parse_stream(text).expect("valid YAML");
-    let mut roots: Vec<krusty_yaml::Node> = docs.into_iter().filter_map(|d| d.root).collect();
-    if roots.len() == 1 && roots[0].get("kind").and_then(|k| k.as_str()) == Some("ResourceList") {
-        roots = roots[0]
-            .get("items")
-            .and_then(|i| i.as_seq())
-            .map(|items| items.to_vec())
-            .unwrap_or_default();
-    }
-    let mut out: Vec<String> = roots
-        .into_iter()
-        .map(|mut r| {
-            if let Some(meta) = r.get_mut("metadata") {
-                if let Some(m) = meta.get_mut("annotations").and_then(|a| a.as_map_mut()) {
-                    m.retain(|(k, _)| {
-                        let k = k.key_str().unwrap_or_default();
-                        !k.starts_with("internal.config.kubernetes.io/")
-                            && !k.starts_with("config.kubernetes.io/")
-                            && !k.starts_with("config.k8s.io/")
-                    });
-                }
-                // kpt leaves an empty mapping where it removed its own.
-                if meta
-                    .get("annotations")
-                    .and_then(|a| a.as_map())
-                    .is_some_and(|m| m.is_empty())
-                {
-                    meta.remove("annotations");
-                }
-            }
-            krusty_yaml::to_kustomize_yaml(&r).expect("emit")
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 #[test]

@@ -257,26 +257,10 @@ fn reorder(
         let matches: Vec<usize> = slots
             .iter()
             .enumerate()
-            .filter(|(_, t)| {
-                t.as_ref().is_some_and(|t| {
-                    t.name() == entry.name
-                        && entry.kind.as_deref().is_none_or(|k| k == t.kind())
-                        && entry
-                            .api_version
-                            .as_deref()
-                            .is_none_or(|a| a == t.api_version())
-                })
-            })
+            .filter(|(_, t)| t.as_ref().is_some_and(|t| entry.names(t)))
             .map(|(i, _)| i)
             .collect();
-        let already = out.iter().any(|t: &Transformer| {
-            t.name() == entry.name
-                && entry.kind.as_deref().is_none_or(|k| k == t.kind())
-                && entry
-                    .api_version
-                    .as_deref()
-                    .is_none_or(|a| a == t.api_version())
-        });
+        let already = out.iter().any(|t| entry.names(t));
         match matches.as_slice() {
             [i] => out.extend(slots[*i].take()),
             [] if already => {

@@ -75,6 +75,17 @@ pub(crate) struct OrderEntry {
 }
 
 impl OrderEntry {
+    /// Whether the entry names `t`: its name, and its kind and apiVersion
+    /// where the entry gives them.
+    pub fn names(&self, t: &super::Transformer) -> bool {
+        t.name() == self.name
+            && self.kind.as_deref().is_none_or(|k| k == t.kind())
+            && self
+                .api_version
+                .as_deref()
+                .is_none_or(|a| a == t.api_version())
+    }
+
     /// The entry as written, for messages.
     pub fn describe(&self) -> String {
         match (&self.api_version, &self.kind) {

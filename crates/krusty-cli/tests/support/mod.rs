@@ -275,3 +275,43 @@ pub fn stable_message(message: &str, temp_prefix: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// The items of a ResourceList or a stream, each printed in Kustomize's
+/// form without the orchestrators' annotations, sorted.
+pub fn normalized_items(text: &str) -> Vec<String> {
+    let docs = krusty_yaml::parse_stream(text).expect("valid YAML");
+    let mut roots: Vec<krusty_yaml::Node> = docs.into_iter().filter_map(|d| d.root).collect();
+    if roots.len() == 1 && roots[0].get("kind").and_then(|k| k.as_str()) == Some("ResourceList") {
+        roots = roots[0]
+            .get("items")
+            .and_then(|i| i.as_seq())
+            .map(|items| items.to_vec())
+            .unwrap_or_default();
+    }
+    let mut out: Vec<String> = roots
+        .into_iter()
+        .map(|mut r| {
+            if let Some(meta) = r.get_mut("metadata") {
+                if let Some(m) = meta.get_mut("annotations").and_then(|a| a.as_map_mut()) {
+                    m.retain(|(k, _)| {
+                        let k = k.key_str().unwrap_or_default();
+                        !k.starts_with("internal.config.kubernetes.io/")
+                            && !k.starts_with("config.kubernetes.io/")
+                            && !k.starts_with("config.k8s.io/")
+                    });
+                }
+                // kpt leaves an empty mapping where it removed its own.
+                if meta
+                    .get("annotations")
+                    .and_then(|a| a.as_map())
+                    .is_some_and(|m| m.is_empty())
+                {
+                    meta.remove("annotations");
+                }
+            }
+            krusty_yaml::to_kustomize_yaml(&r).expect("emit")
+        })
+        .collect();
+    out.sort();
+    out
+}
