@@ -42,7 +42,10 @@ pub fn resolve(
         Runtime::Starlark(StarlarkSource::Url(url)) => {
             // Fetch only what may run.
             policy
-                .permit(&Runtime::Starlark(StarlarkSource::Url(url.clone())))
+                .permit(
+                    &Runtime::Starlark(StarlarkSource::Url(url.clone())),
+                    &krusty_runtime::Traits::default(),
+                )
                 .map_err(|e| in_config(BuildError::new(e)))?;
             Runtime::Starlark(StarlarkSource::Inline(
                 krusty_runtime::starlark::fetch(&url, policy)
@@ -58,6 +61,7 @@ pub fn resolve(
         config,
         dir: loader.root.clone(),
         label,
+        traits: krusty_runtime::Traits::default(),
     }))
 }
 

@@ -49,6 +49,33 @@ pub struct FunctionCall {
     pub dir: PathBuf,
     /// Names the function in messages.
     pub label: String,
+    /// What its metadata says about how it may run.
+    pub traits: Traits,
+}
+
+/// What a function's metadata (a catalog entry, an image label or its
+/// inline runtime) says about how it may run. The default is a spec v1
+/// function that runs only under the user's enable flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traits {
+    /// Resolved from a catalog the user trusts (or the built-in one): it
+    /// runs without `--enable-alpha-plugins` and `--enable-exec`.
+    pub trusted: bool,
+    /// It conforms to function spec v2 and serves over this protocol: it
+    /// is started once as a server and every later call reuses it.
+    pub server: Option<ServerProtocol>,
+    /// It is idempotent, and this digest names its runtime exactly (image
+    /// digest or binary sha256): its results may be cached under it.
+    pub idempotent_digest: Option<String>,
+}
+
+/// The protocol a spec v2 function server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerProtocol {
+    /// HTTP/1.1 `POST` of a ResourceList.
+    Http,
+    /// gRPC, with krusty's function proto.
+    Grpc,
 }
 
 /// The build's records as a resource shows them while functions see it
@@ -156,22 +183,21 @@ impl Run<'_> {
             function_config: Some(self.call.config.clone()),
             results: Vec::new(),
         };
-        let output = crate::invoke(&self.call.runtime, &self.call.dir, input, self.policy)
-            .map_err(|f| {
-                if f.results.iter().any(|r| r.severity == Severity::Error) {
-                    format!(
-                        "the function reported errors ({}):{}",
-                        f.message.split(';').next().unwrap_or_default(),
-                        results_text(&f.results)
-                    )
-                } else {
-                    format!(
-                        "the function failed: {}{}",
-                        f.message,
-                        results_text(&f.results)
-                    )
-                }
-            })?;
+        let output = crate::invoke(self.call, input, self.policy).map_err(|f| {
+            if f.results.iter().any(|r| r.severity == Severity::Error) {
+                format!(
+                    "the function reported errors ({}):{}",
+                    f.message.split(';').next().unwrap_or_default(),
+                    results_text(&f.results)
+                )
+            } else {
+                format!(
+                    "the function failed: {}{}",
+                    f.message,
+                    results_text(&f.results)
+                )
+            }
+        })?;
         if output.has_errors() {
             return Err(format!(
                 "the function reported errors:{}",

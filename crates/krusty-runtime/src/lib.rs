@@ -20,7 +20,7 @@ use std::path::Path;
 
 use krusty_fn::{FnResult, ResourceList};
 
-pub use host::{FunctionCall, Host, Role, Shown};
+pub use host::{FunctionCall, Host, Role, ServerProtocol, Shown, Traits};
 pub use policy::{parse_size, Policy};
 pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
 
@@ -43,18 +43,18 @@ impl Failed {
     }
 }
 
-/// Runs `runtime` over `input`. `dir` is the kustomization's directory
+/// Runs `call` over `input`. Its `dir` is the kustomization's directory
 /// (exec functions run there; relative mounts start there). Exec paths and
 /// Starlark files must already be resolved by the caller, which knows the
 /// load restrictions: pass `Exec { path }` absolute and Starlark as
 /// [`StarlarkSource::Inline`].
 pub fn invoke(
-    runtime: &Runtime,
-    dir: &Path,
+    call: &FunctionCall,
     input: ResourceList,
     policy: &Policy,
 ) -> Result<ResourceList, Failed> {
-    policy.permit(runtime).map_err(Failed::new)?;
+    let (runtime, dir) = (&call.runtime, call.dir.as_path());
+    policy.permit(runtime, &call.traits).map_err(Failed::new)?;
     match runtime {
         Runtime::Exec { path, args } => {
             let cmd = exec::command(Path::new(path), args, dir, policy);

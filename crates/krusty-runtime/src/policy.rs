@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::spec::{Mount, Runtime};
+use crate::Traits;
 
 /// The default of `--function-max-memory`: 1 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
@@ -63,7 +64,13 @@ impl Default for Policy {
 
 impl Policy {
     /// Checks that `runtime` may run; the error says which flag allows it.
-    pub fn permit(&self, runtime: &Runtime) -> Result<(), String> {
+    /// A function from a trusted catalog (`traits.trusted`) needs no
+    /// enable flag, but still needs `--network` and `--mount` for what it
+    /// asks.
+    pub fn permit(&self, runtime: &Runtime, traits: &Traits) -> Result<(), String> {
+        if traits.trusted {
+            return self.permit_access(runtime);
+        }
         if !self.enable_alpha_plugins {
             return Err(
                 "KRM functions are disabled: run with --enable-alpha-plugins to allow them".into(),
@@ -78,6 +85,13 @@ impl Policy {
                 "Starlark functions are disabled: run with --enable-alpha-plugins --enable-star to allow them"
                     .into(),
             ),
+            _ => self.permit_access(runtime),
+        }
+    }
+
+    /// Checks the network and mounts a container function asks for.
+    fn permit_access(&self, runtime: &Runtime) -> Result<(), String> {
+        match runtime {
             Runtime::Container {
                 network, mounts, ..
             } => {
@@ -188,15 +202,21 @@ mod tests {
         };
         let mut p = Policy::default();
         assert!(p
-            .permit(&exec)
+            .permit(&exec, &Traits::default())
             .unwrap_err()
             .contains("--enable-alpha-plugins"));
         p.enable_alpha_plugins = true;
-        assert!(p.permit(&exec).unwrap_err().contains("--enable-exec"));
+        assert!(p
+            .permit(&exec, &Traits::default())
+            .unwrap_err()
+            .contains("--enable-exec"));
         p.enable_exec = true;
-        assert!(p.permit(&exec).is_ok());
+        assert!(p.permit(&exec, &Traits::default()).is_ok());
         let star = Runtime::Starlark(crate::spec::StarlarkSource::Inline(String::new()));
-        assert!(p.permit(&star).unwrap_err().contains("--enable-star"));
+        assert!(p
+            .permit(&star, &Traits::default())
+            .unwrap_err()
+            .contains("--enable-star"));
         let mount = Mount::parse_flag("type=bind,src=/d,dst=/d").unwrap();
         let c = Runtime::Container {
             image: "i".into(),
@@ -204,13 +224,16 @@ mod tests {
             mounts: vec![mount.clone()],
             envs: vec![],
         };
-        assert!(p.permit(&c).unwrap_err().contains("--network"));
+        assert!(p
+            .permit(&c, &Traits::default())
+            .unwrap_err()
+            .contains("--network"));
         p.network = true;
         assert!(p
-            .permit(&c)
+            .permit(&c, &Traits::default())
             .unwrap_err()
             .contains("--mount type=bind,src=/d,dst=/d"));
         p.mounts.push(mount);
-        assert!(p.permit(&c).is_ok());
+        assert!(p.permit(&c, &Traits::default()).is_ok());
     }
 }
