@@ -317,18 +317,21 @@ fn examples_as_images_under_kubectl_kustomize_and_krusty_give_the_golden_items()
         let with_definition = (bin == "krm-inject-sidecar").then_some(definition.as_path());
         package(bin, &image_of(bin), with_definition);
     }
-    // The definition is in the image and named by its label.
+    // The definition is the image's label, as one line of JSON.
     let inspect = with_podman_conf(Command::new("podman"))
         .args([
             "image",
             "inspect",
             "--format",
-            "{{index .Labels \"dev.krusty.fn.definition\"}}",
+            "{{index .Labels \"config.kubernetes.io/function-definition\"}}",
         ])
         .arg(image_of("krm-inject-sidecar"))
         .output()
         .expect("podman inspect");
-    assert_eq!(text(&inspect.stdout).trim(), "/krm-function.yaml");
+    assert_eq!(
+        text(&inspect.stdout).trim(),
+        r#"{"apiVersion":"config.kubernetes.io/v1alpha1","kind":"KRMFunctionDefinition","metadata":{"name":"sidecarinjectors.fn.krusty.dev"},"spec":{"description":"Injects a sidecar container into selected workloads.","group":"fn.krusty.dev","names":{"kind":"SidecarInjector"}}}"#
+    );
 
     let kubectl = available("kubectl", &["version", "--client"]);
     if !kubectl {

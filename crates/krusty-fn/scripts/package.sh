@@ -12,8 +12,10 @@
 #   --debug              build the dev profile instead of release
 #   --prebuilt PATH      package this executable instead of building one
 #                        (a dynamically linked one gets the libraries ldd names)
-#   --definition FILE    add FILE as /krm-function.yaml, named by the image label
-#                        dev.krusty.fn.definition
+#   --definition FILE    attach FILE, a KRMFunctionDefinition (KEP-2906), as the
+#                        image label config.kubernetes.io/function-definition
+#                        (compact JSON; a YAML file needs python3 with PyYAML)
+#                        and as the file /krm-function.yaml
 #   --cli CLI            podman or docker (default: podman if found, else docker)
 #
 # The build is static: `-C target-feature=+crt-static` for the host's
@@ -21,7 +23,7 @@
 # need), so the image holds nothing but the executable and two text files.
 set -eu
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 package= profile=release prebuilt= definition= cli=
 while [ $# -gt 0 ]; do
@@ -72,7 +74,23 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 set -- --change 'ENTRYPOINT ["/fn"]' --change 'USER 65534:65534'
 if [ -n "$definition" ]; then
     cp "$definition" "$root/krm-function.yaml"
-    set -- "$@" --change 'LABEL dev.krusty.fn.definition=/krm-function.yaml'
+    # One line of JSON: the label's value is taken as it is written.
+    json=$(python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+try:
+    value = json.loads(text)
+except ValueError:
+    try:
+        import yaml
+    except ImportError:
+        sys.exit("package.sh: %s is not JSON, and reading YAML needs PyYAML" % sys.argv[1])
+    value = yaml.safe_load(text)
+if not isinstance(value, dict) or value.get("kind") != "KRMFunctionDefinition":
+    sys.exit("package.sh: %s is not a KRMFunctionDefinition" % sys.argv[1])
+print(json.dumps(value, separators=(",", ":"), sort_keys=True))
+' "$definition")
+    set -- "$@" --change "LABEL config.kubernetes.io/function-definition=$json"
 fi
 tar -C "$root" -cf "$work/rootfs.tar" .
 "$cli" import -q "$@" "$work/rootfs.tar" "$image" >/dev/null
