@@ -27,6 +27,8 @@ pub fn resolve(
         Ok(None) => return Ok(None),
         Err(e) => return Err(BuildError::new(format!("function config {id}: {e}"))),
     };
+    let server = krusty_runtime::server_of(&config.node)
+        .map_err(|e| BuildError::new(format!("function config {id}: {e}")))?;
     let label = format!("{id} ({} function)", runtime.name());
     let in_config = |e: BuildError| e.context(format!("function config {id}"));
     let runtime = match runtime {
@@ -61,7 +63,10 @@ pub fn resolve(
         config,
         dir: loader.root.clone(),
         label,
-        traits: krusty_runtime::Traits::default(),
+        traits: krusty_runtime::Traits {
+            server,
+            ..krusty_runtime::Traits::default()
+        },
     }))
 }
 

@@ -208,15 +208,82 @@ pub fn prepare(
     dir: &Path,
     policy: &Policy,
 ) -> Prepared {
+    let name = next_name();
+    let mut cmd = Command::new(cli);
+    cmd.args(["run", "--rm", "-i", "--name", &name]);
+    let time_limit = podman.then_some(policy.timeout);
+    lock_down(&mut cmd, time_limit, network, envs, dir, policy);
+    cmd.arg(image);
+    Prepared {
+        command: cmd,
+        name,
+        cli: cli.to_path_buf(),
+    }
+}
+
+/// A spec v2 function server to run in a container.
+pub struct ServerRun<'a> {
+    /// The CLI.
+    pub cli: &'a Path,
+    /// The image.
+    pub image: &'a str,
+    /// The function asks for network access.
+    pub network: bool,
+    /// Its environment.
+    pub envs: &'a [String],
+    /// The kustomization's directory (relative mounts start there).
+    pub dir: &'a Path,
+    /// The folder for the server's socket, and where it is mounted in
+    /// the container (writable): the only way in, as the network stays
+    /// off.
+    pub socket_dir: (&'a Path, &'a str),
+    /// Arguments after the image (the address to listen on).
+    pub args: &'a [String],
+}
+
+/// Builds the `run` command for a function server: locked down as a
+/// spec v1 run, without podman's time limit (it lives for the whole
+/// run), its socket folder mounted.
+pub fn prepare_server(run: &ServerRun<'_>, policy: &Policy) -> Prepared {
+    let name = next_name();
+    let mut cmd = Command::new(run.cli);
+    cmd.args(["run", "--rm", "--name", &name]);
+    lock_down(&mut cmd, None, run.network, run.envs, run.dir, policy);
+    let (source, target) = run.socket_dir;
+    cmd.arg("--mount").arg(format!(
+        "type=bind,source={},target={target}",
+        source.display()
+    ));
+    cmd.arg(run.image).args(run.args);
+    Prepared {
+        command: cmd,
+        name,
+        cli: run.cli.to_path_buf(),
+    }
+}
+
+/// A new container name for this krusty.
+fn next_name() -> String {
     let me = owner();
-    let name = format!(
+    format!(
         "{NAME_PREFIX}{}-{}-{}",
         me.pid,
         me.start,
         NEXT.fetch_add(1, Ordering::SeqCst)
-    );
-    let mut cmd = Command::new(cli);
-    cmd.args(["run", "--rm", "-i", "--name", &name]);
+    )
+}
+
+/// The options every function container gets: labels, memory, the time
+/// limit (when given), network, user, environment and the user's mounts.
+fn lock_down(
+    cmd: &mut Command,
+    time_limit: Option<std::time::Duration>,
+    network: bool,
+    envs: &[String],
+    dir: &Path,
+    policy: &Policy,
+) {
+    let me = owner();
     cmd.arg("--label")
         .arg(format!("{OWNER_LABEL}={}-{}", me.pid, me.start));
     if !me.scope.is_empty() {
@@ -225,10 +292,10 @@ pub fn prepare(
     }
     let memory = policy.max_memory.to_string();
     cmd.args(["--memory", &memory, "--memory-swap", &memory]);
-    if podman {
+    if let Some(limit) = time_limit {
         // A second guard, for when krusty is killed outright; later than
         // krusty's own limit, which stops it first.
-        let seconds = policy.timeout.as_secs_f64().ceil() as u64 + 1;
+        let seconds = limit.as_secs_f64().ceil() as u64 + 1;
         cmd.args(["--timeout", &seconds.to_string()]);
     }
     let network = match (network && policy.network, &policy.network_name) {
@@ -255,12 +322,6 @@ pub fn prepare(
             spec.push_str(",readonly");
         }
         cmd.arg("--mount").arg(spec);
-    }
-    cmd.arg(image);
-    Prepared {
-        command: cmd,
-        name,
-        cli: cli.to_path_buf(),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod interrupt;
 pub mod policy;
 pub mod process;
 pub mod records;
+pub mod server;
 pub mod spec;
 pub mod starlark;
 mod watchdog;
@@ -22,7 +23,7 @@ use krusty_fn::{FnResult, ResourceList};
 
 pub use host::{FunctionCall, Host, Role, ServerProtocol, Shown, Traits};
 pub use policy::{parse_size, Policy};
-pub use spec::{runtime_of, Mount, Runtime, StarlarkSource};
+pub use spec::{runtime_of, server_of, Mount, Runtime, StarlarkSource};
 
 /// A function run that failed: why, and any results it reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +56,10 @@ pub fn invoke(
 ) -> Result<ResourceList, Failed> {
     let (runtime, dir) = (&call.runtime, call.dir.as_path());
     policy.permit(runtime, &call.traits).map_err(Failed::new)?;
+    let input = match server::invoke(call, input, policy) {
+        Ok(served) => return served,
+        Err(input) => input,
+    };
     match runtime {
         Runtime::Exec { path, args } => {
             let cmd = exec::command(Path::new(path), args, dir, policy);
@@ -92,11 +97,11 @@ pub fn invoke(
 
 /// The environment Kustomize gives every container function (a function's
 /// own `envs` may override it).
-const KUSTOMIZE_ENV: [&str; 2] = ["LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true"];
+pub(crate) const KUSTOMIZE_ENV: [&str; 2] = ["LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true"];
 
 /// Frees `items` on another thread: freeing a large tree costs about as
 /// much as writing it, and that work can overlap the build on a second core.
-fn free_later(items: Vec<krusty_yaml::Node>) {
+pub(crate) fn free_later(items: Vec<krusty_yaml::Node>) {
     let _ = std::thread::Builder::new()
         .name("free-list".into())
         .spawn(move || drop(items));

@@ -158,6 +158,29 @@ pub fn runtime_of(config: &Node) -> Result<Option<Runtime>, String> {
         .map_err(|e| format!("{source}: {e}"))
 }
 
+/// The annotation on a function config that runs its function as a spec
+/// v2 server: `http` or `grpc`. Kustomize reads the runtime declaration
+/// strictly (an unknown key inside `exec:` or `container:` fails its
+/// build), so the opt-in is an annotation beside it, which Kustomize and
+/// kpt ignore: the same kustomization runs there as spec v1.
+pub const SERVER_ANNOTATION: &str = "krusty.dev/function-server";
+
+/// The server protocol a function config opts into with
+/// [`SERVER_ANNOTATION`]; `None` when it does not.
+pub fn server_of(config: &Node) -> Result<Option<crate::ServerProtocol>, String> {
+    let Some(value) = config.get_path(&["metadata", "annotations", SERVER_ANNOTATION]) else {
+        return Ok(None);
+    };
+    match value.as_str().map(str::trim) {
+        Some("http") => Ok(Some(crate::ServerProtocol::Http)),
+        Some("grpc") => Ok(Some(crate::ServerProtocol::Grpc)),
+        _ => Err(format!(
+            "annotation {SERVER_ANNOTATION}: expected http or grpc, got {:?}",
+            value.as_str().unwrap_or("a non-string value")
+        )),
+    }
+}
+
 /// Reads a runtime declaration (`exec:`, `container:` or `starlark:`).
 fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
     if node.as_map().is_none() {
@@ -274,6 +297,27 @@ mod tests {
             })
         );
         assert_eq!(runtime_of(&node("kind: X\n")).unwrap(), None);
+    }
+
+    #[test]
+    fn the_server_annotation_opts_into_spec_v2() {
+        let with = |v: &str| {
+            node(&format!(
+                "kind: X\nmetadata:\n  annotations:\n    krusty.dev/function-server: {v}\n"
+            ))
+        };
+        assert_eq!(
+            server_of(&with("http")).unwrap(),
+            Some(crate::ServerProtocol::Http)
+        );
+        assert_eq!(
+            server_of(&with("grpc")).unwrap(),
+            Some(crate::ServerProtocol::Grpc)
+        );
+        assert_eq!(server_of(&node("kind: X\n")).unwrap(), None);
+        assert!(server_of(&with("tcp"))
+            .unwrap_err()
+            .contains("expected http or grpc"));
     }
 
     #[test]

@@ -1,0 +1,457 @@
+//! The servers of this process: started on first use, shared by every
+//! later call of the same function, restarted once, stopped at the end.
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+use krusty_fn::ResourceList;
+
+use super::http;
+use super::{next_id, stderr_of, Plan};
+use crate::interrupt::{self, Registration};
+use crate::{container, exec, watchdog, Failed, FunctionCall, Policy, Runtime};
+
+/// How many times a server is started in a run, at most.
+const STARTS: u32 = 2;
+
+/// The folder of the socket inside a container.
+const CONTAINER_SOCKET_DIR: &str = "/krm-function";
+
+/// The socket's file name.
+const SOCKET: &str = "fn.sock";
+
+/// One function's server and its history.
+#[derive(Default)]
+struct Slot {
+    server: Option<Server>,
+    starts: u32,
+    /// It failed too often: the function runs as spec v1 from now on.
+    fallen_back: bool,
+}
+
+/// A running server.
+struct Server {
+    /// Its socket, on this side.
+    socket: PathBuf,
+    /// The process serving (for a container, the CLI's `run`).
+    child: Child,
+    /// Where its stderr goes.
+    stderr: PathBuf,
+    /// Its entry in [`LIVE`].
+    live: u64,
+}
+
+/// What stopping a server takes, without locks: every server running,
+/// by number.
+struct Stopper {
+    pid: u32,
+    container: Option<(PathBuf, String)>,
+    dir: PathBuf,
+    _interrupt: Registration,
+}
+
+static SLOTS: Mutex<Option<HashMap<String, Arc<Mutex<Slot>>>>> = Mutex::new(None);
+static LIVE: Mutex<Option<HashMap<u64, Stopper>>> = Mutex::new(None);
+
+/// The slot of the server `key` names.
+fn slot(key: &str) -> Arc<Mutex<Slot>> {
+    let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+    Arc::clone(
+        slots
+            .get_or_insert_with(HashMap::new)
+            .entry(key.to_string())
+            .or_default(),
+    )
+}
+
+/// Why a call found no server to answer it.
+enum Down {
+    /// It did not become ready, or died: its stderr.
+    Failed(String),
+}
+
+/// Runs `call` on its server; `Err(input)`: run it as spec v1.
+pub(crate) fn call(
+    plan: &Plan,
+    call: &FunctionCall,
+    input: ResourceList,
+    policy: &Policy,
+) -> Result<Result<ResourceList, Failed>, ResourceList> {
+    let slot = slot(&plan.key);
+    let sent = match input.to_yaml_tracked() {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(Failed::new(e.to_string()))),
+    };
+    loop {
+        let socket = match ready_socket(&slot, call, plan, policy) {
+            Ok(socket) => socket,
+            Err(Down::Failed(stderr)) => return give_up(&slot, plan, call, input, &stderr),
+        };
+        match http::post(
+            &socket,
+            sent.text.as_bytes(),
+            policy.timeout,
+            policy.max_output,
+        ) {
+            Ok(response) => return Ok(super::answer::read(response, &sent, input.items)),
+            Err(http::Error::Connection(e)) => {
+                // Dead or dying: stopped, and started again on the next turn.
+                let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(server) = s.server.take() {
+                    let stderr = stderr_of(&server.stderr);
+                    stop(server);
+                    if s.starts >= STARTS {
+                        drop(s);
+                        return give_up(
+                            &slot,
+                            plan,
+                            call,
+                            input,
+                            &format!("its server stopped answering ({e}); its stderr: {stderr}"),
+                        );
+                    }
+                }
+            }
+            Err(http::Error::Timeout) => {
+                let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+                let stderr = s.server.as_ref().map(|sv| stderr_of(&sv.stderr));
+                if let Some(server) = s.server.take() {
+                    stop(server);
+                }
+                return Ok(Err(Failed::new(format!(
+                    "timed out after {} s and its server was stopped; its stderr: {}",
+                    policy.timeout.as_secs_f64(),
+                    stderr.unwrap_or_default()
+                ))));
+            }
+            Err(e) => {
+                let s = slot.lock().unwrap_or_else(|e| e.into_inner());
+                let stderr = s.server.as_ref().map(|sv| stderr_of(&sv.stderr));
+                return Ok(Err(Failed::new(format!(
+                    "its server gave no usable answer: {e}; its stderr: {}",
+                    stderr.unwrap_or_default()
+                ))));
+            }
+        }
+    }
+}
+
+/// A gRPC server: this krusty speaks HTTP only.
+pub(crate) fn unsupported(
+    plan: &Plan,
+    call: &FunctionCall,
+    input: ResourceList,
+) -> Result<Result<ResourceList, Failed>, ResourceList> {
+    let slot = slot(&plan.key);
+    let why = "krusty talks to function servers over HTTP only; this one serves gRPC";
+    give_up(&slot, plan, call, input, why)
+}
+
+/// After a server failed for good: spec v1 for the rest of the run (with
+/// a warning, once) when the function supports it, else the call fails.
+fn give_up(
+    slot: &Mutex<Slot>,
+    plan: &Plan,
+    call: &FunctionCall,
+    input: ResourceList,
+    why: &str,
+) -> Result<Result<ResourceList, Failed>, ResourceList> {
+    if !plan.supports_v1 {
+        return Ok(Err(Failed::new(format!(
+            "its spec v2 server failed and it does not support spec v1: {why}"
+        ))));
+    }
+    let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if !s.fallen_back {
+        s.fallen_back = true;
+        eprintln!(
+            "Warning: function {}: its spec v2 server failed ({why}); it runs as a spec v1 function for the rest of the run",
+            call.label
+        );
+    }
+    Err(input)
+}
+
+/// The socket of the slot's server, started (at most [`STARTS`] times in
+/// all) when none runs.
+fn ready_socket(
+    slot: &Mutex<Slot>,
+    call: &FunctionCall,
+    plan: &Plan,
+    policy: &Policy,
+) -> Result<PathBuf, Down> {
+    let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(server) = &s.server {
+        return Ok(server.socket.clone());
+    }
+    let mut last = String::from("(it was not started)");
+    while !s.fallen_back && s.starts < STARTS {
+        s.starts += 1;
+        match start(call, plan, policy) {
+            Ok(server) => {
+                let socket = server.socket.clone();
+                s.server = Some(server);
+                return Ok(socket);
+            }
+            Err(why) => last = why,
+        }
+    }
+    Err(Down::Failed(last))
+}
+
+/// Starts the server for `call` and waits until its socket answers.
+fn start(call: &FunctionCall, plan: &Plan, policy: &Policy) -> Result<Server, String> {
+    use std::os::unix::process::CommandExt;
+    let dir = private_dir().map_err(|e| format!("cannot make a folder for the server: {e}"))?;
+    let sockets = dir.join("socket");
+    let stderr_path = dir.join("stderr");
+    let made = std::fs::create_dir(&sockets)
+        // Written by the container's user (nobody).
+        .and_then(|()| std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o777)))
+        .and_then(|()| std::fs::File::create(&stderr_path));
+    let stderr_file = match made {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(format!("cannot make a folder for the server: {e}"));
+        }
+    };
+    let socket = sockets.join(SOCKET);
+    let (mut cmd, container) = command(call, plan, policy, &sockets, &socket);
+    cmd.stdin(Stdio::null())
+        .stdout(
+            stderr_file
+                .try_clone()
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+        )
+        .stderr(Stdio::from(stderr_file))
+        .process_group(0);
+    let child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            let program = cmd.get_program().to_string_lossy().into_owned();
+            return Err(format!("cannot start '{program}': {e}"));
+        }
+    };
+    let pid = child.id();
+    watchdog::watch(pid);
+    let live = next_id();
+    register(live, pid, container, dir);
+    let mut server = Server {
+        socket,
+        child,
+        stderr: stderr_path,
+        live,
+    };
+    match wait_ready(&mut server, policy.timeout) {
+        Ok(()) => Ok(server),
+        Err(why) => {
+            let stderr = stderr_of(&server.stderr);
+            stop(server);
+            Err(format!("{why}; its stderr: {stderr}"))
+        }
+    }
+}
+
+/// The command that starts the server, and the container it runs in.
+fn command(
+    call: &FunctionCall,
+    plan: &Plan,
+    policy: &Policy,
+    sockets: &Path,
+    socket: &Path,
+) -> (Command, Option<(PathBuf, String)>) {
+    let flag = "--http-addr";
+    let variable = "KRM_FUNCTION_HTTP_ADDRESS";
+    match (&call.runtime, &plan.cli) {
+        (
+            Runtime::Container {
+                image,
+                network,
+                envs,
+                ..
+            },
+            Some(cli),
+        ) => {
+            container::prepare_cli(cli);
+            let address = format!("unix://{CONTAINER_SOCKET_DIR}/{SOCKET}");
+            let envs: Vec<String> = crate::KUSTOMIZE_ENV
+                .iter()
+                .map(|e| e.to_string())
+                .chain(envs.iter().cloned())
+                .chain([format!("{variable}={address}")])
+                .collect();
+            let prepared = container::prepare_server(
+                &container::ServerRun {
+                    cli,
+                    image,
+                    network: *network,
+                    envs: &envs,
+                    dir: &call.dir,
+                    socket_dir: (sockets, CONTAINER_SOCKET_DIR),
+                    args: &[flag.to_string(), address],
+                },
+                policy,
+            );
+            (prepared.command, Some((prepared.cli, prepared.name)))
+        }
+        (Runtime::Exec { path, args }, _) => {
+            let address = format!("unix://{}", socket.display());
+            let mut all = vec![flag.to_string(), address.clone()];
+            all.extend(args.iter().cloned());
+            let mut cmd = exec::command(Path::new(path), &all, &call.dir, policy);
+            cmd.env(variable, address);
+            (cmd, None)
+        }
+        // Planned only for exec and container functions.
+        _ => (Command::new("false"), None),
+    }
+}
+
+/// Waits until the server's socket accepts a connection, its process
+/// ends, or `timeout` passes.
+fn wait_ready(server: &mut Server, timeout: Duration) -> Result<(), String> {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        if server.socket.exists() && UnixStream::connect(&server.socket).is_ok() {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = server.child.try_wait() {
+            return Err(format!(
+                "its server {} before it was ready",
+                crate::process::describe_exit(status)
+            ));
+        }
+        if started.elapsed() >= timeout {
+            return Err(format!(
+                "its server was not ready after {} s",
+                timeout.as_secs_f64()
+            ));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// A new folder only this user can enter.
+fn private_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!(
+        "krusty-fn-server-{}-{}",
+        std::process::id(),
+        next_id()
+    ));
+    std::fs::create_dir(&dir)?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(dir)
+}
+
+/// Records a started server in [`LIVE`], with its interrupt clean-up;
+/// the first one also arranges for [`stop_all`] at the process's exit.
+fn register(live: u64, pid: u32, container: Option<(PathBuf, String)>, dir: PathBuf) {
+    static AT_EXIT: Once = Once::new();
+    AT_EXIT.call_once(|| {
+        extern "C" fn at_exit() {
+            stop_all();
+        }
+        // SAFETY: registers a function without arguments that the C
+        // library calls at exit.
+        unsafe {
+            libc::atexit(at_exit);
+        }
+    });
+    let on_interrupt = {
+        let container = container.clone();
+        let dir = dir.clone();
+        interrupt::on_interrupt(move || {
+            if let Some((_, name)) = &container {
+                eprintln!("krusty: interrupted; removing function server container {name}");
+            }
+            halt(pid, container.as_ref(), &dir);
+        })
+    };
+    let mut live_map = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    live_map.get_or_insert_with(HashMap::new).insert(
+        live,
+        Stopper {
+            pid,
+            container,
+            dir,
+            _interrupt: on_interrupt,
+        },
+    );
+}
+
+/// Stops a server and waits for its process.
+fn stop(mut server: Server) {
+    let stopper = LIVE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+        .and_then(|m| m.remove(&server.live));
+    if let Some(s) = stopper {
+        halt(s.pid, s.container.as_ref(), &s.dir);
+    }
+    let _ = server.child.wait();
+}
+
+/// Kills a server's process group, removes its container and its folder.
+fn halt(pid: u32, container: Option<&(PathBuf, String)>, dir: &Path) {
+    if let Some((cli, name)) = container {
+        container::remove(cli, std::slice::from_ref(name));
+    }
+    if let Ok(id) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) touches no memory of ours.
+        unsafe {
+            libc::kill(-id, libc::SIGKILL);
+        }
+    }
+    watchdog::forget(pid);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Stops every function server of this process: their processes and
+/// containers end and their folders are removed. krusty calls it at the
+/// end of a run; it also runs at the process's exit.
+pub fn stop_all() {
+    let slots: Vec<Arc<Mutex<Slot>>> = match SLOTS.try_lock() {
+        Ok(mut s) => s
+            .take()
+            .map(|m| m.into_values().collect())
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    for slot in slots {
+        if let Ok(mut s) = slot.try_lock() {
+            if let Some(server) = s.server.take() {
+                stop(server);
+            }
+        }
+    }
+    // Servers whose slot was busy: stopped without waiting.
+    let rest: Vec<Stopper> = LIVE
+        .try_lock()
+        .ok()
+        .and_then(|mut m| m.take())
+        .map(|m| m.into_values().collect())
+        .unwrap_or_default();
+    let containers: Vec<_> = rest.iter().filter_map(|s| s.container.clone()).collect();
+    for s in &rest {
+        halt(s.pid, None, &s.dir);
+    }
+    for (cli, name) in containers {
+        container::remove(&cli, &[name]);
+    }
+}
+
+/// How many servers this process has started so far, per key (tests).
+#[cfg(test)]
+pub(crate) fn starts(key: &str) -> u32 {
+    slot(key).lock().map(|s| s.starts).unwrap_or(0)
+}
