@@ -50,6 +50,8 @@
 
 pub mod answer;
 pub mod config;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod kube;
 pub mod log;
 pub mod object;
@@ -59,6 +61,8 @@ pub mod result;
 pub mod run;
 pub mod schema;
 pub mod select;
+#[cfg(feature = "grpc")]
+pub mod serve;
 pub mod testing;
 pub mod to_node;
 pub mod wire;
