@@ -5,7 +5,9 @@
 mod edit;
 mod output;
 mod pool;
+mod targets;
 mod version;
+mod view;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +48,9 @@ enum Command {
     /// Works with compositions (KEP-2299).
     #[command(subcommand)]
     Composition(CompositionCommand),
+    /// Shows what a function catalog holds (KEP-2906).
+    #[command(subcommand)]
+    View(view::ViewCommand),
 }
 
 #[derive(Subcommand)]
@@ -80,11 +85,14 @@ enum CacheCommand {
 
 #[derive(clap::Args)]
 struct BuildArgs {
-    /// Directory holding kustomization.yaml (defaults to the current directory).
+    /// Directory holding kustomization.yaml (defaults to the current
+    /// directory). Several DIRs build several targets in one run, with
+    /// `-o OUTDIR`: one file per target (docs/function-servers.md).
     #[arg(value_name = "DIR", default_value = ".")]
-    dir: PathBuf,
+    dirs: Vec<PathBuf>,
     /// If specified, write output to this path: a file, or an existing
-    /// directory to get one file per resource.
+    /// directory to get one file per resource (with several DIRs: the
+    /// folder that gets one file per target).
     /// An empty PATH means stdout, as in Kustomize.
     #[arg(short = 'o', long = "output", value_name = "PATH", value_parser = clap::value_parser!(std::ffi::OsString))]
     output: Option<std::ffi::OsString>,
@@ -210,6 +218,15 @@ struct FunctionArgs {
     /// $KRUSTY_CONTAINER_CLI, else podman, else docker).
     #[arg(long = "container-cli", value_name = "CLI")]
     container_cli: Option<String>,
+    /// Run the functions of this catalog (its reference as written in
+    /// `catalogs:`, or its metadata.name); repeatable.
+    #[arg(long = "trusted-catalog", value_name = "CATALOG")]
+    trusted_catalogs: Vec<String>,
+    /// Run idempotent functions every time, instead of reusing the output
+    /// kept in krusty's cache from an earlier run with the same runtime
+    /// digest, config and input.
+    #[arg(long = "no-function-cache")]
+    no_function_cache: bool,
 }
 
 impl FunctionArgs {
@@ -234,6 +251,7 @@ impl FunctionArgs {
             max_output: self.max_output,
             max_memory: self.max_memory,
             container_cli: self.container_cli.clone(),
+            trusted_catalogs: self.trusted_catalogs.clone(),
         })
     }
 }
@@ -259,6 +277,7 @@ fn main() -> ExitCode {
         Command::Build(args) => pool::in_pool(|| run_build(&args)),
         Command::Cache(command) => run_cache(&command),
         Command::Composition(command) => run_composition(&command),
+        Command::View(command) => view::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -325,9 +344,16 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
             offline: args.offline,
             progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             cache_dir: None,
+            function_cache: !args.functions.no_function_cache,
         },
     };
-    let out = krusty_api::build(&args.dir, &opts).map_err(|e| e.to_string())?;
+    if let [_, _, ..] = args.dirs.as_slice() {
+        return targets::build_all(&args.dirs, args.output.as_deref(), &opts);
+    }
+    let dir = args.dirs.first().map_or(Path::new("."), PathBuf::as_path);
+    let out = krusty_api::build(dir, &opts).map_err(|e| e.to_string());
+    krusty_runtime::server::stop_all();
+    let out = out?;
     for w in out.warnings() {
         eprintln!("{w}");
     }

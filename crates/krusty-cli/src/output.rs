@@ -370,6 +370,47 @@ pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
     Ok(())
 }
 
+/// Writes one stream per target into `dir`, all or nothing: each is
+/// written to a temporary file with an unpredictable name created
+/// exclusively in `dir`, every one flushed to disk, then all renamed into
+/// place in one step that an interrupt waits for. A rename replaces
+/// whatever is at a name (a link planted there included) and never
+/// writes through it. On failure or interrupt the temporary files are
+/// removed and nothing else changed.
+pub fn write_targets(dir: &Path, streams: &[(String, Stream)]) -> Result<(), String> {
+    let failed = |path: &Path, e: io::Error| format!("writing {}: {e}", path.display());
+    let mut staged = Vec::with_capacity(streams.len());
+    for (name, stream) in streams {
+        let path = dir.join(name);
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return Err(format!("writing {}: it is a folder", path.display()));
+        }
+        let mut temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".krusty-tmp")
+            .permissions(fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .map_err(|e| failed(&path, e))?;
+        stream
+            .write_to(temp.as_file_mut())
+            .map_err(|e| failed(&path, e))?;
+        staged.push((temp, path));
+    }
+    let temps: Vec<PathBuf> = staged.iter().map(|(t, _)| t.path().to_path_buf()).collect();
+    let _cleanup = interrupt::on_interrupt(move || {
+        for t in &temps {
+            let _ = fs::remove_file(t);
+        }
+    });
+    sync_filesystem(dir).map_err(|e| failed(dir, e))?;
+    let _whole = interrupt::critical();
+    for (temp, path) in staged {
+        temp.persist(&path).map_err(|e| failed(&path, e.error))?;
+    }
+    sync_dir(dir);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
