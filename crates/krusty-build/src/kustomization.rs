@@ -21,8 +21,9 @@ use crate::helm::config::{ChartConfig, HelmGlobals};
 /// The file names a kustomization may have, in the order Kustomize looks for them.
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
-/// Every field of the Kustomization API (v1beta1 and the Component kind).
-const KNOWN_FIELDS: [&str; 34] = [
+/// Every field of the Kustomization API (v1beta1 and the Component kind),
+/// and `catalogs` (KEP-2906, which Kustomize does not read).
+const KNOWN_FIELDS: [&str; 35] = [
     "buildMetadata",
     "apiVersion",
     "kind",
@@ -57,6 +58,7 @@ const KNOWN_FIELDS: [&str; 34] = [
     "generators",
     "transformers",
     "validators",
+    "catalogs",
 ];
 
 /// One `labels:` entry.
@@ -156,6 +158,9 @@ pub struct Kustomization {
     pub replacements: Vec<ReplacementEntry>,
     /// `openapi:`: a custom schema file or a built-in version.
     pub openapi: Option<OpenApi>,
+    /// `catalogs:`: function catalogs (paths, URLs, git or OCI
+    /// references) this layer's function configs are looked up in.
+    pub catalogs: Vec<String>,
 }
 
 /// Where the entries of a kustomization's list fields are written, in
@@ -177,6 +182,8 @@ pub struct EntryPositions {
     pub transformers: Vec<krusty_yaml::Pos>,
     /// `validators:`.
     pub validators: Vec<krusty_yaml::Pos>,
+    /// `catalogs:`.
+    pub catalogs: Vec<krusty_yaml::Pos>,
 }
 
 impl EntryPositions {
@@ -417,6 +424,10 @@ impl Kustomization {
             "validators" => {
                 self.validators = typed::string_list(value, at)?;
                 self.positions.validators = positions(value).collect();
+            }
+            "catalogs" => {
+                self.catalogs = typed::string_list(value, at)?;
+                self.positions.catalogs = positions(value).collect();
             }
             "buildMetadata" => self.build_metadata = typed::string_list(value, at)?,
             "patches" => {

@@ -2,6 +2,7 @@
 //! `kustomize build` does.
 
 pub mod build_metadata;
+pub mod catalog;
 pub mod composition;
 pub mod error;
 pub mod functions;

@@ -14,6 +14,7 @@ use krusty_ops::replacement::Replacements;
 use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
 use krusty_resource::Resource;
 
+use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
 use crate::target::{Action, Config, Context, Step};
@@ -137,6 +138,7 @@ pub(crate) fn generators(
         &k.generators,
         &k.positions.generators,
         "generators",
+        k,
         k_path,
     )?);
     Ok(steps)
@@ -270,6 +272,7 @@ pub(crate) fn transformers(
         &k.transformers,
         &k.positions.transformers,
         "transformers",
+        k,
         k_path,
     )?);
     Ok(steps)
@@ -288,6 +291,7 @@ pub(crate) fn validators(
         &k.validators,
         &k.positions.validators,
         "validators",
+        k,
         k_path,
     )
 }
@@ -308,8 +312,10 @@ fn configured(
     entries: &[String],
     positions: &[krusty_yaml::Pos],
     field: &str,
+    k: &Kustomization,
     k_path: &Path,
 ) -> BuildResult<Vec<Step>> {
+    let catalogs = &CatalogRef::list(&k.catalogs, &k.positions.catalogs, loader, k_path);
     // A failure names where its entry is written, unless it says where.
     let here = |i: usize, e: BuildError| {
         e.located(
@@ -382,8 +388,19 @@ fn configured(
             }
             .within(remote);
             if c.api_version() != "builtin" {
-                let mut function = crate::functions::resolve(c, loader, &ctx.policy)
-                    .map_err(|e| here(e).context(format!("kustomization file {}: field '{field}'", k_path.display())))?
+                let in_field = |e: BuildError| {
+                    here(e).context(format!("kustomization file {}: field '{field}'", k_path.display()))
+                };
+                let declared = crate::functions::resolve(c, loader, &ctx.policy).map_err(in_field)?;
+                let from_catalog = || {
+                    crate::catalog::resolve(c, loader, catalogs, &ctx.catalogs, &ctx.policy)
+                        .map_err(in_field)
+                };
+                let found = match declared {
+                    Some(f) => Some(f),
+                    None => from_catalog()?,
+                };
+                let mut function = found
                     .ok_or_else(|| {
                         here(BuildError::new(format!(
                             "{field}: {id} is not a builtin and declares no KRM function runtime (a config.kubernetes.io/function annotation or a runtime: field); krusty does not run legacy exec or Go plugins"

@@ -100,6 +100,7 @@ pub(crate) struct Level {
 
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
+    let remotes = Remotes::new(Fetcher::new(opts.fetch.clone()));
     let mut ctx = Context {
         chain: Vec::new(),
         warnings: Vec::new(),
@@ -111,7 +112,11 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         host: Arc::new(krusty_runtime::Host::new(opts.functions.clone())),
         helm: Arc::new(crate::helm::Helm::new(opts.helm.clone())),
         read_ahead: Arc::default(),
-        remotes: Remotes::new(Fetcher::new(opts.fetch.clone())),
+        catalogs: Arc::new(crate::catalog::Store::new(
+            Arc::clone(&remotes.fetcher),
+            opts.functions.trusted_catalogs.clone(),
+        )),
+        remotes,
     };
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
@@ -366,6 +371,8 @@ pub(crate) struct Context {
     read_ahead: Arc<ReadAhead>,
     /// Remote bases: the fetcher, and the remote references being built.
     remotes: Remotes,
+    /// The function catalogs of the build, each fetched when first needed.
+    pub(crate) catalogs: Arc<crate::catalog::Store>,
 }
 
 impl Context {
@@ -927,6 +934,7 @@ impl Context {
             helm: Arc::clone(&self.helm),
             read_ahead: Arc::clone(&self.read_ahead),
             remotes: self.remotes.clone(),
+            catalogs: Arc::clone(&self.catalogs),
         }
     }
 

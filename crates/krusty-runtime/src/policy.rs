@@ -41,6 +41,9 @@ pub struct Policy {
     /// The docker-compatible CLI to use (`None`: `KRUSTY_CONTAINER_CLI`,
     /// else podman, else docker, from `PATH`).
     pub container_cli: Option<String>,
+    /// `--trusted-catalog`: the catalogs (by reference as written, or by
+    /// `metadata.name`) whose functions may run.
+    pub trusted_catalogs: Vec<String>,
 }
 
 impl Default for Policy {
@@ -58,6 +61,7 @@ impl Default for Policy {
             max_output: 512 << 20,
             max_memory: DEFAULT_MAX_MEMORY,
             container_cli: None,
+            trusted_catalogs: Vec::new(),
         }
     }
 }

@@ -9,10 +9,12 @@
 //! reorders the whole list.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use krusty_yaml::{Node, Value};
 
 use super::schema::{self, error_at, CompositionFile, ImportMode, Listed};
+use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::{canonical, LoadRestrictor, Loader};
 
@@ -26,6 +28,10 @@ pub struct Transformer {
     /// The folder its paths are relative to: that of the composition file
     /// that lists it.
     pub dir: PathBuf,
+    /// The catalogs of the whole composition (its own, then those of its
+    /// imports, in order), which a function config with no runtime is
+    /// looked up in.
+    pub catalogs: Arc<[CatalogRef]>,
 }
 
 impl Transformer {
@@ -96,19 +102,26 @@ pub fn find(dir: &Path) -> BuildResult<Option<PathBuf>> {
 
 /// The consolidated transformer list of the composition `file`.
 pub fn consolidate(file: &Path, restrictor: LoadRestrictor) -> BuildResult<Vec<Transformer>> {
-    consolidate_in(file, restrictor, &mut Vec::new())
+    let mut catalogs = Vec::new();
+    let mut list = consolidate_in(file, restrictor, &mut Vec::new(), &mut catalogs)?;
+    let catalogs: Arc<[CatalogRef]> = Arc::from(catalogs);
+    for t in &mut list {
+        t.catalogs = Arc::clone(&catalogs);
+    }
+    Ok(list)
 }
 
 fn consolidate_in(
     file: &Path,
     restrictor: LoadRestrictor,
     chain: &mut Vec<PathBuf>,
+    catalogs: &mut Vec<CatalogRef>,
 ) -> BuildResult<Vec<Transformer>> {
     let file = canonical(file)?;
     let text = crate::loader::read_text(&file, None)?;
     let parsed = schema::parse(&file, &text)?;
     chain.push(file.clone());
-    let result = consolidate_file(&parsed, restrictor, chain);
+    let result = consolidate_file(&parsed, restrictor, chain, catalogs);
     chain.pop();
     result
 }
@@ -117,10 +130,18 @@ fn consolidate_file(
     parsed: &CompositionFile,
     restrictor: LoadRestrictor,
     chain: &mut Vec<PathBuf>,
+    catalogs: &mut Vec<CatalogRef>,
 ) -> BuildResult<Vec<Transformer>> {
     let file = &parsed.path;
     let dir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
     let loader = Loader::new(&dir, restrictor)?;
+    // The file's own catalogs come before those of its imports.
+    catalogs.extend(parsed.catalogs.iter().map(|(written, pos)| CatalogRef {
+        written: written.clone(),
+        loader: loader.clone(),
+        file: file.clone(),
+        pos: *pos,
+    }));
     let (mut before, mut after) = (Vec::new(), Vec::new());
     for import in &parsed.imports {
         let target = imported_file(&loader, &import.path)
@@ -148,7 +169,7 @@ fn consolidate_file(
                 ),
             ));
         }
-        let list = consolidate_in(&target, restrictor, chain)
+        let list = consolidate_in(&target, restrictor, chain, catalogs)
             .map_err(|e| e.context(format!("transformersFrom '{}'", import.path)))?;
         match import.mode {
             ImportMode::Prepend => before.extend(list),
@@ -168,6 +189,7 @@ fn consolidate_file(
                 config: patch.clone(),
                 file: file.clone(),
                 dir: dir.clone(),
+                catalogs: Arc::from([]),
             };
             return Err(error_at(
                 file,
@@ -186,6 +208,7 @@ fn consolidate_file(
                 config: config.clone(),
                 file: file.clone(),
                 dir: dir.clone(),
+                catalogs: Arc::from([]),
             }),
             Listed::File { path, pos } => {
                 let (configs_file, configs) = crate::plan::yaml_documents(&loader, path)
@@ -196,6 +219,7 @@ fn consolidate_file(
                         config,
                         file: configs_file.clone(),
                         dir: dir.clone(),
+                        catalogs: Arc::from([]),
                     });
                 }
             }

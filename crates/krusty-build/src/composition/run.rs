@@ -247,7 +247,14 @@ fn spec_node(spec: &FieldSpec) -> Node {
 /// A KRM function's operation.
 fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    let function = crate::functions::resolve(&resource, loader, &ctx.policy)?.ok_or_else(|| {
+    let declared = crate::functions::resolve(&resource, loader, &ctx.policy)?;
+    let found = match declared {
+        Some(f) => Some(f),
+        None => {
+            crate::catalog::resolve(&resource, loader, &t.catalogs, &ctx.catalogs, &ctx.policy)?
+        }
+    };
+    let function = found.ok_or_else(|| {
         BuildError::new(
             "not a builtin, and no KRM function runtime is declared (a runtime: field or a config.kubernetes.io/function annotation)",
         )

@@ -25,6 +25,8 @@ pub(crate) struct CompositionFile {
     pub transformers: Vec<Listed>,
     /// `transformerOrder`, when given.
     pub order: Option<Vec<OrderEntry>>,
+    /// `catalogs` (KEP-2906): the references, and where each is written.
+    pub catalogs: Vec<(String, Pos)>,
 }
 
 /// A `transformers` entry.
@@ -133,6 +135,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
         overrides: Vec::new(),
         transformers: Vec::new(),
         order: None,
+        catalogs: Vec::new(),
     };
     let (mut api_version, mut kind) = (None, None);
     for (key, value) in entries {
@@ -166,6 +169,12 @@ pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
                             Listed::Inline(config)
                         }
                     });
+                }
+            }
+            "catalogs" => {
+                for item in items(path, value, field)? {
+                    let written = self::text(path, item, "catalogs")?;
+                    file.catalogs.push((written.to_string(), item.pos()));
                 }
             }
             "transformerOrder" => {

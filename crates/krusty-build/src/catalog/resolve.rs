@@ -1,0 +1,274 @@
+//! Determining the function to execute (KEP-2906): a config without a
+//! runtime of its own is looked up by apiVersion and kind in the official
+//! catalog, then in the catalogs its layer names, in order; the first
+//! function serving it wins, and becomes a call with the catalog's runtime
+//! and traits.
+
+use krusty_fn::object;
+use krusty_resource::Resource;
+use krusty_runtime::{FunctionCall, Policy, Runtime, ServerProtocol, StarlarkSource, Traits};
+
+use super::schema::{Catalog, ContainerDef, FunctionDef, Platform, VersionDef};
+use super::{official, CatalogRef, Store};
+use crate::error::{BuildError, BuildResult};
+use crate::loader::Loader;
+
+const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
+
+/// The call of the catalog function serving `config`, looked up in the
+/// official catalog, then in `catalogs` in order. `None` when there is
+/// nothing to look in (no official catalog, no catalogs): the caller's
+/// rule for a config without a runtime applies. A match in an untrusted
+/// catalog, a catalog that cannot be fetched before the match, or no
+/// match at all, is an error.
+pub fn resolve(
+    config: &Resource,
+    loader: &Loader,
+    catalogs: &[CatalogRef],
+    store: &Store,
+    policy: &Policy,
+) -> BuildResult<Option<FunctionCall>> {
+    lookup(config, loader, catalogs, store, policy, official::catalog())
+}
+
+/// [`resolve`] with the official catalog given.
+pub(crate) fn lookup(
+    config: &Resource,
+    loader: &Loader,
+    catalogs: &[CatalogRef],
+    store: &Store,
+    policy: &Policy,
+    official: Option<&Result<Catalog, String>>,
+) -> BuildResult<Option<FunctionCall>> {
+    if catalogs.is_empty() && official.is_none() {
+        return Ok(None);
+    }
+    let id = config.id();
+    let api_version = config.api_version();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind = config.kind();
+    let in_config = |e: BuildError| e.context(format!("function config {id}"));
+    if let Some(official) = official {
+        let catalog = official
+            .as_ref()
+            .map_err(|e| in_config(BuildError::new(e.clone())))?;
+        if let Some((f, v)) = super::find(catalog, group, version, kind) {
+            let from = Found {
+                label: official::LABEL.to_string(),
+                function: f,
+                version: v,
+            };
+            return call(config, loader, store, policy, &from)
+                .map(Some)
+                .map_err(in_config);
+        }
+    }
+    for reference in catalogs {
+        let loaded = store
+            .load(reference)
+            .map_err(|e| in_config(e.located(&reference.file, reference.pos)))?;
+        let Some((f, v)) = super::find(&loaded.catalog, group, version, kind) else {
+            continue;
+        };
+        if !store.trusts(reference, &loaded.catalog) {
+            return Err(in_config(BuildError::new(untrusted(
+                reference,
+                &loaded.catalog,
+                f,
+                v,
+            ))));
+        }
+        let from = Found {
+            label: format!("catalog '{}'", reference.written),
+            function: f,
+            version: v,
+        };
+        return call(config, loader, store, policy, &from)
+            .map(Some)
+            .map_err(in_config);
+    }
+    let mut searched: Vec<String> = official
+        .iter()
+        .map(|_| official::LABEL.to_string())
+        .collect();
+    searched.extend(catalogs.iter().map(|c| format!("'{}'", c.written)));
+    Err(in_config(BuildError::new(format!(
+        "no runtime is declared (a runtime: field or a config.kubernetes.io/function annotation) and no catalog defines apiVersion {api_version} kind {kind}; catalogs searched: {}",
+        searched.join(", ")
+    ))))
+}
+
+/// The message for a function found in a catalog the user does not trust.
+fn untrusted(reference: &CatalogRef, catalog: &Catalog, f: &FunctionDef, v: &VersionDef) -> String {
+    let by_name = if catalog.name.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (or --trusted-catalog {}, its metadata.name)",
+            catalog.name
+        )
+    };
+    format!(
+        "{}/{} {} is defined by catalog '{}', which is not trusted: run with --trusted-catalog {}{by_name} to run its functions; `krusty view catalog {}` shows what it holds",
+        f.group, v.name, f.kind, reference.written, reference.written, reference.written
+    )
+}
+
+/// A function version found, and the catalog it is in (for messages).
+struct Found<'a> {
+    label: String,
+    function: &'a FunctionDef,
+    version: &'a VersionDef,
+}
+
+/// The call of the function `found` for `config`.
+fn call(
+    config: &Resource,
+    loader: &Loader,
+    store: &Store,
+    policy: &Policy,
+    found: &Found,
+) -> BuildResult<FunctionCall> {
+    let v = found.version;
+    let (runtime, digest) = runtime(v, store, policy, &loader.root).map_err(|e| {
+        e.context(format!(
+            "{} function {}/{} {}",
+            found.label, found.function.group, v.name, found.function.kind
+        ))
+    })?;
+    let server = v
+        .spec_versions
+        .iter()
+        .any(|s| s == "v2")
+        .then_some(ServerProtocol::Http);
+    let mut node = config.node.clone();
+    object::set_annotation(&mut node, LOCAL_CONFIG, "true");
+    Ok(FunctionCall {
+        label: format!(
+            "{} ({} function from {})",
+            config.id(),
+            runtime.name(),
+            found.label
+        ),
+        runtime,
+        config: node,
+        dir: loader.root.clone(),
+        traits: Traits {
+            trusted: true,
+            server,
+            idempotent_digest: digest.filter(|_| v.idempotent),
+        },
+    })
+}
+
+/// The runtime of a version on this machine, and the digest naming it
+/// exactly (when the catalog gives one): an exec platform for this OS and
+/// architecture, else the container, else the Starlark program.
+fn runtime(
+    v: &VersionDef,
+    store: &Store,
+    policy: &Policy,
+    dir: &std::path::Path,
+) -> BuildResult<(Runtime, Option<String>)> {
+    let platform = v
+        .runtime
+        .exec
+        .as_deref()
+        .and_then(|ps| ps.iter().find(|p| p.os == go_os() && p.arch == go_arch()));
+    if let Some(p) = platform {
+        return exec(p, store, dir);
+    }
+    if let Some(c) = &v.runtime.container {
+        return container(c, policy);
+    }
+    if let Some(url) = &v.runtime.starlark {
+        let program = krusty_runtime::starlark::fetch(url, policy).map_err(BuildError::new)?;
+        return Ok((Runtime::Starlark(StarlarkSource::Inline(program)), None));
+    }
+    Err(BuildError::new(format!(
+        "it has no exec platform for {}/{} and no container or starlark runtime",
+        go_os(),
+        go_arch()
+    )))
+}
+
+/// An exec platform's executable, fetched and checked against its sha256.
+fn exec(
+    p: &Platform,
+    store: &Store,
+    dir: &std::path::Path,
+) -> BuildResult<(Runtime, Option<String>)> {
+    let sha256 = p.sha256.as_deref().ok_or_else(|| {
+        BuildError::new(format!(
+            "exec platform {}/{} ({}) gives no sha256: an executable runs only when its hash is known",
+            p.os, p.arch, p.uri
+        ))
+    })?;
+    let path = super::source::executable(store.fetcher(), &p.uri, sha256, &p.bin, dir)?;
+    Ok((
+        Runtime::Exec {
+            path: path.to_string_lossy().into_owned(),
+            args: Vec::new(),
+        },
+        Some(format!("sha256:{sha256}")),
+    ))
+}
+
+/// A container runtime: by digest when the catalog gives one.
+fn container(c: &ContainerDef, policy: &Policy) -> BuildResult<(Runtime, Option<String>)> {
+    if c.require_storage_mount && policy.mounts.is_empty() {
+        return Err(BuildError::new(
+            "the function requires a storage mount: run with --mount type=bind,src=PATH,dst=PATH[,rw=true] to give it one",
+        ));
+    }
+    let image = match &c.sha256 {
+        Some(hex) => by_digest(&c.image, hex)?,
+        None => c.image.clone(),
+    };
+    Ok((
+        Runtime::Container {
+            image,
+            network: c.require_network,
+            mounts: Vec::new(),
+            envs: Vec::new(),
+        },
+        c.sha256.as_ref().map(|h| format!("sha256:{h}")),
+    ))
+}
+
+/// `image` named by its digest: `repo@sha256:HEX` (a tag is dropped; a
+/// digest already written must be the same).
+pub(crate) fn by_digest(image: &str, hex: &str) -> BuildResult<String> {
+    if let Some((repo, written)) = image.split_once('@') {
+        if written.strip_prefix("sha256:") != Some(hex) {
+            return Err(BuildError::new(format!(
+                "image '{image}' names a digest other than its sha256 ({hex})"
+            )));
+        }
+        return Ok(format!("{repo}@sha256:{hex}"));
+    }
+    let name_start = image.rfind('/').map_or(0, |i| i + 1);
+    let repo = match image[name_start..].rfind(':') {
+        Some(colon) => &image[..name_start + colon],
+        None => image,
+    };
+    Ok(format!("{repo}@sha256:{hex}"))
+}
+
+/// This machine's operating system, as Go names it.
+pub(crate) fn go_os() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    }
+}
+
+/// This machine's architecture, as Go names it.
+pub(crate) fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    }
+}

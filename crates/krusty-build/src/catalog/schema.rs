@@ -1,0 +1,560 @@
+//! The catalog API (KEP-2906), read strictly: `Catalog` and
+//! `KRMFunctionCatalog` files (a list of functions) and standalone
+//! `KRMFunctionDefinition` files (one function). Every field is known and
+//! typed; an error names the file, the line and column, and the field.
+//!
+//! Besides the KEP's schema, the forms its examples use are accepted: a
+//! function's `kind` written directly (instead of `names.kind`), a
+//! `runtime` beside `versions` (it applies to every version), a
+//! `starlark: URL` runtime, and `requireFilesystem` for
+//! `requireStorageMount`. `docs/catalog.md` lists them.
+
+use krusty_yaml::{Node, Pos, Value};
+
+/// The API version of catalogs and definitions.
+pub const API_VERSION: &str = "config.kubernetes.io/v1alpha1";
+
+/// A catalog file (or a definition file, as a catalog of one function).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    /// `kind`: `Catalog`, `KRMFunctionCatalog` or `KRMFunctionDefinition`.
+    pub kind: String,
+    /// `metadata.name` (empty when not given).
+    pub name: String,
+    /// The functions, in file order.
+    pub functions: Vec<FunctionDef>,
+}
+
+/// One function of a catalog.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FunctionDef {
+    /// `group`: the group of its configs' apiVersion.
+    pub group: String,
+    /// `names.kind` (or `kind`): the kind of its configs.
+    pub kind: String,
+    /// `description`.
+    pub description: String,
+    /// `publisher`.
+    pub publisher: String,
+    /// `versions`, in file order.
+    pub versions: Vec<VersionDef>,
+    /// `home`.
+    pub home: String,
+    /// `maintainers`.
+    pub maintainers: Vec<String>,
+    /// `tags`.
+    pub tags: Vec<String>,
+}
+
+/// One version of a function.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VersionDef {
+    /// `name`: the version of its configs' apiVersion.
+    pub name: String,
+    /// `idempotent`: the same config and input always give the same output.
+    pub idempotent: bool,
+    /// `conformWithSpecVersions`: the function specification versions it
+    /// follows (`v1`, `v2`).
+    pub spec_versions: Vec<String>,
+    /// `runtime` (its own, or the one written beside `versions`).
+    pub runtime: RuntimeDef,
+    /// `usage`.
+    pub usage: String,
+    /// `examples`.
+    pub examples: Vec<String>,
+    /// `license`.
+    pub license: String,
+    /// `maintainers`.
+    pub maintainers: Vec<String>,
+}
+
+/// How a function version runs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RuntimeDef {
+    /// `container`.
+    pub container: Option<ContainerDef>,
+    /// `exec.platforms`.
+    pub exec: Option<Vec<Platform>>,
+    /// `starlark`: the URL of a program (the KEP's examples' form).
+    pub starlark: Option<String>,
+}
+
+/// A container runtime.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContainerDef {
+    /// `image`.
+    pub image: String,
+    /// `sha256`: the image's digest (64 hex digits); it then runs by digest.
+    pub sha256: Option<String>,
+    /// `requireNetwork`.
+    pub require_network: bool,
+    /// `requireStorageMount` (or `requireFilesystem`).
+    pub require_storage_mount: bool,
+}
+
+/// One platform of an exec runtime.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Platform {
+    /// `bin`: the executable's name (in an archive: its path in it).
+    pub bin: String,
+    /// `os`: Go's name (`linux`, `darwin`, `windows`).
+    pub os: String,
+    /// `arch`: Go's name (`amd64`, `arm64`).
+    pub arch: String,
+    /// `uri`: `https://`, `oci://` or `file://`.
+    pub uri: String,
+    /// `sha256` of what `uri` names (required to run; checked before).
+    pub sha256: Option<String>,
+}
+
+/// A catalog file that does not read: where and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaError {
+    /// Where the problem is written.
+    pub pos: Pos,
+    /// The field, as a path (`spec.krmFunctions[0].group`).
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl SchemaError {
+    fn new(node: &Node, field: &str, message: impl Into<String>) -> SchemaError {
+        SchemaError {
+            pos: node.pos(),
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The error for the file named `file`: `file:line:col: field 'f': why`.
+    pub fn in_file(&self, file: &str) -> String {
+        if self.field.is_empty() {
+            return format!(
+                "{file}:{}:{}: {}",
+                self.pos.line, self.pos.col, self.message
+            );
+        }
+        format!(
+            "{file}:{}:{}: field '{}': {}",
+            self.pos.line, self.pos.col, self.field, self.message
+        )
+    }
+}
+
+type Read<T> = Result<T, SchemaError>;
+
+/// Reads the catalog or definition in `text` (the first document).
+pub fn parse(text: &str) -> Read<Catalog> {
+    let docs = krusty_yaml::parse_stream(text).map_err(|e| SchemaError {
+        pos: e.pos,
+        field: String::new(),
+        message: format!("not valid YAML: {}", e.message),
+    })?;
+    let root = docs
+        .into_iter()
+        .find_map(|d| d.root)
+        .ok_or_else(|| SchemaError {
+            pos: Pos { line: 1, col: 1 },
+            field: String::new(),
+            message: "the file is empty".into(),
+        })?;
+    parse_root(&root)
+}
+
+/// Reads a catalog or definition from its root node.
+pub fn parse_root(root: &Node) -> Read<Catalog> {
+    let entries = mapping(root, "")?;
+    let kind = match root.get("kind") {
+        Some(k) => string(k, "kind")?,
+        None => {
+            return Err(SchemaError::new(
+                root,
+                "kind",
+                "required (Catalog, KRMFunctionCatalog or KRMFunctionDefinition)",
+            ))
+        }
+    };
+    match root.get("apiVersion") {
+        Some(v) if string(v, "apiVersion")? == API_VERSION => {}
+        Some(v) => {
+            return Err(SchemaError::new(
+                v,
+                "apiVersion",
+                format!("'{}' is not {API_VERSION}", string(v, "apiVersion")?),
+            ))
+        }
+        None => {
+            return Err(SchemaError::new(
+                root,
+                "apiVersion",
+                format!("required ({API_VERSION})"),
+            ))
+        }
+    }
+    let definition = match kind.as_str() {
+        "Catalog" | "KRMFunctionCatalog" => false,
+        "KRMFunctionDefinition" => true,
+        other => {
+            let at = root.get("kind").unwrap_or(root);
+            return Err(SchemaError::new(
+                at,
+                "kind",
+                format!("'{other}' is not Catalog, KRMFunctionCatalog or KRMFunctionDefinition"),
+            ));
+        }
+    };
+    let mut catalog = Catalog {
+        kind,
+        name: String::new(),
+        functions: Vec::new(),
+    };
+    let mut spec = None;
+    for (key, value) in entries {
+        match key.key_str().unwrap_or("") {
+            "apiVersion" | "kind" => {}
+            "metadata" => catalog.name = metadata(value)?,
+            "spec" => spec = Some(value),
+            other => return Err(unknown(key, other)),
+        }
+    }
+    let spec = spec.ok_or_else(|| SchemaError::new(root, "spec", "required"))?;
+    if definition {
+        catalog.functions.push(function(spec, "spec")?);
+        return Ok(catalog);
+    }
+    for (key, value) in mapping(spec, "spec")? {
+        match key.key_str().unwrap_or("") {
+            "krmFunctions" => {
+                for (i, item) in sequence(value, "spec.krmFunctions")?.iter().enumerate() {
+                    catalog
+                        .functions
+                        .push(function(item, &format!("spec.krmFunctions[{i}]"))?);
+                }
+            }
+            other => return Err(unknown(key, &format!("spec.{other}"))),
+        }
+    }
+    if spec.get("krmFunctions").is_none() {
+        return Err(SchemaError::new(spec, "spec.krmFunctions", "required"));
+    }
+    Ok(catalog)
+}
+
+/// `metadata`: its name (labels and annotations are checked, not used).
+fn metadata(node: &Node) -> Read<String> {
+    let mut name = String::new();
+    if node.is_null() {
+        return Ok(name);
+    }
+    for (key, value) in mapping(node, "metadata")? {
+        let field = format!("metadata.{}", key.key_str().unwrap_or(""));
+        match key.key_str().unwrap_or("") {
+            "name" => name = string(value, &field)?,
+            "namespace" => {
+                string(value, &field)?;
+            }
+            "labels" | "annotations" => {
+                if !value.is_null() {
+                    for (k, v) in mapping(value, &field)? {
+                        string(v, &format!("{field}.{}", k.key_str().unwrap_or("")))?;
+                    }
+                }
+            }
+            other => return Err(unknown(key, &format!("metadata.{other}"))),
+        }
+    }
+    Ok(name)
+}
+
+/// One function: a `krmFunctions` item, or a definition's `spec`.
+fn function(node: &Node, at: &str) -> Read<FunctionDef> {
+    let mut f = FunctionDef::default();
+    let mut shared_runtime = None;
+    let mut versions = None;
+    for (key, value) in mapping(node, at)? {
+        let name = key.key_str().unwrap_or("");
+        let field = format!("{at}.{name}");
+        match name {
+            "group" => f.group = string(value, &field)?,
+            "names" => {
+                for (k, v) in mapping(value, &field)? {
+                    match k.key_str().unwrap_or("") {
+                        "kind" => f.kind = kind_once(&f.kind, v, &format!("{field}.kind"))?,
+                        other => return Err(unknown(k, &format!("{field}.{other}"))),
+                    }
+                }
+            }
+            "kind" => f.kind = kind_once(&f.kind, value, &field)?,
+            "description" => f.description = string(value, &field)?,
+            "publisher" => f.publisher = string(value, &field)?,
+            "home" => f.home = string(value, &field)?,
+            "maintainers" => f.maintainers = strings(value, &field)?,
+            "tags" => f.tags = strings(value, &field)?,
+            "runtime" => shared_runtime = Some((runtime(value, &field)?, value)),
+            "versions" => versions = Some((value, field)),
+            other => return Err(unknown(key, &format!("{at}.{other}"))),
+        }
+    }
+    if f.group.is_empty() {
+        return Err(SchemaError::new(node, &format!("{at}.group"), "required"));
+    }
+    if f.kind.is_empty() {
+        return Err(SchemaError::new(
+            node,
+            &format!("{at}.names.kind"),
+            "required",
+        ));
+    }
+    let Some((list, field)) = versions else {
+        return Err(SchemaError::new(
+            node,
+            &format!("{at}.versions"),
+            "required",
+        ));
+    };
+    let items = sequence(list, &field)?;
+    if items.is_empty() {
+        return Err(SchemaError::new(
+            list,
+            &field,
+            "at least one version is required",
+        ));
+    }
+    for (i, item) in items.iter().enumerate() {
+        let vfield = format!("{field}[{i}]");
+        let (mut v, own) = version(item, &vfield)?;
+        match (&shared_runtime, own) {
+            (Some(_), Some(own)) => {
+                return Err(SchemaError::new(
+                    own,
+                    &format!("{vfield}.runtime"),
+                    format!("the runtime is given beside versions ({at}.runtime) and in this version; give it in one place"),
+                ))
+            }
+            (Some((shared, _)), None) => v.runtime = shared.clone(),
+            (None, Some(_)) => {}
+            (None, None) => {
+                return Err(SchemaError::new(
+                    item,
+                    &format!("{vfield}.runtime"),
+                    "required (in the version, or beside versions for all of them)",
+                ))
+            }
+        }
+        f.versions.push(v);
+    }
+    Ok(f)
+}
+
+/// A function's kind, given once (`names.kind` or `kind`).
+fn kind_once(before: &str, value: &Node, field: &str) -> Read<String> {
+    if !before.is_empty() {
+        return Err(SchemaError::new(
+            value,
+            field,
+            "the kind is given twice (names.kind and kind); give one",
+        ));
+    }
+    let kind = string(value, field)?;
+    if kind.is_empty() {
+        return Err(SchemaError::new(value, field, "must not be empty"));
+    }
+    Ok(kind)
+}
+
+/// One version; with the node of its own runtime, if it has one.
+fn version<'a>(node: &'a Node, at: &str) -> Read<(VersionDef, Option<&'a Node>)> {
+    let mut v = VersionDef::default();
+    let mut own = None;
+    for (key, value) in mapping(node, at)? {
+        let name = key.key_str().unwrap_or("");
+        let field = format!("{at}.{name}");
+        match name {
+            "name" => v.name = string(value, &field)?,
+            "schema" => {
+                for (k, _) in mapping(value, &field)? {
+                    match k.key_str().unwrap_or("") {
+                        "openAPIV3Schema" => {}
+                        other => return Err(unknown(k, &format!("{field}.{other}"))),
+                    }
+                }
+            }
+            "idempotent" => v.idempotent = boolean(value, &field)?,
+            "conformWithSpecVersions" => v.spec_versions = strings(value, &field)?,
+            "runtime" => {
+                v.runtime = runtime(value, &field)?;
+                own = Some(value);
+            }
+            "usage" => v.usage = string(value, &field)?,
+            "examples" => v.examples = strings(value, &field)?,
+            "license" => v.license = string(value, &field)?,
+            "maintainers" => v.maintainers = strings(value, &field)?,
+            other => return Err(unknown(key, &format!("{at}.{other}"))),
+        }
+    }
+    if v.name.is_empty() {
+        return Err(SchemaError::new(node, &format!("{at}.name"), "required"));
+    }
+    Ok((v, own))
+}
+
+/// A `runtime`: at least one of `container`, `exec` and `starlark`.
+fn runtime(node: &Node, at: &str) -> Read<RuntimeDef> {
+    let mut r = RuntimeDef::default();
+    for (key, value) in mapping(node, at)? {
+        let name = key.key_str().unwrap_or("");
+        let field = format!("{at}.{name}");
+        match name {
+            "container" => r.container = Some(container(value, &field)?),
+            "exec" => r.exec = Some(exec(value, &field)?),
+            "starlark" => r.starlark = Some(nonempty(value, &field)?),
+            other => return Err(unknown(key, &format!("{at}.{other}"))),
+        }
+    }
+    if r.container.is_none() && r.exec.is_none() && r.starlark.is_none() {
+        return Err(SchemaError::new(
+            node,
+            at,
+            "one of container, exec and starlark is required",
+        ));
+    }
+    Ok(r)
+}
+
+fn container(node: &Node, at: &str) -> Read<ContainerDef> {
+    let mut c = ContainerDef::default();
+    for (key, value) in mapping(node, at)? {
+        let name = key.key_str().unwrap_or("");
+        let field = format!("{at}.{name}");
+        match name {
+            "image" => c.image = nonempty(value, &field)?,
+            "sha256" => c.sha256 = Some(digest(value, &field)?),
+            "requireNetwork" => c.require_network = boolean(value, &field)?,
+            "requireStorageMount" | "requireFilesystem" => {
+                c.require_storage_mount = boolean(value, &field)?
+            }
+            other => return Err(unknown(key, &format!("{at}.{other}"))),
+        }
+    }
+    if c.image.is_empty() {
+        return Err(SchemaError::new(node, &format!("{at}.image"), "required"));
+    }
+    Ok(c)
+}
+
+fn exec(node: &Node, at: &str) -> Read<Vec<Platform>> {
+    let mut platforms = None;
+    for (key, value) in mapping(node, at)? {
+        let name = key.key_str().unwrap_or("");
+        let field = format!("{at}.{name}");
+        match name {
+            "platforms" => {
+                let mut list = Vec::new();
+                for (i, item) in sequence(value, &field)?.iter().enumerate() {
+                    list.push(platform(item, &format!("{field}[{i}]"))?);
+                }
+                platforms = Some(list);
+            }
+            other => return Err(unknown(key, &format!("{at}.{other}"))),
+        }
+    }
+    platforms.ok_or_else(|| SchemaError::new(node, &format!("{at}.platforms"), "required"))
+}
+
+fn platform(node: &Node, at: &str) -> Read<Platform> {
+    let mut p = Platform::default();
+    for (key, value) in mapping(node, at)? {
+        let name = key.key_str().unwrap_or("");
+        let field = format!("{at}.{name}");
+        match name {
+            "bin" => p.bin = nonempty(value, &field)?,
+            "os" => p.os = nonempty(value, &field)?,
+            "arch" => p.arch = nonempty(value, &field)?,
+            "uri" => p.uri = nonempty(value, &field)?,
+            "sha256" => p.sha256 = Some(digest(value, &field)?),
+            other => return Err(unknown(key, &format!("{at}.{other}"))),
+        }
+    }
+    for (name, value) in [
+        ("bin", &p.bin),
+        ("os", &p.os),
+        ("arch", &p.arch),
+        ("uri", &p.uri),
+    ] {
+        if value.is_empty() {
+            return Err(SchemaError::new(node, &format!("{at}.{name}"), "required"));
+        }
+    }
+    Ok(p)
+}
+
+fn unknown(key: &Node, field: &str) -> SchemaError {
+    SchemaError::new(key, field, "unknown field")
+}
+
+fn mapping<'a>(node: &'a Node, field: &str) -> Read<&'a [(Node, Node)]> {
+    if node.is_null() {
+        return Ok(&[]);
+    }
+    node.as_map()
+        .map(|m| m.as_slice())
+        .ok_or_else(|| SchemaError::new(node, field, "must be a mapping"))
+}
+
+fn sequence<'a>(node: &'a Node, field: &str) -> Read<&'a [Node]> {
+    if node.is_null() {
+        return Ok(&[]);
+    }
+    node.as_seq()
+        .map(|s| s.as_slice())
+        .ok_or_else(|| SchemaError::new(node, field, "must be a list"))
+}
+
+/// A string: any scalar but null, a boolean or a number written plain.
+fn string(node: &Node, field: &str) -> Read<String> {
+    use krusty_yaml::Resolved;
+    match (&node.value, krusty_yaml::resolve_input(node)) {
+        (Value::Scalar(_), Resolved::Str(s)) => Ok(s.to_string()),
+        (Value::Scalar(_), Resolved::Owned(s)) => Ok(s),
+        _ => Err(SchemaError::new(node, field, "must be a string")),
+    }
+}
+
+fn nonempty(node: &Node, field: &str) -> Read<String> {
+    let s = string(node, field)?;
+    if s.is_empty() {
+        return Err(SchemaError::new(node, field, "must not be empty"));
+    }
+    Ok(s)
+}
+
+fn strings(node: &Node, field: &str) -> Read<Vec<String>> {
+    sequence(node, field)?
+        .iter()
+        .enumerate()
+        .map(|(i, item)| string(item, &format!("{field}[{i}]")))
+        .collect()
+}
+
+fn boolean(node: &Node, field: &str) -> Read<bool> {
+    match (&node.value, krusty_yaml::resolve_input(node)) {
+        (Value::Scalar(_), krusty_yaml::Resolved::Bool(b)) => Ok(b),
+        _ => Err(SchemaError::new(node, field, "must be true or false")),
+    }
+}
+
+/// A sha256 digest: 64 hex digits, optionally after `sha256:`; kept in
+/// lower case without the prefix.
+fn digest(node: &Node, field: &str) -> Read<String> {
+    let text = string(node, field)?;
+    let hex = text.strip_prefix("sha256:").unwrap_or(&text);
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(SchemaError::new(
+            node,
+            field,
+            format!("'{text}' is not a sha256 digest (64 hexadecimal digits)"),
+        ));
+    }
+    Ok(hex.to_ascii_lowercase())
+}
