@@ -1,5 +1,8 @@
 //! The cache folder: checkouts stored by commit, the commit each ref was
-//! last seen at, and the last copy of each remote file.
+//! last seen at, the last copy of each remote file, OCI blobs by digest
+//! and the digest each tag was last seen at, verified executables by
+//! digest, and the results of idempotent functions by
+//! [`function_result_key`].
 //!
 //! Everything enters by `rename` from a private staging folder, so a reader
 //! never sees half of an entry and a build killed mid-fetch leaves only its
@@ -194,6 +197,59 @@ impl Cache {
     }
 }
 
+/// The first line of a kept function result, before its digest.
+const RESULT_HEADER: &str = "krusty-function-result v1 ";
+
+impl Cache {
+    /// The output kept for the idempotent function call `key` (made by
+    /// [`function_result_key`]); `None` when there is none, or the entry
+    /// is damaged.
+    pub fn function_result(&self, key: &str) -> Option<Vec<u8>> {
+        let mut bytes = self.read_file(&self.function_result_path(key)?)?;
+        let newline = bytes.iter().position(|&b| b == b'\n')?;
+        let body = bytes.split_off(newline + 1);
+        let header = std::str::from_utf8(&bytes[..newline]).ok()?;
+        let digest = header.strip_prefix(RESULT_HEADER)?;
+        (digest == hex(&Sha256::digest(&body))).then_some(body)
+    }
+
+    /// Keeps `bytes` as the output of the idempotent function call `key`,
+    /// atomically.
+    pub fn store_function_result(&self, key: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self.function_result_path(key).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "a function result key is hex")
+        })?;
+        let mut content = format!("{RESULT_HEADER}{}\n", hex(&Sha256::digest(bytes))).into_bytes();
+        content.extend_from_slice(bytes);
+        self.write_file(&path, &content)
+    }
+
+    /// Where the result of `key` is kept; `None` for a key that is not a
+    /// hex digest.
+    fn function_result_path(&self, key: &str) -> Option<PathBuf> {
+        let valid = key.len() >= 16 && key.bytes().all(|b| b.is_ascii_hexdigit());
+        valid.then(|| self.entry(&["functions", &key[..2], key]))
+    }
+}
+
+/// The key of an idempotent function call: a sha256 over the digest that
+/// names its runtime exactly, the rest of what decides how it runs
+/// (`runtime`: its arguments and environment, as text), and `sent`, the
+/// ResourceList exactly as it is written to the function (its items and
+/// its `functionConfig`).
+pub fn function_result_key(digest: &str, runtime: &str, sent: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [digest, runtime, sent] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex(&hasher.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl Staging {
     /// The staging folder.
     pub fn dir(&self) -> &Path {
@@ -209,8 +265,7 @@ impl Drop for Staging {
 
 /// A short hex digest naming a cache entry after `text`.
 pub fn key(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(text.as_bytes())[..16])
 }
 
 /// A name no other process or thread uses at the same time.
@@ -244,6 +299,28 @@ mod tests {
         }
         assert_eq!(fs::read_to_string(dest.join("f")).unwrap(), "first");
         assert_eq!(fs::read_dir(cache.root().join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn function_results_round_trip_and_damage_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path().join("c"));
+        let key = function_result_key("sha256:ab", "exec", "items: []\n");
+        assert_ne!(
+            key,
+            function_result_key("sha256:ab", "exec", "items: [x]\n")
+        );
+        assert_ne!(key, function_result_key("sha256:ac", "exec", "items: []\n"));
+        assert_eq!(cache.function_result(&key), None);
+        cache.store_function_result(&key, b"out\n").unwrap();
+        assert_eq!(cache.function_result(&key).as_deref(), Some(&b"out\n"[..]));
+        let path = cache.function_result_path(&key).unwrap();
+        let mut damaged = fs::read(&path).unwrap();
+        damaged.push(b'x');
+        fs::write(&path, damaged).unwrap();
+        assert_eq!(cache.function_result(&key), None);
+        assert_eq!(cache.function_result("../../etc/passwd"), None);
+        assert!(cache.store_function_result("../x", b"").is_err());
     }
 
     #[test]

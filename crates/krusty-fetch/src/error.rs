@@ -23,6 +23,14 @@ pub enum FetchError {
     Offline(String),
     /// The cache folder could not be used.
     Cache(String),
+    /// An OCI reference is malformed, or the registry refused or failed
+    /// a pull.
+    Oci(String),
+    /// Content does not have the digest it was named by (nothing of it is
+    /// kept or run).
+    Verify(String),
+    /// An executable's source, hash or archive is unusable.
+    Artifact(String),
 }
 
 impl fmt::Display for FetchError {
@@ -32,7 +40,10 @@ impl fmt::Display for FetchError {
             | FetchError::Timeout(text)
             | FetchError::HttpTransport(text)
             | FetchError::Offline(text)
-            | FetchError::Cache(text) => f.write_str(text),
+            | FetchError::Cache(text)
+            | FetchError::Oci(text)
+            | FetchError::Verify(text)
+            | FetchError::Artifact(text) => f.write_str(text),
             FetchError::HttpStatus { code, reason } => {
                 write!(f, "HTTP Error: status code {code} ({reason})")
             }

@@ -9,17 +9,26 @@
 //! a commit's checkout, once in the [`Cache`], is never fetched again. With
 //! `offline`, nothing goes to the network: refs resolve to the commit they
 //! had when last fetched, and a miss is an error.
+//!
+//! OCI artifacts ([`Fetcher::oci_layer`]) follow the same rules: a tag is
+//! resolved to a manifest digest on every build, and blobs are kept by
+//! digest. Exec functions' programs ([`Fetcher::verified_executable`]) are
+//! checked against their sha256 before anything else and kept by it. The
+//! cache also holds the results of idempotent functions
+//! ([`Cache::function_result`]).
 
+pub mod artifact;
 pub mod cache;
 mod error;
 pub mod git;
 pub mod git_url;
 pub mod go;
 pub mod http;
+pub mod oci;
 mod progress;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -27,6 +36,10 @@ pub use cache::Cache;
 pub use error::FetchError;
 pub use git_url::GitUrl;
 pub use http::is_http_url;
+pub use oci::{
+    is_oci_reference, OciBlob, OciReference, CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE,
+    EXEC_MEDIA_TYPE, STARLARK_MEDIA_TYPE,
+};
 
 use crate::git::{is_commit_id, Git};
 use crate::progress::Progress;
@@ -40,6 +53,23 @@ pub struct FetchOptions {
     pub progress: bool,
     /// The cache folder (default: [`Cache::locate`]).
     pub cache_dir: Option<PathBuf>,
+    /// Keep the results of idempotent functions in the cache and reuse
+    /// them (see [`FetchOptions::function_cache`]).
+    pub function_cache: bool,
+}
+
+impl FetchOptions {
+    /// The cache in use, if it holds function results: `None` when
+    /// `function_cache` is off or there is no cache folder.
+    pub fn function_cache(&self) -> Option<Cache> {
+        if !self.function_cache {
+            return None;
+        }
+        match &self.cache_dir {
+            Some(dir) => Some(Cache::at(dir.clone())),
+            None => Cache::locate().ok(),
+        }
+    }
 }
 
 /// A repository checked out at one commit.
@@ -60,6 +90,7 @@ pub struct Fetcher {
     cache: OnceLock<Result<Cache, FetchError>>,
     checkouts: Mutex<HashMap<String, Shared<Checkout>>>,
     files: Mutex<HashMap<String, Shared<Arc<[u8]>>>>,
+    layers: Mutex<HashMap<String, Shared<OciBlob>>>,
 }
 
 impl Fetcher {
@@ -94,6 +125,72 @@ impl Fetcher {
     pub fn file(&self, url: &str, timeout: Duration) -> Result<Arc<[u8]>, FetchError> {
         let slot = shared_slot(&self.files, url.to_string());
         slot.get_or_init(|| self.fetch_file(url, timeout)).clone()
+    }
+
+    /// The first layer whose media type is one of `accepted_media_types`
+    /// of the OCI artifact `reference` (`oci://registry[:port]/repo:tag` or
+    /// `…@sha256:<hex>`), its digest checked. A tag is resolved on every
+    /// build (recorded for `--offline`); blobs come from the cache by
+    /// digest. See [`oci`] for the plain-HTTP and credential rules.
+    pub fn oci_layer(
+        &self,
+        reference: &str,
+        accepted_media_types: &[&str],
+    ) -> Result<OciBlob, FetchError> {
+        let key = format!("{reference}\0{}", accepted_media_types.join("\0"));
+        let slot = shared_slot(&self.layers, key);
+        slot.get_or_init(|| {
+            let parsed = OciReference::parse(reference)?;
+            let cache = self.cache()?;
+            let _progress = Progress::start(self.options.progress, reference);
+            oci::pull_layer(cache, self.options.offline, &parsed, accepted_media_types)
+        })
+        .clone()
+    }
+
+    /// The program of an exec function's platform entry, ready to run:
+    /// `uri` (`https://`, `http://` on loopback, `oci://`, or `file://`
+    /// absolute or relative to `base_dir`) checked against `sha256` before
+    /// anything else (a mismatch, or a missing or malformed hash, is an
+    /// error and nothing is kept), unpacked when it is a tar or tar.gz
+    /// archive (its file `bin`), mode 0755, kept in the cache by digest:
+    /// once there, it is returned without any fetch, even offline. See
+    /// [`artifact`].
+    pub fn verified_executable(
+        &self,
+        uri: &str,
+        sha256: &str,
+        bin: &str,
+        base_dir: &Path,
+    ) -> Result<PathBuf, FetchError> {
+        let expected = artifact::parse_sha256(uri, sha256)?;
+        let entry = artifact::entry_name(uri, bin)?;
+        let source = artifact::source(uri, base_dir)?;
+        let cache = self.cache()?;
+        let dest = artifact::cached_program(cache, &expected, &entry);
+        if dest.is_file() {
+            return Ok(dest);
+        }
+        let bytes = match source {
+            artifact::Source::File(path) => artifact::read_local(uri, &path)?,
+            artifact::Source::Oci(reference) => self
+                .oci_layer(&reference, &[EXEC_MEDIA_TYPE])?
+                .bytes
+                .to_vec(),
+            artifact::Source::Http(url) => {
+                if self.options.offline {
+                    return Err(FetchError::Offline(format!(
+                        "--offline: '{url}' is not in the cache ({}); build once without --offline to fetch it",
+                        cache.root().display()
+                    )));
+                }
+                let _progress = Progress::start(self.options.progress, &url);
+                http::get(&url, HTTP_TIMEOUT, artifact::MAX_PROGRAM_BYTES)?
+            }
+        };
+        artifact::verify(uri, &expected, &bytes)?;
+        let program = artifact::unpack(uri, bytes, &entry)?;
+        artifact::keep(cache, &program, &dest)
     }
 
     fn fetch_file(&self, url: &str, timeout: Duration) -> Result<Arc<[u8]>, FetchError> {
