@@ -272,3 +272,145 @@ pub(crate) fn go_arch() -> &'static str {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    fn catalog(name: &str, image: &str) -> String {
+        format!("apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {{name: {name}}}\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {{kind: SetLabels}}\n    versions:\n    - name: v1\n      idempotent: true\n      runtime: {{container: {{image: '{image}', sha256: {A}}}}}\n")
+    }
+
+    fn config(api_version: &str) -> Resource {
+        let text = format!("apiVersion: {api_version}\nkind: SetLabels\nmetadata: {{name: x}}\n");
+        let root = krusty_yaml::parse_stream(&text)
+            .unwrap()
+            .remove(0)
+            .root
+            .unwrap();
+        Resource::from_node(root).unwrap()
+    }
+
+    /// A folder holding `files`, a loader there, and references to them.
+    fn setup(name: &str, files: &[(&str, String)]) -> (Loader, Vec<CatalogRef>) {
+        let dir =
+            std::env::temp_dir().join(format!("krusty-catalog-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+        let loader = Loader::new(&dir, crate::loader::LoadRestrictor::RootOnly).unwrap();
+        let written: Vec<String> = files.iter().map(|(f, _)| f.to_string()).collect();
+        let refs = CatalogRef::list(&written, &[], &loader, &dir.join("kustomization.yaml"));
+        (loader, refs)
+    }
+
+    fn store(trusted: &[&str]) -> Store {
+        let fetcher = Arc::new(krusty_fetch::Fetcher::new(Default::default()));
+        Store::new(fetcher, trusted.iter().map(|t| t.to_string()).collect())
+    }
+
+    fn image(call: &FunctionCall) -> String {
+        match &call.runtime {
+            Runtime::Container { image, .. } => image.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_official_catalog_comes_first_and_needs_no_trust() {
+        let (loader, refs) = setup("official", &[("c.yaml", catalog("mine", "mine:v1"))]);
+        let official = official::from_text(&catalog("official", "official:v1"));
+        let call = lookup(
+            &config("example.com/v1"),
+            &loader,
+            &refs,
+            &store(&[]),
+            &Policy::default(),
+            official.as_ref(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(image(&call), format!("official@sha256:{A}"));
+        assert!(call.traits.trusted);
+        assert_eq!(call.traits.idempotent_digest, Some(format!("sha256:{A}")));
+        assert!(
+            official::from_text("  \n").is_none(),
+            "an empty embedded text is no catalog"
+        );
+    }
+
+    #[test]
+    fn catalogs_are_searched_in_order_and_need_trust_by_reference_or_name() {
+        let (loader, refs) = setup(
+            "order",
+            &[
+                ("one.yaml", catalog("one", "one:v1")),
+                ("two.yaml", catalog("two", "two:v1")),
+            ],
+        );
+        let policy = Policy::default();
+        let found = |trusted: &[&str]| {
+            lookup(
+                &config("example.com/v1"),
+                &loader,
+                &refs,
+                &store(trusted),
+                &policy,
+                None,
+            )
+        };
+        assert_eq!(
+            image(&found(&["one"]).unwrap().unwrap()),
+            format!("one@sha256:{A}")
+        );
+        assert_eq!(
+            image(&found(&["one.yaml"]).unwrap().unwrap()),
+            format!("one@sha256:{A}")
+        );
+        let err = found(&["two"]).unwrap_err().to_string();
+        assert!(err.contains("catalog 'one.yaml', which is not trusted: run with --trusted-catalog one.yaml (or --trusted-catalog one, its metadata.name)"), "{err}");
+        let none = lookup(
+            &config("example.com/v2"),
+            &loader,
+            &refs,
+            &store(&["one"]),
+            &policy,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(none.contains("no catalog defines apiVersion example.com/v2 kind SetLabels; catalogs searched: 'one.yaml', 'two.yaml'"), "{none}");
+        assert!(lookup(
+            &config("example.com/v1"),
+            &loader,
+            &[],
+            &store(&[]),
+            &policy,
+            None
+        )
+        .unwrap()
+        .is_none());
+    }
+
+    #[test]
+    fn images_run_by_digest() {
+        for (image, want) in [
+            ("repo", "repo@sha256:"),
+            ("repo:v1", "repo@sha256:"),
+            ("host:5000/team/repo:v1", "host:5000/team/repo@sha256:"),
+            ("host:5000/repo", "host:5000/repo@sha256:"),
+        ] {
+            assert_eq!(by_digest(image, A).unwrap(), format!("{want}{A}"));
+        }
+        assert_eq!(
+            by_digest(&format!("r@sha256:{A}"), A).unwrap(),
+            format!("r@sha256:{A}")
+        );
+        assert!(by_digest("r@sha256:bbbb", A).is_err());
+    }
+}

@@ -558,3 +558,202 @@ fn digest(node: &Node, field: &str) -> Read<String> {
     }
     Ok(hex.to_ascii_lowercase())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEX: &str = "a428de44a9059f31a59237a5881c2d2cffa93757d99026156e4ea544577ab7f3";
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().in_file("c.yaml")
+    }
+
+    #[test]
+    fn the_keps_minimal_example_has_its_runtime_beside_versions() {
+        let c = parse(
+            "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: \n  name: \"example-co-functions\"\nspec: \n  krmFunctions: \n  - group: example.com\n    names:\n      kind: JavaApplication\n    description: \"A Kustomize function that represents a Java based app\"\n    versions:\n    - name: v1\n    - name: v2\n    runtime: \n      container: \n        image: example/module_providers/java:v1.0.0\n",
+        )
+        .unwrap();
+        assert_eq!(c.name, "example-co-functions");
+        let f = &c.functions[0];
+        assert_eq!(
+            (f.group.as_str(), f.kind.as_str()),
+            ("example.com", "JavaApplication")
+        );
+        assert_eq!(f.versions.len(), 2);
+        for v in &f.versions {
+            let image = &v.runtime.container.as_ref().unwrap().image;
+            assert_eq!(image, "example/module_providers/java:v1.0.0");
+        }
+    }
+
+    #[test]
+    fn the_keps_full_example_with_kind_written_directly_and_exec_platforms() {
+        let text = format!(
+            "apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: example-co-functions
+  labels:
+    author: ExampleCo
+spec:
+  krmFunctions:
+  - group: example.com
+    names:
+      kind: SetNamespace
+    description: A short description
+    publisher: example.com
+    versions:
+      - name: v1
+        schema:
+          openAPIV3Schema: {{type: object}}
+        idempotent: true
+        conformWithSpecVersions: [v1, v2]
+        runtime:
+          container:
+            image: docker.example.co/functions/set-namespace:v1.2.3
+            sha256: {HEX}
+            requireNetwork: true
+            requireStorageMount: false
+        usage: https://example.com/usage.md
+        examples:
+          - https://example.com/a.md
+        license: Apache 2.0
+    maintainers: [foo@example.com]
+    tags: [mutator, namespace]
+  - group: example.com
+    kind: SetLogger
+    versions:
+      - name: v1
+        runtime:
+          exec:
+            platforms:
+              - bin: foo-amd64-linux
+                os: linux
+                arch: amd64
+                uri: https://example.com/foo-amd64-linux.tar.gz
+                sha256: sha256:{}
+    home: https://example.com
+",
+            HEX.to_uppercase()
+        );
+        let c = parse(&text).unwrap();
+        assert_eq!(c.kind, "KRMFunctionCatalog");
+        let ns = &c.functions[0];
+        assert_eq!(ns.tags, ["mutator", "namespace"]);
+        let v = &ns.versions[0];
+        assert!(v.idempotent);
+        assert_eq!(v.spec_versions, ["v1", "v2"]);
+        let container = v.runtime.container.as_ref().unwrap();
+        assert_eq!(container.sha256.as_deref(), Some(HEX));
+        assert!(container.require_network && !container.require_storage_mount);
+        let logger = &c.functions[1];
+        assert_eq!(logger.kind, "SetLogger");
+        let p = &logger.versions[0].runtime.exec.as_ref().unwrap()[0];
+        assert_eq!((p.os.as_str(), p.arch.as_str()), ("linux", "amd64"));
+        assert_eq!(p.sha256.as_deref(), Some(HEX), "prefix dropped, lower case");
+    }
+
+    #[test]
+    fn a_definition_is_a_catalog_of_one_and_the_examples_other_forms_read() {
+        let c = parse(
+            "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nspec:\n  group: example.co\n  names: {kind: Groovy}\n  versions:\n  - name: v1\n    runtime:\n      starlark: https://example.co/f.star\n  - name: v2\n    runtime:\n      container: {image: x, requireFilesystem: true}\n",
+        )
+        .unwrap();
+        assert_eq!(c.functions.len(), 1);
+        let f = &c.functions[0];
+        assert_eq!(
+            f.versions[0].runtime.starlark.as_deref(),
+            Some("https://example.co/f.star")
+        );
+        assert!(
+            f.versions[1]
+                .runtime
+                .container
+                .as_ref()
+                .unwrap()
+                .require_storage_mount
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line_column_and_field() {
+        let head = "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: g\n    names: {kind: K}\n    versions:\n    - name: v1\n";
+        let cases = [
+            (
+                format!("{head}      runtime: {{container: {{image: i}}}}\n      colour: red\n"),
+                "c.yaml:10:7: field 'spec.krmFunctions[0].versions[0].colour': unknown field",
+            ),
+            (
+                format!("{head}      idempotent: sometimes\n      runtime: {{container: {{image: i}}}}\n"),
+                "c.yaml:9:19: field 'spec.krmFunctions[0].versions[0].idempotent': must be true or false",
+            ),
+            (
+                format!("{head}      runtime: {{container: {{image: i, sha256: abc}}}}\n"),
+                "field 'spec.krmFunctions[0].versions[0].runtime.container.sha256': 'abc' is not a sha256 digest",
+            ),
+            (
+                format!("{head}      runtime: {{}}\n"),
+                "field 'spec.krmFunctions[0].versions[0].runtime': one of container, exec and starlark is required",
+            ),
+            (
+                format!("{head}      maintainers: a\n      runtime: {{container: {{image: i}}}}\n"),
+                "c.yaml:9:20: field 'spec.krmFunctions[0].versions[0].maintainers': must be a list",
+            ),
+            (
+                format!("{head}      runtime: {{container: {{image: i}}}}\n    runtime: {{container: {{image: j}}}}\n"),
+                "c.yaml:9:16: field 'spec.krmFunctions[0].versions[0].runtime': the runtime is given beside versions",
+            ),
+            (
+                format!("{head}    kind: K\n    runtime: {{container: {{image: j}}}}\n"),
+                "c.yaml:9:11: field 'spec.krmFunctions[0].kind': the kind is given twice",
+            ),
+            (
+                format!("{head}      runtime: {{exec: {{platforms: [{{bin: b, os: linux, arch: amd64}}]}}}}\n"),
+                "field 'spec.krmFunctions[0].versions[0].runtime.exec.platforms[0].uri': required",
+            ),
+            (
+                format!("{head}    - runtime: {{container: {{image: i}}}}\n    runtime: {{container: {{image: j}}}}\n"),
+                "c.yaml:9:7: field 'spec.krmFunctions[0].versions[1].name': required",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - names: {kind: K}\n    versions: [{name: v1, runtime: {container: {image: i}}}]\n".to_string(),
+                "c.yaml:5:5: field 'spec.krmFunctions[0].group': required",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: g\n    names: {kind: K}\n".to_string(),
+                "field 'spec.krmFunctions[0].versions': required",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1\nkind: Catalog\nspec: {krmFunctions: []}\n".to_string(),
+                "c.yaml:1:13: field 'apiVersion': 'config.kubernetes.io/v1' is not config.kubernetes.io/v1alpha1",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalogue\nspec: {krmFunctions: []}\n".to_string(),
+                "c.yaml:2:7: field 'kind': 'Catalogue' is not Catalog, KRMFunctionCatalog or KRMFunctionDefinition",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec: {functions: []}\n".to_string(),
+                "c.yaml:3:8: field 'spec.functions': unknown field",
+            ),
+            (
+                "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {name: [a]}\nspec: {krmFunctions: []}\n".to_string(),
+                "c.yaml:3:18: field 'metadata.name': must be a string",
+            ),
+            ("kind: [\n".to_string(), "c.yaml:"),
+            ("".to_string(), "c.yaml:1:1: the file is empty"),
+        ];
+        for (text, want) in cases {
+            let got = error(&text);
+            assert!(got.contains(want), "want {want:?} in {got:?} for\n{text}");
+        }
+    }
+
+    #[test]
+    fn an_exec_platform_may_omit_its_hash_until_it_is_run() {
+        let c = parse("apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: g\n    kind: K\n    versions:\n    - name: v1\n      runtime: {exec: {platforms: [{bin: b, os: linux, arch: amd64, uri: 'file:///f'}]}}\n").unwrap();
+        let p = &c.functions[0].versions[0].runtime.exec.as_ref().unwrap()[0];
+        assert_eq!(p.sha256, None);
+    }
+}
