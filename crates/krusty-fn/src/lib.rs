@@ -63,6 +63,8 @@ pub mod schema;
 pub mod select;
 #[cfg(feature = "grpc")]
 pub mod serve;
+#[cfg(feature = "templates")]
+pub mod template;
 pub mod testing;
 pub mod to_node;
 pub mod wire;
