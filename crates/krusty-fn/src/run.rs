@@ -115,23 +115,7 @@ where
             }
         }
     };
-    let mut stderr = String::new();
-    let outcome = f(&mut list);
-    let returned_err = outcome.is_err();
-    match outcome {
-        Ok(()) => {}
-        Err(FnError::Results(results)) => {
-            for r in &results {
-                stderr.push_str(&format!("{r}\n"));
-            }
-            list.results.extend(results);
-        }
-        Err(e) => {
-            stderr = format!("{e}\n");
-            list.results.push(FnResult::error(e.to_string()));
-        }
-    }
-    let failed = returned_err || list.has_errors();
+    let Evaluated { stderr, failed } = evaluate(&mut list, f);
     match list.to_yaml() {
         Ok(stdout) => Outcome {
             stdout,
@@ -146,6 +130,43 @@ where
     }
 }
 
+/// What running a function over a parsed list reported besides the list.
+pub(crate) struct Evaluated {
+    /// The text for stderr: the function's failure, one line per result
+    /// it returned as an error.
+    pub(crate) stderr: String,
+    /// The function returned an error or the list holds an `error` result.
+    pub(crate) failed: bool,
+}
+
+/// Runs `f` over `list`, turning a returned error into results: the one
+/// processing step of every mode (stdin, standalone, HTTP, gRPC).
+pub(crate) fn evaluate<F>(list: &mut ResourceList, f: F) -> Evaluated
+where
+    F: FnOnce(&mut ResourceList) -> Result<(), FnError>,
+{
+    let mut stderr = String::new();
+    let outcome = f(list);
+    let returned_err = outcome.is_err();
+    match outcome {
+        Ok(()) => {}
+        Err(FnError::Results(results)) => {
+            for r in &results {
+                stderr.push_str(&format!("{r}\n"));
+            }
+            list.results.extend(results);
+        }
+        Err(e) => {
+            stderr = format!("{e}\n");
+            list.results.push(FnResult::error(e.to_string()));
+        }
+    }
+    Evaluated {
+        stderr,
+        failed: returned_err || list.has_errors(),
+    }
+}
+
 /// The whole `main` of a function: reads stdin, calls `f`, writes stdout
 /// and stderr, and returns the exit code.
 ///
@@ -155,6 +176,14 @@ where
 /// (or from stdin when there are none, or for `-`), prints the resulting
 /// resources as a YAML stream on stdout and the results on stderr.
 /// `my-fn --help` prints how to run it.
+///
+/// Started with `--http-addr ADDR` or `--grpc-addr ADDR` (or, without
+/// arguments, with `KRM_FUNCTION_HTTP_ADDRESS` or
+/// `KRM_FUNCTION_GRPC_ADDRESS` set), the program is a specification v2
+/// server instead: it answers ResourceLists over HTTP or gRPC until
+/// SIGTERM or SIGINT (feature `server`, on by default; see
+/// [`crate::serve`]). `f` is then called for many lists, concurrently,
+/// hence `Fn + Send + Sync`.
 ///
 /// ```no_run
 /// use krusty_fn::{run, KubeObject, ResourceList};
@@ -170,20 +199,25 @@ where
 /// ```
 pub fn run<F>(f: F) -> ExitCode
 where
-    F: FnOnce(&mut ResourceList) -> Result<(), FnError>,
+    F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
 {
     let args: Vec<String> = std::env::args().collect();
-    let outcome = match args.get(1).map(String::as_str) {
-        None => match read_stdin() {
-            Ok(input) => process(&input, f),
-            Err(e) => failure(e),
+    let rest = args.get(1..).unwrap_or_default();
+    let outcome = match server_addresses(rest, |name| std::env::var(name).ok()) {
+        Err(message) => failure(message),
+        Ok(Some(addresses)) => return serve(addresses, f),
+        Ok(None) => match rest.first().map(String::as_str) {
+            None => match read_stdin() {
+                Ok(input) => process(&input, f),
+                Err(e) => failure(e),
+            },
+            Some("-h" | "--help") => Outcome {
+                stdout: usage(args.first().map_or("function", String::as_str)),
+                stderr: String::new(),
+                exit_code: 0,
+            },
+            Some(_) => standalone(rest, f),
         },
-        Some("-h" | "--help") => Outcome {
-            stdout: usage(args.first().map_or("function", String::as_str)),
-            stderr: String::new(),
-            exit_code: 0,
-        },
-        Some(_) => standalone(&args[1..], f),
     };
     let mut stdout = std::io::stdout().lock();
     let wrote = stdout
@@ -194,6 +228,92 @@ where
         return ExitCode::FAILURE;
     }
     ExitCode::from(outcome.exit_code)
+}
+
+/// The flag and the environment variable naming the HTTP server's address.
+pub const HTTP_ADDRESS: (&str, &str) = ("--http-addr", "KRM_FUNCTION_HTTP_ADDRESS");
+/// The flag and the environment variable naming the gRPC server's address.
+pub const GRPC_ADDRESS: (&str, &str) = ("--grpc-addr", "KRM_FUNCTION_GRPC_ADDRESS");
+
+/// The addresses a function is asked to serve on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerAddresses {
+    /// The HTTP server's address (`host:port` or `unix:///path`).
+    pub http: Option<String>,
+    /// The gRPC server's address.
+    pub grpc: Option<String>,
+}
+
+/// The server addresses in the arguments (`--http-addr ADDR`,
+/// `--grpc-addr=ADDR`) or, for each flag absent, in its environment
+/// variable (read through `env`). The variables count only when the
+/// arguments hold a flag or nothing at all: a program given files runs
+/// standalone. `None`: no server asked for (specification v1).
+pub fn server_addresses(
+    args: &[String],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<ServerAddresses>, String> {
+    let mut flags = ServerAddresses::default();
+    let mut others = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let slot = match name {
+            n if n == HTTP_ADDRESS.0 => &mut flags.http,
+            n if n == GRPC_ADDRESS.0 => &mut flags.grpc,
+            _ => {
+                others.push(arg);
+                continue;
+            }
+        };
+        let value = inline
+            .or_else(|| args.next().cloned())
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("{name} needs an address (host:port or unix:///path)"))?;
+        *slot = Some(value);
+    }
+    let flagged = flags.http.is_some() || flags.grpc.is_some();
+    if flagged && !others.is_empty() {
+        return Err(format!(
+            "{} and {} take no other arguments, got {:?}",
+            HTTP_ADDRESS.0, GRPC_ADDRESS.0, others[0]
+        ));
+    }
+    if !flagged && !others.is_empty() {
+        return Ok(None);
+    }
+    let from_env = |name: &str| env(name).filter(|v| !v.is_empty());
+    let addresses = ServerAddresses {
+        http: flags.http.or_else(|| from_env(HTTP_ADDRESS.1)),
+        grpc: flags.grpc.or_else(|| from_env(GRPC_ADDRESS.1)),
+    };
+    Ok((addresses.http.is_some() || addresses.grpc.is_some()).then_some(addresses))
+}
+
+#[cfg(feature = "server")]
+fn serve<F>(addresses: ServerAddresses, f: F) -> ExitCode
+where
+    F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
+{
+    match crate::serve::serve(&addresses, f) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "server"))]
+fn serve<F>(_: ServerAddresses, _: F) -> ExitCode {
+    let _ = writeln!(
+        std::io::stderr(),
+        "this function cannot serve: it was built without krusty-fn's `server` feature"
+    );
+    ExitCode::FAILURE
 }
 
 fn read_stdin() -> Result<String, String> {
@@ -215,10 +335,15 @@ fn failure(message: String) -> Outcome {
 fn usage(program: &str) -> String {
     format!(
         "A KRM function: reads a ResourceList on stdin and prints it, changed, on stdout.\n\n\
-         Usage:\n  {program} < resource-list.yaml\n  {program} CONFIG [RESOURCES...]\n\n\
+         Usage:\n  {program} < resource-list.yaml\n  {program} CONFIG [RESOURCES...]\n  \
+         {program} [--http-addr ADDR] [--grpc-addr ADDR]\n\n\
          With arguments, CONFIG is the functionConfig and RESOURCES the files holding the\n\
          resources (stdin when none are given, or for '-'); the resources are printed as\n\
-         a YAML stream, the results on stderr.\n"
+         a YAML stream, the results on stderr.\n\n\
+         With --http-addr or --grpc-addr (or KRM_FUNCTION_HTTP_ADDRESS or\n\
+         KRM_FUNCTION_GRPC_ADDRESS), it serves ResourceLists over HTTP or gRPC\n\
+         (KRM function specification v2) until SIGTERM or SIGINT; ADDR is\n\
+         host:port or unix:///path.\n"
     )
 }
 

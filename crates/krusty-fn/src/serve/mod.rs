@@ -2,9 +2,117 @@
 //!
 //! [`crate::run`] serves when started with `--http-addr ADDR` or
 //! `--grpc-addr ADDR` (or, without arguments, with
-//! `KRM_FUNCTION_HTTP_ADDRESS` or `KRM_FUNCTION_GRPC_ADDRESS` set); see
-//! `docs/function-servers.md` for the wire contract.
+//! `KRM_FUNCTION_HTTP_ADDRESS` or `KRM_FUNCTION_GRPC_ADDRESS` set): both
+//! servers at once when both are given. Each request is processed as
+//! specification v1 processes stdin, so the answer's bytes are those v1
+//! writes on stdout. The wire contract is in `docs/function-servers.md`.
 
 pub mod addr;
+#[cfg(feature = "server")]
+mod eval;
+#[cfg(feature = "server")]
+mod grpc;
+#[cfg(feature = "server")]
+mod http;
+#[cfg(feature = "server")]
+mod listen;
 
 pub use addr::Address;
+
+#[cfg(feature = "server")]
+pub use server::{serve, serve_with, Options};
+
+#[cfg(feature = "server")]
+mod server {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::sync::watch;
+
+    use super::addr::Address;
+    use super::listen::Listener;
+    use crate::run::{FnError, ServerAddresses};
+    use crate::wire::ResourceList;
+
+    /// How the servers answer, besides the function itself.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct Options {
+        /// How long a gRPC client may reuse an answer for a request with
+        /// the same tag (`RunResponse.ttl`); `None`: not at all. Set it
+        /// only for a function whose output depends on its input alone.
+        pub cache_ttl: Option<Duration>,
+    }
+
+    /// Serves `f` on `addresses` until SIGTERM or SIGINT, then lets the
+    /// requests under way finish, removes the unix sockets it created and
+    /// returns. Each server announces itself on stderr once it accepts
+    /// connections: `serving HTTP on ADDR` (`ADDR` with the port a `:0`
+    /// address got).
+    pub fn serve<F>(addresses: &ServerAddresses, f: F) -> Result<(), String>
+    where
+        F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
+    {
+        serve_with(addresses, &Options::default(), f)
+    }
+
+    /// [`serve`] with [`Options`].
+    pub fn serve_with<F>(addresses: &ServerAddresses, options: &Options, f: F) -> Result<(), String>
+    where
+        F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
+    {
+        let parse = |a: &Option<String>| a.as_deref().map(Address::parse).transpose();
+        let (http, grpc) = (parse(&addresses.http)?, parse(&addresses.grpc)?);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("starting the server runtime: {e}"))?;
+        let function: super::eval::Function = Arc::new(f);
+        runtime.block_on(run_servers(http, grpc, function, options.clone()))
+    }
+
+    async fn run_servers(
+        http: Option<Address>,
+        grpc: Option<Address>,
+        function: super::eval::Function,
+        options: Options,
+    ) -> Result<(), String> {
+        // Signals are watched before binding: a SIGTERM sent as soon as the
+        // server is announced must stop it gracefully.
+        let (stop_tx, stop) = watch::channel(false);
+        let signals = super::listen::stop_on_signals(stop_tx)?;
+        let http = match http {
+            Some(a) => Some(Listener::bind(&a).await?),
+            None => None,
+        };
+        let grpc = match grpc {
+            Some(a) => Some(Listener::bind(&a).await?),
+            None => None,
+        };
+        let mut tasks = Vec::new();
+        if let Some(listener) = http {
+            eprintln!("serving HTTP on {}", listener.describe());
+            let (f, stop) = (function.clone(), stop.clone());
+            tasks.push(tokio::spawn(super::http::serve(listener, f, stop)));
+        }
+        if let Some(listener) = grpc {
+            eprintln!("serving gRPC on {}", listener.describe());
+            let (f, stop) = (function.clone(), stop.clone());
+            tasks.push(tokio::spawn(super::grpc::serve(
+                listener,
+                f,
+                options.cache_ttl,
+                stop,
+            )));
+        }
+        let mut failure = None;
+        for task in tasks {
+            match task.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(e) => failure = failure.or(Some(format!("server task: {e}"))),
+            }
+        }
+        signals.abort();
+        failure.map_or(Ok(()), Err)
+    }
+}

@@ -1,0 +1,93 @@
+//! One request's processing, shared by the HTTP and gRPC servers: the
+//! same steps as specification v1 (parse, run, write), off the async
+//! threads, with a panic in the function turned into an error answer.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::run::{evaluate, FnError};
+use crate::wire::ResourceList;
+
+/// The function as the servers share it between requests.
+pub(crate) type Function = Arc<dyn Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync>;
+
+/// The encoding of a ResourceList on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// `text/yaml`: byte for byte what specification v1 writes on stdout.
+    Yaml,
+    /// `application/json`: the same list as one JSON object.
+    Json,
+}
+
+impl Encoding {
+    /// The HTTP media type.
+    pub(crate) fn media_type(self) -> &'static str {
+        match self {
+            Encoding::Yaml => "text/yaml",
+            Encoding::Json => "application/json",
+        }
+    }
+}
+
+/// A processed request.
+pub(crate) struct Answer {
+    /// The output ResourceList, encoded.
+    pub(crate) body: Vec<u8>,
+    /// The function failed (specification v1: exit code 1).
+    pub(crate) failed: bool,
+    /// What specification v1 writes on stderr for this input.
+    pub(crate) log: String,
+}
+
+/// A request that got no output list.
+pub(crate) enum Refusal {
+    /// The input is not a ResourceList.
+    BadInput(String),
+    /// The function panicked, or the output could not be encoded.
+    Crashed(String),
+}
+
+/// Processes `input` on a blocking thread.
+pub(crate) async fn answer(
+    function: Function,
+    input: Vec<u8>,
+    accept: Encoding,
+) -> Result<Answer, Refusal> {
+    tokio::task::spawn_blocking(move || answer_now(&*function, &input, accept))
+        .await
+        .unwrap_or_else(|e| Err(Refusal::Crashed(format!("the function's task failed: {e}"))))
+}
+
+fn answer_now(
+    function: &(dyn Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync),
+    input: &[u8],
+    accept: Encoding,
+) -> Result<Answer, Refusal> {
+    let text = std::str::from_utf8(input)
+        .map_err(|e| Refusal::BadInput(format!("reading the input ResourceList: {e}")))?;
+    let mut list = ResourceList::parse(text)
+        .map_err(|e| Refusal::BadInput(format!("reading the input ResourceList: {e}")))?;
+    let evaluated =
+        catch_unwind(AssertUnwindSafe(|| evaluate(&mut list, function))).map_err(|panic| {
+            Refusal::Crashed(format!("the function panicked: {}", panic_message(&*panic)))
+        })?;
+    let body = match accept {
+        Encoding::Yaml => list.to_yaml().map(String::into_bytes),
+        Encoding::Json => Ok(krusty_yaml::to_go_json(&list.into_node()).into_bytes()),
+    }
+    .map_err(|e| Refusal::Crashed(format!("writing the output ResourceList: {e}")))?;
+    Ok(Answer {
+        body,
+        failed: evaluated.failed,
+        log: evaluated.stderr,
+    })
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
+}
