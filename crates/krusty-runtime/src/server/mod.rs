@@ -64,8 +64,11 @@ fn plan(call: &FunctionCall, policy: &Policy) -> Option<Plan> {
     match &call.runtime {
         Runtime::Exec { path, args } => {
             let protocol = call.traits.server?;
+            // One server per binary, however the kustomizations reach it.
+            let binary = std::fs::canonicalize(path)
+                .map_or_else(|_| path.clone(), |p| p.to_string_lossy().into_owned());
             Some(Plan {
-                key: key(&["exec", path], args, &policy.envs),
+                key: key(&["exec", &binary], args, &policy.envs),
                 protocol,
                 // Spec v2 is a superset of v1.
                 supports_v1: true,

@@ -1,0 +1,491 @@
+//! KRM function spec v2: functions run as servers, started once per krusty
+//! process and reused (docs/function-servers.md, "Orchestrator side").
+//!
+//! The function here is `tests/fixtures/v2-python/fn.py`, a Python
+//! function written without any SDK that serves spec v1 (stdin/stdout)
+//! and spec v2 (HTTP on `--http-addr`): the same kustomization gives the
+//! same output byte for byte whether it runs as v1 or v2, and under kpt
+//! (`kpt fn eval --exec`, spec v1). Its server counts its starts in the
+//! file `FN_STARTS` names, and misbehaves on request (`data.misbehave`),
+//! so restarts, fallbacks, timeouts and malformed answers are tested on a
+//! real process. No server process or folder is left after any test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod support;
+use support::{normalized_items, write};
+
+fn scratch(name: &str) -> PathBuf {
+    support::scratch("function-servers", name)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn skip(what: &str) {
+    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
+}
+
+/// Python with PyYAML, which the fixture function needs.
+fn python_ready() -> bool {
+    Command::new("python3")
+        .args(["-c", "import yaml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Copies the fixture function to `dir/bin/fn.py`; returns its path.
+fn install_function(dir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2-python/fn.py");
+    let path = dir.join("bin/fn.py");
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::copy(&source, &path).expect("copy fn.py");
+    path
+}
+
+/// A function config for the fixture: sets annotation `key` to `value`;
+/// `server` adds the spec v2 opt-in; `extra` goes under `data:`.
+fn config(name: &str, fn_path: &str, server: bool, key: &str, value: &str, extra: &str) -> String {
+    let opt_in = if server {
+        "    krusty.dev/function-server: http\n"
+    } else {
+        ""
+    };
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n{opt_in}    config.kubernetes.io/function: |\n      exec:\n        path: {fn_path}\ndata:\n  key: {key}\n  value: \"{value}\"\n{extra}"
+    )
+}
+
+/// A kustomization in `dir` over `resources` with `calls` transformer
+/// calls of the function at `fn_path` (relative to `dir`).
+fn kustomization(dir: &Path, fn_path: &str, calls: usize, server: bool, extra: &str) {
+    let mut k = String::from("resources:\n- resources.yaml\ntransformers:\n");
+    for i in 0..calls {
+        let name = format!("fn-{i}.yaml");
+        write(
+            dir,
+            &name,
+            &config(
+                &format!("fn-{i}"),
+                fn_path,
+                server,
+                &format!("fn.example.com/step-{i}"),
+                &i.to_string(),
+                extra,
+            ),
+        );
+        k.push_str(&format!("- {name}\n"));
+    }
+    write(dir, "kustomization.yaml", &k);
+}
+
+/// `count` ConfigMaps, each with `size` bytes of data.
+fn resources(count: usize, size: usize) -> String {
+    let mut out = String::new();
+    let filler = "x".repeat(size);
+    for i in 0..count {
+        out.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  labels:\n    app: demo\ndata:\n  blob: {filler}\n"
+        ));
+    }
+    out
+}
+
+/// `krusty build` with exec functions allowed, the start log passed to
+/// the function, in `cwd`.
+fn krusty(cwd: &Path, starts: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            "-e",
+            "FN_STARTS",
+        ])
+        .args(args)
+        .env("FN_STARTS", starts)
+        .current_dir(cwd)
+        .output()
+        .expect("krusty runs")
+}
+
+/// How many times the function's server started.
+fn starts(log: &Path) -> usize {
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
+}
+
+/// The processes whose command line mentions `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let me = std::process::id().to_string();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) || name == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = text(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+        if cmdline.contains(marker) && !zombie {
+            found.push(format!("{name}: {cmdline}"));
+        }
+    }
+    found
+}
+
+/// Nothing of the function's servers is left: no process running the
+/// fixture under `dir`, no server folder of a krusty that is gone.
+fn assert_nothing_left(dir: &Path) {
+    let marker = dir.join("bin").to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<String>::new(),
+        "servers left running"
+    );
+}
+
+/// Builds `dir` as v1 and as v2: the same output, byte for byte; v2
+/// starts the server once.
+fn same_as_v1(dir: &Path, fn_path: &str, calls: usize, extra: &str) -> String {
+    let log = dir.join("starts.log");
+    kustomization(dir, fn_path, calls, false, extra);
+    let v1 = krusty(dir, &log, &["."]);
+    assert!(v1.status.success(), "v1: {}", text(&v1.stderr));
+    assert_eq!(starts(&log), 0, "v1 runs no server");
+    kustomization(dir, fn_path, calls, true, extra);
+    let v2 = krusty(dir, &log, &["."]);
+    assert!(v2.status.success(), "v2: {}", text(&v2.stderr));
+    assert_eq!(
+        text(&v2.stdout),
+        text(&v1.stdout),
+        "v2's output differs from v1's"
+    );
+    assert_eq!(starts(&log), 1, "one server for {calls} calls");
+    assert_nothing_left(dir);
+    text(&v2.stdout)
+}
+
+#[test]
+fn a_python_function_gives_the_same_output_as_v1_v2_and_under_kpt() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing: the spec v2 tests do not run");
+    }
+    let dir = scratch("python");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    let out = same_as_v1(&dir, "bin/fn.py", 2, "");
+    assert!(out.contains("fn.example.com/step-1: \"1\""), "{out}");
+    if Command::new("kpt").arg("version").output().is_err() {
+        return skip("kpt is not installed: the fixture is not run under kpt");
+    }
+    // kpt runs the same binary as a spec v1 function: the same items.
+    write(&dir, "pkg/resources.yaml", &resources(3, 10));
+    let mut kpt_out = String::new();
+    for i in 0..2 {
+        let out = Command::new("kpt")
+            .args(["fn", "eval", "pkg", "--exec"])
+            .arg(dir.join("bin/fn.py"))
+            .arg("--fn-config")
+            .arg(dir.join(format!("fn-{i}.yaml")))
+            .current_dir(&dir)
+            .output()
+            .expect("kpt runs");
+        assert!(out.status.success(), "kpt: {}", text(&out.stderr));
+        kpt_out = std::fs::read_to_string(dir.join("pkg/resources.yaml")).expect("read");
+    }
+    let without_ids = |t: &str| {
+        normalized_items(t)
+            .into_iter()
+            .map(|i| {
+                i.lines()
+                    .filter(|l| !l.contains("config.k8s.io/id"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        without_ids(&kpt_out),
+        without_ids(&out),
+        "kpt's items differ"
+    );
+}
+
+#[test]
+fn fifty_calls_start_one_server() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("fifty");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(20, 10));
+    let out = same_as_v1(&dir, "bin/fn.py", 50, "");
+    assert!(out.contains("fn.example.com/step-49: \"49\""));
+}
+
+#[test]
+fn a_four_megabyte_list_crosses_the_socket() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("large");
+    install_function(&dir);
+    // 2,000 ConfigMaps of 2 KiB: about 4.4 MB on the wire.
+    write(&dir, "resources.yaml", &resources(2000, 2048));
+    let out = same_as_v1(&dir, "bin/fn.py", 1, "");
+    assert!(out.len() > 4_000_000, "{}", out.len());
+}
+
+#[test]
+fn a_server_that_dies_is_started_again() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("dies");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    let log = dir.join("starts.log");
+    kustomization(&dir, "bin/fn.py", 3, false, "");
+    let v1 = krusty(&dir, &log, &["."]);
+    assert!(v1.status.success(), "{}", text(&v1.stderr));
+    // The second call kills the server (once): krusty starts it again and
+    // sends the call again.
+    let marker = dir.join("died");
+    let extra = format!("  misbehave: die-once\n  marker: {}\n", marker.display());
+    kustomization(&dir, "bin/fn.py", 3, true, "");
+    write(
+        &dir,
+        "fn-1.yaml",
+        &config(
+            "fn-1",
+            "bin/fn.py",
+            true,
+            "fn.example.com/step-1",
+            "1",
+            &extra,
+        ),
+    );
+    let v2 = krusty(&dir, &log, &["."]);
+    assert!(v2.status.success(), "{}", text(&v2.stderr));
+    assert!(marker.exists(), "the server died on purpose");
+    assert_eq!(text(&v2.stdout), text(&v1.stdout));
+    assert_eq!(starts(&log), 2, "started again once");
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn a_server_that_never_gets_ready_falls_back_to_v1_with_a_warning() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("never-ready");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    let log = dir.join("starts.log");
+    kustomization(&dir, "bin/fn.py", 3, false, "");
+    let v1 = krusty(&dir, &log, &["."]);
+    kustomization(&dir, "bin/fn.py", 3, true, "");
+    let v2 = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            "-e",
+            "FN_NEVER_READY=1",
+            ".",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("krusty runs");
+    assert!(v2.status.success(), "{}", text(&v2.stderr));
+    assert_eq!(text(&v2.stdout), text(&v1.stdout));
+    let stderr = text(&v2.stderr);
+    assert_eq!(stderr.matches("Warning: function").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("runs as a spec v1 function for the rest of the run")
+            && stderr.contains("told never to be ready"),
+        "{stderr}"
+    );
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn a_hung_request_times_out_and_stops_the_server() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("hung");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
+    let started = Instant::now();
+    let out = krusty(
+        &dir,
+        &dir.join("starts.log"),
+        &["--function-timeout", "2", "."],
+    );
+    assert!(!out.status.success());
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("timed out after 2 s"), "{stderr}");
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn malformed_answers_are_clear_errors() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("malformed");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    for (misbehave, expected) in [
+        ("malformed", "its server did not answer with a ResourceList"),
+        ("status", "its server answered HTTP 500"),
+    ] {
+        kustomization(
+            &dir,
+            "bin/fn.py",
+            1,
+            true,
+            &format!("  misbehave: {misbehave}\n"),
+        );
+        let out = krusty(&dir, &dir.join("starts.log"), &["."]);
+        assert!(!out.status.success(), "{misbehave}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(expected), "{misbehave}: {stderr}");
+        assert!(stderr.contains("fn-0"), "the function is named: {stderr}");
+    }
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn several_targets_share_one_server_and_get_a_file_each() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("targets");
+    install_function(&dir);
+    let log = dir.join("starts.log");
+    write(&dir, "base/resources.yaml", &resources(3, 10));
+    write(
+        &dir,
+        "base/kustomization.yaml",
+        "resources:\n- resources.yaml\n",
+    );
+    let mut singles = Vec::new();
+    for overlay in ["overlays/dev", "overlays/prod"] {
+        let o = dir.join(overlay);
+        write(&o, "resources.yaml", "");
+        kustomization(&o, "../../bin/fn.py", 2, true, "");
+        write(
+            &o,
+            "kustomization.yaml",
+            "resources:\n- ../../base\ntransformers:\n- fn-0.yaml\n- fn-1.yaml\n",
+        );
+        let single = krusty(&dir, &log, &[overlay]);
+        assert!(single.status.success(), "{}", text(&single.stderr));
+        singles.push(text(&single.stdout));
+    }
+    std::fs::remove_file(&log).expect("reset the log");
+    let out = krusty(
+        &dir,
+        &log,
+        &["overlays/dev", "./overlays/prod/", "-o", "out"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(starts(&log), 1, "one server for both targets");
+    let read = |name: &str| std::fs::read_to_string(dir.join("out").join(name)).expect(name);
+    assert_eq!(read("overlays_dev.yaml"), singles[0]);
+    assert_eq!(read("overlays_prod.yaml"), singles[1]);
+    assert_nothing_left(&dir);
+
+    // A planted link is replaced, not written through.
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "keep\n").expect("write");
+    std::fs::remove_file(dir.join("out/overlays_dev.yaml")).expect("rm");
+    std::os::unix::fs::symlink(&victim, dir.join("out/overlays_dev.yaml")).expect("plant");
+    let out = krusty(&dir, &log, &["overlays/dev", "overlays/prod", "-o", "out"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep\n");
+    assert_eq!(read("overlays_dev.yaml"), singles[0]);
+
+    // All or nothing: a failing target writes no file and is named.
+    let out = krusty(
+        &dir,
+        &log,
+        &["overlays/dev", "overlays/missing", "-o", "out2"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("target 'overlays/missing'"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.join("out2").exists());
+    // Two targets with one file name fail before anything is built.
+    let out = krusty(&dir, &log, &["overlays/dev", "overlays/dev/", "-o", "out3"]);
+    assert!(text(&out.stderr).contains("would both be written to overlays_dev.yaml"));
+    // Several targets need an output folder.
+    let out = krusty(&dir, &log, &["overlays/dev", "overlays/prod"]);
+    assert!(text(&out.stderr).contains("needs -o OUTDIR"));
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn an_interrupt_stops_the_servers() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("interrupt");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    let log = dir.join("starts.log");
+    kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            "-e",
+            "FN_STARTS",
+            ".",
+        ])
+        .env("FN_STARTS", &log)
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty runs");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while starts(&log) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(starts(&log), 1, "the server started");
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on the child we started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert_nothing_left(&dir);
+}
