@@ -109,7 +109,10 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         records: (Records::default(), PathBuf::new()),
         build_records: false,
         policy: opts.functions.clone(),
-        host: Arc::new(krusty_runtime::Host::new(opts.functions.clone())),
+        host: Arc::new(
+            krusty_runtime::Host::new(opts.functions.clone())
+                .with_result_cache(opts.fetch.function_cache()),
+        ),
         helm: Arc::new(crate::helm::Helm::new(opts.helm.clone())),
         read_ahead: Arc::default(),
         catalogs: Arc::new(crate::catalog::Store::new(

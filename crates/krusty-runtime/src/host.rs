@@ -105,12 +105,24 @@ impl Shown<'_> {
 #[derive(Debug)]
 pub struct Host {
     policy: Policy,
+    /// Where idempotent functions' results are kept and reused.
+    results: Option<krusty_fetch::Cache>,
 }
 
 impl Host {
     /// A host for a build under `policy`.
     pub fn new(policy: Policy) -> Host {
-        Host { policy }
+        Host {
+            policy,
+            results: None,
+        }
+    }
+
+    /// The host, keeping the results of idempotent functions in `cache`
+    /// and reusing them (none when `None`).
+    pub fn with_result_cache(mut self, cache: Option<krusty_fetch::Cache>) -> Host {
+        self.results = cache;
+        self
     }
 
     /// What functions may do.
@@ -134,6 +146,7 @@ impl Host {
             call,
             policy: &self.policy,
             shown,
+            results: self.results.as_ref(),
         }
         .run(role, resources, origin, notes)
     }
@@ -144,6 +157,7 @@ struct Run<'a> {
     call: &'a FunctionCall,
     policy: &'a Policy,
     shown: &'a Shown<'a>,
+    results: Option<&'a krusty_fetch::Cache>,
 }
 
 impl Run<'_> {
@@ -183,7 +197,7 @@ impl Run<'_> {
             function_config: Some(self.call.config.clone()),
             results: Vec::new(),
         };
-        let output = crate::invoke(self.call, input, self.policy).map_err(|f| {
+        let output = self.invoke_or_replay(input).map_err(|f| {
             if f.results.iter().any(|r| r.severity == Severity::Error) {
                 format!(
                     "the function reported errors ({}):{}",
@@ -211,6 +225,58 @@ impl Run<'_> {
                 .map(|r| format!("function {}: {r}", self.call.label)),
         );
         Ok(output.items)
+    }
+
+    /// Runs the function on `input`; for an idempotent function (one whose
+    /// runtime a digest names) with the result cache on, replays the
+    /// output kept from an earlier run on the same input instead, and
+    /// keeps the output of a run without errors. A cache that fails in
+    /// any way is a miss.
+    fn invoke_or_replay(&self, input: ResourceList) -> Result<ResourceList, crate::Failed> {
+        let key = match (&self.call.traits.idempotent_digest, self.results) {
+            (Some(digest), Some(_)) => {
+                self.policy
+                    .permit(&self.call.runtime, &self.call.traits)
+                    .map_err(crate::Failed::new)?;
+                input.to_yaml().ok().map(|sent| {
+                    krusty_fetch::cache::function_result_key(digest, &self.run_context(), &sent)
+                })
+            }
+            _ => None,
+        };
+        let cache = self.results.zip(key.as_deref());
+        let kept = cache.and_then(|(cache, key)| cache.function_result(key));
+        if let Some(list) = kept.and_then(|b| ResourceList::parse(&String::from_utf8(b).ok()?).ok())
+        {
+            return Ok(list);
+        }
+        let output = crate::invoke(self.call, input, self.policy)?;
+        if let (Some((cache, key)), false) = (cache, output.has_errors()) {
+            if let Ok(text) = output.to_yaml() {
+                let _ = cache.store_function_result(key, text.as_bytes());
+            }
+        }
+        Ok(output)
+    }
+
+    /// What decides how the function runs besides its digest and input:
+    /// its runtime (arguments, network, mounts) and the values of the
+    /// environment variables it is given.
+    fn run_context(&self) -> String {
+        let given = match &self.call.runtime {
+            crate::Runtime::Container { envs, .. } => envs.as_slice(),
+            _ => &[],
+        };
+        let mut text = format!("{:?}", self.call.runtime);
+        for env in self.policy.envs.iter().chain(given) {
+            let value = match env.split_once('=') {
+                Some(_) => env.clone(),
+                None => format!("{env}={:?}", std::env::var_os(env)),
+            };
+            text.push('\n');
+            text.push_str(&value);
+        }
+        text
     }
 
     /// A transformer's output replaces the resources: items matching one
