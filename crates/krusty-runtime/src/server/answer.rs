@@ -1,46 +1,51 @@
-//! A server's HTTP answer read as a function's output, exactly as a spec
-//! v1 function's stdout is read.
+//! A server's answer read as a function's output, exactly as a spec v1
+//! function's stdout is read.
 
 use krusty_fn::{ResourceList, Sent};
 use krusty_yaml::Node;
 
-use super::http::Response;
 use crate::Failed;
 
-/// The list in a server's answer to `sent`, made from `items`. A status
-/// other than 2xx is a failed run; results in its body are kept.
+/// What a server answered, whatever the protocol.
+#[derive(Debug)]
+pub struct Answer {
+    /// `None`: the function ran; else how the server says it failed
+    /// (an HTTP status, gRPC's `failed`).
+    pub failure: Option<String>,
+    /// The body's media type, for messages.
+    pub content_type: Option<String>,
+    /// The body: a ResourceList (or, on failure, maybe a message).
+    pub body: Vec<u8>,
+}
+
+/// The list in a server's answer to `sent`, made from `items`. A failed
+/// run keeps the results its body holds.
 pub(super) fn read(
-    response: Response,
+    answer: Answer,
     sent: &Sent,
     mut items: Vec<Node>,
 ) -> Result<ResourceList, Failed> {
-    let text = std::str::from_utf8(&response.body).map_err(|_| krusty_fn::WireError::NotUtf8);
-    let ok = (200..300).contains(&response.status);
-    let parsed = if ok {
-        text.and_then(|answer| krusty_fn::parse_answer(answer, sent, &mut items))
-    } else {
-        text.and_then(ResourceList::parse)
+    let text = std::str::from_utf8(&answer.body).map_err(|_| krusty_fn::WireError::NotUtf8);
+    let parsed = match answer.failure {
+        None => text.and_then(|body| krusty_fn::parse_answer(body, sent, &mut items)),
+        Some(_) => text.and_then(ResourceList::parse),
     };
     crate::free_later(items);
     let start = || {
-        let body = String::from_utf8_lossy(&response.body);
+        let body = String::from_utf8_lossy(&answer.body);
         body.chars().take(200).collect::<String>()
     };
-    if !ok {
-        let status = format!(
-            "its server answered HTTP {} {}",
-            response.status, response.reason
-        );
+    if let Some(failure) = answer.failure {
         return Err(match parsed {
             Ok(list) => Failed {
-                message: status,
+                message: failure,
                 results: list.results,
             },
-            Err(_) => Failed::new(format!("{status}: {:?}", start())),
+            Err(_) => Failed::new(format!("{failure}: {:?}", start())),
         });
     }
     parsed.map_err(|e| {
-        let kind = response.content_type.as_deref().unwrap_or("no Content-Type");
+        let kind = answer.content_type.as_deref().unwrap_or("no Content-Type");
         Failed::new(format!(
             "its server did not answer with a ResourceList: {e}; its answer ({kind}) starts with {:?}",
             start()

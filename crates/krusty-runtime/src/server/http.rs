@@ -20,6 +20,18 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
+impl From<Response> for super::answer::Answer {
+    /// A 2xx status is a run; any other a failure.
+    fn from(r: Response) -> Self {
+        super::answer::Answer {
+            failure: (!(200..300).contains(&r.status))
+                .then(|| format!("its server answered HTTP {} {}", r.status, r.reason)),
+            content_type: r.content_type,
+            body: r.body,
+        }
+    }
+}
+
 /// Why a request got no answer.
 #[derive(Debug)]
 pub enum Error {

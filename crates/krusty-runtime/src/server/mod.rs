@@ -17,6 +17,8 @@
 //! process (and on SIGINT, SIGTERM or SIGHUP); see [`stop_all`].
 
 mod answer;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod http;
 mod metadata;
 mod pool;
@@ -42,10 +44,29 @@ pub(crate) fn invoke(
     let Some(plan) = plan(call, policy) else {
         return Err(input);
     };
+    #[cfg(not(feature = "grpc"))]
     if plan.protocol == ServerProtocol::Grpc {
         return pool::unsupported(&plan, call, input);
     }
     pool::call(&plan, call, input, policy)
+}
+
+/// Sends a ResourceList (`text`) to the server on `socket`.
+fn send(
+    protocol: ServerProtocol,
+    socket: &std::path::Path,
+    text: &str,
+    policy: &Policy,
+) -> Result<answer::Answer, http::Error> {
+    match protocol {
+        ServerProtocol::Http => {
+            http::post(socket, text.as_bytes(), policy.timeout, policy.max_output).map(Into::into)
+        }
+        #[cfg(feature = "grpc")]
+        ServerProtocol::Grpc => grpc::run(socket, text, policy.timeout, policy.max_output),
+        #[cfg(not(feature = "grpc"))]
+        ServerProtocol::Grpc => Err(http::Error::Malformed("gRPC is not built in".into())),
+    }
 }
 
 /// How a function runs as a server.

@@ -14,7 +14,7 @@ use krusty_fn::ResourceList;
 use super::http;
 use super::{next_id, stderr_of, Plan};
 use crate::interrupt::{self, Registration};
-use crate::{container, exec, watchdog, Failed, FunctionCall, Policy, Runtime};
+use crate::{container, exec, watchdog, Failed, FunctionCall, Policy, Runtime, ServerProtocol};
 
 /// How many times a server is started in a run, at most.
 const STARTS: u32 = 2;
@@ -92,13 +92,8 @@ pub(crate) fn call(
             Ok(socket) => socket,
             Err(Down::Failed(stderr)) => return give_up(&slot, plan, call, input, &stderr),
         };
-        match http::post(
-            &socket,
-            sent.text.as_bytes(),
-            policy.timeout,
-            policy.max_output,
-        ) {
-            Ok(response) => return Ok(super::answer::read(response, &sent, input.items)),
+        match super::send(plan.protocol, &socket, &sent.text, policy) {
+            Ok(answer) => return Ok(super::answer::read(answer, &sent, input.items)),
             Err(http::Error::Connection(e)) => {
                 // Dead or dying: stopped, and started again on the next turn.
                 let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -141,14 +136,15 @@ pub(crate) fn call(
     }
 }
 
-/// A gRPC server: this krusty speaks HTTP only.
+/// A gRPC server when krusty is built without its gRPC client.
+#[cfg(not(feature = "grpc"))]
 pub(crate) fn unsupported(
     plan: &Plan,
     call: &FunctionCall,
     input: ResourceList,
 ) -> Result<Result<ResourceList, Failed>, ResourceList> {
     let slot = slot(&plan.key);
-    let why = "krusty talks to function servers over HTTP only; this one serves gRPC";
+    let why = "this krusty was built without gRPC (cargo feature grpc); the function serves gRPC";
     give_up(&slot, plan, call, input, why)
 }
 
@@ -267,8 +263,10 @@ fn command(
     sockets: &Path,
     socket: &Path,
 ) -> (Command, Option<(PathBuf, String)>) {
-    let flag = "--http-addr";
-    let variable = "KRM_FUNCTION_HTTP_ADDRESS";
+    let (flag, variable) = match plan.protocol {
+        ServerProtocol::Http => ("--http-addr", "KRM_FUNCTION_HTTP_ADDRESS"),
+        ServerProtocol::Grpc => ("--grpc-addr", "KRM_FUNCTION_GRPC_ADDRESS"),
+    };
     match (&call.runtime, &plan.cli) {
         (
             Runtime::Container {

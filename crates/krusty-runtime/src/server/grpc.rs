@@ -1,0 +1,77 @@
+//! The gRPC client for spec v2 function servers (`krm.function.v2`,
+//! krusty-fn's proto): one `Run` per call over the server's unix socket,
+//! on a tokio runtime made on first use.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use krusty_fn::grpc::{connect, ConnectError, Format, RunRequest};
+
+use super::answer::Answer;
+use super::http::Error;
+
+/// The runtime every gRPC call runs on (one thread: the build's).
+fn runtime() -> Result<&'static tokio::runtime::Runtime, Error> {
+    static RUNTIME: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()
+        })
+        .as_ref()
+        .ok_or_else(|| Error::Malformed("cannot start the gRPC client's runtime".into()))
+}
+
+/// Sends the ResourceList `text` (YAML) to the server on `socket`.
+pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Result<Answer, Error> {
+    let address = format!("unix://{}", socket.display());
+    let request = RunRequest {
+        resource_list: text.as_bytes().to_vec(),
+        format: Format::Yaml.into(),
+        accept: Format::Yaml.into(),
+        tag: String::new(),
+    };
+    let call = async {
+        let mut client = connect(&address).await.map_err(|e| match e {
+            ConnectError::Transport(..) => Error::Connection(std::io::Error::other(e.to_string())),
+            ConnectError::Address(why) => Error::Malformed(why),
+        })?;
+        client
+            .run(request)
+            .await
+            .map_err(|status| status_error(&status))
+    };
+    let response = runtime()?
+        .block_on(async { tokio::time::timeout(timeout, call).await })
+        .map_err(|_| Error::Timeout)??
+        .into_inner();
+    if response.resource_list.len() > max_body {
+        return Err(Error::TooLarge);
+    }
+    let kind = match Format::try_from(response.format) {
+        Ok(Format::Json) => "application/json",
+        _ => "text/yaml",
+    };
+    Ok(Answer {
+        failure: response
+            .failed
+            .then(|| format!("its server reported a failed run: {}", response.log.trim())),
+        content_type: Some(kind.to_string()),
+        body: response.resource_list,
+    })
+}
+
+/// A gRPC status as a transport error: a server that is gone (or whose
+/// connection broke) may be started again; others are answers.
+fn status_error(status: &tonic::Status) -> Error {
+    let broken = status.code() == tonic::Code::Unavailable
+        || (status.code() == tonic::Code::Unknown && status.message().contains("transport"));
+    match status.code() {
+        _ if broken => Error::Connection(std::io::Error::other(status.to_string())),
+        tonic::Code::DeadlineExceeded => Error::Timeout,
+        code => Error::Malformed(format!("gRPC status {code:?}: {}", status.message())),
+    }
+}
