@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod oci;
+
 /// A fresh directory for one test: `area/name` under Cargo's temporary
 /// directory for integration tests.
 pub fn scratch(area: &str, name: &str) -> PathBuf {
