@@ -57,6 +57,7 @@ pub(crate) fn lookup(
                 label: official::LABEL.to_string(),
                 function: f,
                 version: v,
+                base: loader.root.clone(),
             };
             return call(config, loader, store, policy, &from)
                 .map(Some)
@@ -78,10 +79,18 @@ pub(crate) fn lookup(
                 v,
             ))));
         }
+        // A relative `file://` exec uri of a local catalog is relative to
+        // its folder; of a fetched one, to the layer's.
+        let from_file = std::path::Path::new(&loaded.from);
+        let base = match from_file.parent() {
+            Some(dir) if from_file.is_absolute() => dir.to_path_buf(),
+            _ => loader.root.clone(),
+        };
         let from = Found {
             label: format!("catalog '{}'", reference.written),
             function: f,
             version: v,
+            base,
         };
         return call(config, loader, store, policy, &from)
             .map(Some)
@@ -119,6 +128,8 @@ struct Found<'a> {
     label: String,
     function: &'a FunctionDef,
     version: &'a VersionDef,
+    /// The folder a relative `file://` exec uri is relative to.
+    base: std::path::PathBuf,
 }
 
 /// The call of the function `found` for `config`.
@@ -130,7 +141,7 @@ fn call(
     found: &Found,
 ) -> BuildResult<FunctionCall> {
     let v = found.version;
-    let (runtime, digest) = runtime(v, store, policy, &loader.root).map_err(|e| {
+    let (runtime, digest) = runtime(v, store, policy, &found.base).map_err(|e| {
         e.context(format!(
             "{} function {}/{} {}",
             found.label, found.function.group, v.name, found.function.kind

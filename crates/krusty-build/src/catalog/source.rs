@@ -2,17 +2,10 @@
 //! an `https://` URL, a git reference (the remote-base forms) or an
 //! `oci://` artifact, and fetched through the build's fetch layer.
 
-use krusty_fetch::{Fetcher, GitUrl};
+use krusty_fetch::{Fetcher, GitUrl, CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE};
 
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
-
-/// The OCI media type of a catalog layer.
-pub const CATALOG_MEDIA_TYPE: &str =
-    "application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml";
-/// The OCI media type of a function definition layer.
-pub const DEFINITION_MEDIA_TYPE: &str =
-    "application/vnd.cncf.kubernetes.krm-func-definition.layer.v1+yaml";
 
 /// What kind of place a `catalogs:` entry names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,10 +115,12 @@ fn from_git(reference: &str, fetcher: &Fetcher) -> BuildResult<(String, String)>
 
 /// The catalog (or definition) layer of an OCI artifact.
 fn from_oci(reference: &str, fetcher: &Fetcher) -> BuildResult<(String, String)> {
-    let _ = (fetcher, [CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE]);
-    Err(BuildError::new(format!(
-        "oci://{reference}: OCI catalogs are not supported yet"
-    )))
+    let written = format!("oci://{reference}");
+    let blob = fetcher
+        .oci_layer(&written, &[CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE])
+        .map_err(BuildError::from)?;
+    let text = utf8(&written, blob.bytes.to_vec())?;
+    Ok((written, text))
 }
 
 fn utf8(name: &str, body: Vec<u8>) -> BuildResult<String> {
@@ -143,8 +138,7 @@ pub fn executable(
     bin: &str,
     dir: &std::path::Path,
 ) -> BuildResult<std::path::PathBuf> {
-    let _ = (fetcher, sha256, bin, dir);
-    Err(BuildError::new(format!(
-        "{uri}: exec platforms are not supported yet"
-    )))
+    fetcher
+        .verified_executable(uri, sha256, bin, dir)
+        .map_err(BuildError::from)
 }

@@ -1,0 +1,728 @@
+//! Function catalogs (KEP-2906) end to end, against real servers on
+//! loopback: catalogs read from local files, an HTTPS file server (a
+//! throwaway CA), the smart-HTTP git server and a `docker-registry`;
+//! functions run from them as exec programs (the SDK's example functions,
+//! behind a script that counts its runs) and as podman containers.
+//! docs/catalog.md states the rules these tests check.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::sync::OnceLock;
+
+use support::{make_certificates, output_text, run, scratch, serve, write};
+
+const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+
+/// The servers every test shares.
+struct World {
+    /// Holds `www/` (served over HTTPS), `srv/` (git) and `tls/`.
+    dir: PathBuf,
+    /// `https://127.0.0.1:PORT`, serving `www/`.
+    files: String,
+    /// `http://127.0.0.1:PORT`, serving the repositories of `srv/`.
+    git: String,
+    _servers: Vec<Child>,
+}
+
+fn world() -> &'static World {
+    static WORLD: OnceLock<World> = OnceLock::new();
+    WORLD.get_or_init(|| {
+        let dir = scratch("catalogs", "world");
+        let tls = make_certificates(&dir.join("tls"));
+        let (crt, key) = (tls.join("server.crt"), tls.join("server.key"));
+        std::fs::create_dir_all(dir.join("www")).unwrap();
+        std::fs::create_dir_all(dir.join("srv")).unwrap();
+        let (files, files_port) = serve(&[
+            "0".as_ref(),
+            dir.join("www").as_os_str(),
+            crt.as_os_str(),
+            key.as_os_str(),
+            "--static".as_ref(),
+        ]);
+        let (git, git_port) = serve(&["0".as_ref(), dir.join("srv").as_os_str()]);
+        World {
+            dir,
+            files: format!("https://127.0.0.1:{files_port}"),
+            git: format!("http://127.0.0.1:{git_port}"),
+            _servers: vec![files, git],
+        }
+    })
+}
+
+/// An example function's executable, built beside krusty.
+fn example(name: &str) -> PathBuf {
+    let path = Path::new(KRUSTY).parent().unwrap().join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: build the examples first (cargo build -p krusty-fn-examples)",
+        path.display()
+    );
+    path
+}
+
+/// The sha256 of a file, in hex.
+fn sha256(path: &Path) -> String {
+    let out = run(Command::new("sha256sum").arg(path));
+    out.split_whitespace().next().unwrap().to_string()
+}
+
+/// An exec function in `dir/name`: a script that appends its name to
+/// `dir/runs.log` and runs the example function krm-set-labels, the label
+/// `team: web` of its config made `team: TEAM` (so that functions can be
+/// told apart by their output, and their hashes differ). Returns its path
+/// and sha256.
+fn counting_function(dir: &Path, name: &str, team: &str) -> (PathBuf, String) {
+    let log = dir.join("runs.log");
+    let script = format!(
+        "#!/bin/sh\necho {name} >> '{}'\nsed 's/team: web/team: {team}/' | exec '{}'\n",
+        log.display(),
+        example("krm-set-labels").display()
+    );
+    write(dir, name, &script);
+    let path = dir.join(name);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hash = sha256(&path);
+    (path, hash)
+}
+
+/// How many times the functions of `dir` ran.
+fn runs(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("runs.log"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// A catalog named `name` holding `functions` (from [`exec_function`] or
+/// [`container_function`]).
+fn catalog(name: &str, functions: &[String]) -> String {
+    format!(
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: {name}\nspec:\n  krmFunctions:\n{}",
+        functions.concat()
+    )
+}
+
+/// A catalog entry: `group`/`version` `kind` running the program at
+/// `uri` with hash `sha256` on this machine (linux/amd64 or arm64).
+fn exec_function(
+    group: &str,
+    version: &str,
+    kind: &str,
+    uri: &str,
+    sha: &str,
+    idempotent: bool,
+) -> String {
+    let arch = if cfg!(target_arch = "aarch64") {
+        "arm64"
+    } else {
+        "amd64"
+    };
+    format!(
+        "  - group: {group}\n    names:\n      kind: {kind}\n    publisher: {group}\n    versions:\n    - name: {version}\n      idempotent: {idempotent}\n      runtime:\n        exec:\n          platforms:\n          - bin: fn\n            os: linux\n            arch: {arch}\n            uri: {uri}\n            sha256: {sha}\n"
+    )
+}
+
+/// A catalog entry: `group`/`version` `kind` running the container
+/// `image` (`more` appended to its `container:` mapping).
+fn container_function(group: &str, version: &str, kind: &str, image: &str, more: &str) -> String {
+    format!(
+        "  - group: {group}\n    kind: {kind}\n    versions:\n    - name: {version}\n      runtime:\n        container:\n          image: {image}\n{more}"
+    )
+}
+
+/// A config of `apiVersion` `kind` for krm-set-labels: `team: web`.
+fn config(api_version: &str, kind: &str, name: &str) -> String {
+    format!("apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: {name}\nlabels:\n  team: web\n")
+}
+
+const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  k: v\n";
+
+/// A kustomization in `dir` with `catalogs`, the transformer configs
+/// `transformers` (file name, text) and a ConfigMap.
+fn kustomization(dir: &Path, catalogs: &[&str], transformers: &[(&str, String)]) {
+    let mut k = String::from("resources:\n- cm.yaml\n");
+    if !catalogs.is_empty() {
+        k.push_str("catalogs:\n");
+        for c in catalogs {
+            k.push_str(&format!("- {c}\n"));
+        }
+    }
+    k.push_str("transformers:\n");
+    for (name, text) in transformers {
+        k.push_str(&format!("- {name}\n"));
+        write(dir, name, text);
+    }
+    write(dir, "kustomization.yaml", &k);
+    write(dir, "cm.yaml", CONFIG_MAP);
+}
+
+/// `krusty ARGS` in `dir`, with the test CA trusted and a cache of the
+/// test's own (`dir/../cache`).
+fn krusty(dir: &Path, args: &[&str]) -> Output {
+    let world = world();
+    let ca = world.dir.join("tls/ca.crt");
+    Command::new(KRUSTY)
+        .args(args)
+        .current_dir(dir)
+        .env("SSL_CERT_FILE", &ca)
+        .env("GIT_SSL_CAINFO", &ca)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("KRUSTY_CACHE_DIR", dir.parent().unwrap().join("cache"))
+        .env(
+            "CONTAINERS_CONF",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf"),
+        )
+        .output()
+        .expect("krusty runs")
+}
+
+/// `krusty build .` in `dir` with `args`; its stdout, failing the test
+/// when it fails.
+fn build_ok(dir: &Path, args: &[&str]) -> String {
+    let mut all = vec!["build"];
+    all.extend_from_slice(args);
+    all.push(".");
+    let out = krusty(dir, &all);
+    let (stdout, stderr) = output_text(&out);
+    assert!(
+        out.status.success(),
+        "krusty build failed in {}:\n{stderr}",
+        dir.display()
+    );
+    stdout
+}
+
+/// `krusty build .` in `dir` with `args`; its stderr, failing the test
+/// when it succeeds.
+fn build_err(dir: &Path, args: &[&str]) -> String {
+    let mut all = vec!["build"];
+    all.extend_from_slice(args);
+    all.push(".");
+    let out = krusty(dir, &all);
+    let (stdout, stderr) = output_text(&out);
+    assert!(
+        !out.status.success(),
+        "krusty build succeeded in {}:\n{stdout}",
+        dir.display()
+    );
+    stderr
+}
+
+fn assert_has(text: &str, want: &str) {
+    assert!(text.contains(want), "want {want:?} in:\n{text}");
+}
+
+/// A test's folder: `case/` for its kustomization, beside its cache.
+fn case(name: &str) -> PathBuf {
+    let dir = scratch("catalogs", name).join("case");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A bare repository `srv/NAME.git` whose tag `v1` holds `files`.
+fn git_repository(name: &str, files: &[(&str, String)]) {
+    let world = world();
+    let work = world.dir.join("work").join(name);
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let git = |args: &[&str]| {
+        run(Command::new("git")
+            .current_dir(&work)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "krusty")
+            .env("GIT_AUTHOR_EMAIL", "krusty@example.invalid")
+            .env("GIT_COMMITTER_NAME", "krusty")
+            .env("GIT_COMMITTER_EMAIL", "krusty@example.invalid")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1"))
+    };
+    git(&["init", "-q", "-b", "main"]);
+    for (file, text) in files {
+        write(&work, file, text);
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "catalog"]);
+    git(&["tag", "v1"]);
+    let bare = world.dir.join("srv").join(format!("{name}.git"));
+    let _ = std::fs::remove_dir_all(&bare);
+    run(Command::new("git")
+        .args(["clone", "-q", "--bare"])
+        .arg(&work)
+        .arg(&bare));
+}
+
+#[test]
+fn every_source_kind_gives_the_function() {
+    let world = world();
+    let dir = case("sources");
+    let (script, hash) = counting_function(&dir, "set-labels.sh", "web");
+    let uri = format!("file://{}", script.display());
+    let text = catalog(
+        "example-co",
+        &[exec_function(
+            "example.com",
+            "v1",
+            "SetLabels",
+            &uri,
+            &hash,
+            false,
+        )],
+    );
+    write(&dir, "catalog.yaml", &text);
+    write(&world.dir.join("www"), "sources/catalog.yaml", &text);
+    git_repository("sources-catalogs", &[("team/catalog.yaml", text.clone())]);
+    let https = format!("{}/sources/catalog.yaml", world.files);
+    let git = format!(
+        "{}/sources-catalogs.git//team/catalog.yaml?ref=v1",
+        world.git
+    );
+    let git_folder = format!("{}/sources-catalogs.git//team?ref=v1", world.git);
+    for reference in [
+        "catalog.yaml",
+        https.as_str(),
+        git.as_str(),
+        git_folder.as_str(),
+    ] {
+        kustomization(
+            &dir,
+            &[reference],
+            &[("fn.yaml", config("example.com/v1", "SetLabels", "labels"))],
+        );
+        let out = build_ok(&dir, &["--trusted-catalog", reference]);
+        assert_has(&out, "team: web");
+    }
+    assert_eq!(runs(&dir), 4);
+}
+
+#[test]
+fn the_first_catalog_defining_a_kind_wins_and_within_one_the_first_function() {
+    let dir = case("order");
+    let (labels, labels_hash) = counting_function(&dir, "labels.sh", "web");
+    let (annotations, annotations_hash) = counting_function(&dir, "annotations.sh", "api");
+    let entry = |path: &Path, hash: &str| {
+        exec_function(
+            "example.com",
+            "v1",
+            "Tag",
+            &format!("file://{}", path.display()),
+            hash,
+            false,
+        )
+    };
+    write(
+        &dir,
+        "labels.yaml",
+        &catalog(
+            "labels",
+            &[
+                entry(&labels, &labels_hash),
+                entry(&annotations, &annotations_hash),
+            ],
+        ),
+    );
+    write(
+        &dir,
+        "annotations.yaml",
+        &catalog("annotations", &[entry(&annotations, &annotations_hash)]),
+    );
+    let fns = [("fn.yaml", config("example.com/v1", "Tag", "tag"))];
+    let trust = [
+        "--trusted-catalog",
+        "labels",
+        "--trusted-catalog",
+        "annotations",
+    ];
+    kustomization(&dir, &["labels.yaml", "annotations.yaml"], &fns);
+    let out = build_ok(&dir, &trust);
+    assert_has(&out, "team: web");
+    assert!(!out.contains("team: api"), "{out}");
+    kustomization(&dir, &["annotations.yaml", "labels.yaml"], &fns);
+    let out = build_ok(&dir, &trust);
+    assert_has(&out, "team: api");
+    assert!(!out.contains("team: web"), "{out}");
+}
+
+#[test]
+fn a_base_and_an_overlay_resolve_one_kind_each_with_its_own_catalogs() {
+    let root = case("layers");
+    let (labels, labels_hash) = counting_function(&root, "labels.sh", "web");
+    let (annotations, annotations_hash) = counting_function(&root, "annotations.sh", "api");
+    let base = root.join("base");
+    let overlay = root.join("overlay");
+    let entry = |path: &Path, hash: &str, version: &str| {
+        exec_function(
+            "example.com",
+            version,
+            "Tag",
+            &format!("file://{}", path.display()),
+            hash,
+            false,
+        )
+    };
+    write(
+        &base,
+        "catalog.yaml",
+        &catalog("base-fns", &[entry(&labels, &labels_hash, "v1")]),
+    );
+    write(
+        &overlay,
+        "catalog.yaml",
+        &catalog(
+            "overlay-fns",
+            &[entry(&annotations, &annotations_hash, "v1")],
+        ),
+    );
+    kustomization(
+        &base,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "Tag", "base"))],
+    );
+    write(
+        &overlay,
+        "kustomization.yaml",
+        "resources:\n- ../base\ncatalogs:\n- catalog.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    write(
+        &overlay,
+        "fn.yaml",
+        &config("example.com/v1", "Tag", "overlay"),
+    );
+    let out = build_ok(
+        &overlay,
+        &[
+            "--trusted-catalog",
+            "base-fns",
+            "--trusted-catalog",
+            "overlay-fns",
+        ],
+    );
+    assert_has(&out, "team: api");
+    let log = std::fs::read_to_string(root.join("runs.log")).unwrap();
+    assert_eq!(
+        log, "labels.sh\nannotations.sh\n",
+        "the base's kind from its catalog, the overlay's from its own"
+    );
+    // The base's catalog is not the overlay's: a config of the overlay
+    // that only the base's catalog defines is an error.
+    write(
+        &overlay,
+        "kustomization.yaml",
+        "resources:\n- ../base\ntransformers:\n- fn.yaml\n",
+    );
+    let err = build_err(&overlay, &["--trusted-catalog", "base-fns"]);
+    assert_has(
+        &err,
+        "is not a builtin and declares no KRM function runtime",
+    );
+}
+
+#[test]
+fn a_composition_consolidates_the_catalogs_of_its_imports() {
+    let root = case("composition");
+    let (labels, labels_hash) = counting_function(&root, "labels.sh", "web");
+    let (annotations, annotations_hash) = counting_function(&root, "annotations.sh", "api");
+    let entry = |path: &Path, hash: &str, kind: &str| {
+        exec_function(
+            "example.com",
+            "v1",
+            kind,
+            &format!("file://{}", path.display()),
+            hash,
+            false,
+        )
+    };
+    // The import's catalog defines Labels and Owner (as set-labels); the
+    // composition's own defines Owner (as set-annotations): its own wins.
+    let shared = root.join("shared");
+    write(
+        &shared,
+        "catalog.yaml",
+        &catalog(
+            "shared-fns",
+            &[
+                entry(&labels, &labels_hash, "Labels"),
+                entry(&labels, &labels_hash, "Owner"),
+            ],
+        ),
+    );
+    write(
+        &shared,
+        "composition.yaml",
+        &format!(
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\ncatalogs:\n- catalog.yaml\ntransformers:\n- {}",
+            config("example.com/v1", "Labels", "labels").replace('\n', "\n  ")
+        ),
+    );
+    let app = root.join("app");
+    write(
+        &app,
+        "catalog.yaml",
+        &catalog(
+            "app-fns",
+            &[entry(&annotations, &annotations_hash, "Owner")],
+        ),
+    );
+    write(&app, "cm.yaml", CONFIG_MAP);
+    write(
+        &app,
+        "composition.yaml",
+        &format!(
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\ncatalogs:\n- catalog.yaml\ntransformersFrom:\n- path: ../shared\ntransformers:\n- apiVersion: builtin\n  kind: ResourceGenerator\n  files: [cm.yaml]\n- {}",
+            config("example.com/v1", "Owner", "owner").replace('\n', "\n  ")
+        ),
+    );
+    let out = build_ok(
+        &app,
+        &[
+            "--load-restrictor",
+            "LoadRestrictionsNone",
+            "--trusted-catalog",
+            "shared-fns",
+            "--trusted-catalog",
+            "app-fns",
+        ],
+    );
+    assert_has(&out, "team: api");
+    let log = std::fs::read_to_string(root.join("runs.log")).unwrap();
+    assert_eq!(
+        log, "labels.sh\nannotations.sh\n",
+        "Labels from the import's catalog, Owner from the composition's own"
+    );
+}
+
+#[test]
+fn trust_by_reference_or_by_name_and_an_untrusted_catalog_is_an_error() {
+    let dir = case("trust");
+    let (script, hash) = counting_function(&dir, "fn.sh", "web");
+    let entry = exec_function(
+        "example.com",
+        "v1",
+        "SetLabels",
+        &format!("file://{}", script.display()),
+        &hash,
+        false,
+    );
+    write(&dir, "catalog.yaml", &catalog("example-co", &[entry]));
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
+    );
+    let err = build_err(&dir, &[]);
+    assert_has(&err, "example.com/v1 SetLabels is defined by catalog 'catalog.yaml', which is not trusted: run with --trusted-catalog catalog.yaml (or --trusted-catalog example-co, its metadata.name)");
+    // The enable flags are no trust in a catalog.
+    let err = build_err(
+        &dir,
+        &[
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            "--trusted-catalog",
+            "other",
+        ],
+    );
+    assert_has(&err, "which is not trusted");
+    assert_eq!(runs(&dir), 0);
+    for trust in ["catalog.yaml", "example-co"] {
+        assert_has(&build_ok(&dir, &["--trusted-catalog", trust]), "team: web");
+    }
+    assert_eq!(
+        runs(&dir),
+        2,
+        "trusted functions run without --enable-alpha-plugins"
+    );
+}
+
+#[test]
+fn a_hash_mismatch_or_a_missing_hash_runs_nothing() {
+    let dir = case("mismatch");
+    let (script, hash) = counting_function(&dir, "fn.sh", "web");
+    let uri = format!("file://{}", script.display());
+    let wrong = hash.chars().rev().collect::<String>();
+    write(
+        &dir,
+        "catalog.yaml",
+        &catalog(
+            "c",
+            &[exec_function(
+                "example.com",
+                "v1",
+                "SetLabels",
+                &uri,
+                &wrong,
+                false,
+            )],
+        ),
+    );
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
+    );
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(&err, "sha256");
+    let no_hash = exec_function("example.com", "v1", "SetLabels", &uri, &hash, false)
+        .replace(&format!("            sha256: {hash}\n"), "");
+    write(&dir, "catalog.yaml", &catalog("c", &[no_hash]));
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(
+        &err,
+        "gives no sha256: an executable runs only when its hash is known",
+    );
+    assert_eq!(runs(&dir), 0);
+}
+
+#[test]
+fn a_catalog_is_fetched_only_when_a_lookup_needs_it() {
+    let dir = case("lazy");
+    let (script, hash) = counting_function(&dir, "fn.sh", "web");
+    let entry = exec_function(
+        "example.com",
+        "v1",
+        "SetLabels",
+        &format!("file://{}", script.display()),
+        &hash,
+        false,
+    );
+    write(&dir, "catalog.yaml", &catalog("c", &[entry]));
+    let unreachable = "https://127.0.0.1:9/nothing/catalog.yaml";
+    // Found in the first catalog: the second is never fetched.
+    kustomization(
+        &dir,
+        &["catalog.yaml", unreachable],
+        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
+    );
+    assert_has(&build_ok(&dir, &["--trusted-catalog", "c"]), "team: web");
+    // No function at all: nothing is fetched.
+    write(
+        &dir,
+        "kustomization.yaml",
+        &format!("resources:\n- cm.yaml\ncatalogs:\n- {unreachable}\n- missing.yaml\n"),
+    );
+    build_ok(&dir, &[]);
+    // Needed: the unreachable catalog is an error naming it and where.
+    kustomization(
+        &dir,
+        &["catalog.yaml", unreachable],
+        &[("fn.yaml", config("example.com/v2", "SetLabels", "l"))],
+    );
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(&err, &format!("catalog '{unreachable}'"));
+    assert_has(&err, "kustomization.yaml, line 5, column 3");
+    // No catalog defines it: the catalogs searched are listed.
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v2", "SetLabels", "l"))],
+    );
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(&err, "no catalog defines apiVersion example.com/v2 kind SetLabels; catalogs searched: 'catalog.yaml'");
+}
+
+#[test]
+fn a_function_requiring_network_or_storage_needs_the_flags() {
+    let dir = case("network");
+    let functions = [
+        container_function(
+            "example.com",
+            "v1",
+            "Net",
+            "localhost/krusty-catalog-net:v1",
+            "          requireNetwork: true\n",
+        ),
+        container_function(
+            "example.com",
+            "v1",
+            "Disk",
+            "localhost/krusty-catalog-disk:v1",
+            "          requireStorageMount: true\n",
+        ),
+    ];
+    write(&dir, "catalog.yaml", &catalog("c", &functions));
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "Net", "n"))],
+    );
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(
+        &err,
+        "the function asks for network access: run with --network to allow it",
+    );
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "Disk", "d"))],
+    );
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(
+        &err,
+        "the function requires a storage mount: run with --mount",
+    );
+}
+
+#[test]
+fn a_catalog_that_does_not_read_is_an_error_naming_file_line_and_field() {
+    let dir = case("schema");
+    write(
+        &dir,
+        "catalog.yaml",
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {kind: K}\n    versions:\n    - name: v1\n      runtime: {container: {image: i, requireNetwork: yes please}}\n",
+    );
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "K", "k"))],
+    );
+    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    assert_has(
+        &err,
+        &format!(
+            "{}:9:55: field 'spec.krmFunctions[0].versions[0].runtime.container.requireNetwork': must be true or false",
+            std::fs::canonicalize(&dir).unwrap().join("catalog.yaml").display()
+        ),
+    );
+}
+
+#[test]
+fn view_catalog_prints_functions_versions_runtimes_and_hashes() {
+    let world = world();
+    let dir = case("view");
+    let hash = "a".repeat(64);
+    let text = catalog(
+        "example-co",
+        &[
+            exec_function(
+                "example.com",
+                "v1",
+                "SetLabels",
+                "https://example.com/fn.tar.gz",
+                &hash,
+                true,
+            ),
+            container_function(
+                "example.com",
+                "v2",
+                "Net",
+                "example/net:v1",
+                &format!("          sha256: {hash}\n          requireNetwork: true\n"),
+            ),
+        ],
+    );
+    write(&world.dir.join("www"), "view/catalog.yaml", &text);
+    let url = format!("{}/view/catalog.yaml", world.files);
+    let out = krusty(&dir, &["view", "catalog", &url]);
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let arch = if cfg!(target_arch = "aarch64") {
+        "arm64"
+    } else {
+        "amd64"
+    };
+    let want = format!(
+        "catalog: {url}\nread from: {url}\nkind: Catalog\nname: example-co\ntrust it with: --trusted-catalog {url}\n           or: --trusted-catalog example-co\nfunctions: 2\n\n- example.com SetLabels\n  publisher: example.com\n  version v1 (apiVersion example.com/v1):\n    idempotent: true\n    exec linux/{arch}: fn from https://example.com/fn.tar.gz sha256:{hash}\n\n- example.com Net\n  publisher: (none)\n  version v2 (apiVersion example.com/v2):\n    idempotent: false\n    container: example/net:v1 sha256:{hash}\n      requires network (--network)\n"
+    );
+    assert_eq!(stdout, want);
+}
