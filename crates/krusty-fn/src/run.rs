@@ -449,6 +449,45 @@ mod tests {
     }
 
     #[test]
+    fn server_flags_win_over_the_environment() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let env = |name: &str| match name {
+            "KRM_FUNCTION_HTTP_ADDRESS" => Some("unix:///env.sock".to_string()),
+            _ => None,
+        };
+        let none = |_: &str| None;
+        let both = ServerAddresses {
+            http: Some("127.0.0.1:1".into()),
+            grpc: Some("unix:///g.sock".into()),
+        };
+        assert_eq!(
+            server_addresses(
+                &args(&["--http-addr", "127.0.0.1:1", "--grpc-addr=unix:///g.sock"]),
+                env
+            ),
+            Ok(Some(both))
+        );
+        let grpc_and_env = ServerAddresses {
+            http: Some("unix:///env.sock".into()),
+            grpc: Some(":2".into()),
+        };
+        assert_eq!(
+            server_addresses(&args(&["--grpc-addr", ":2"]), env),
+            Ok(Some(grpc_and_env))
+        );
+        let from_env = ServerAddresses {
+            http: Some("unix:///env.sock".into()),
+            grpc: None,
+        };
+        assert_eq!(server_addresses(&[], env), Ok(Some(from_env)));
+        assert_eq!(server_addresses(&[], none), Ok(None));
+        // Files given: standalone, whatever the environment says.
+        assert_eq!(server_addresses(&args(&["config.yaml"]), env), Ok(None));
+        assert!(server_addresses(&args(&["--http-addr"]), none).is_err());
+        assert!(server_addresses(&args(&["--http-addr", ":1", "config.yaml"]), none).is_err());
+    }
+
+    #[test]
     fn standalone_reads_files_and_prints_a_stream() {
         let dir = std::env::temp_dir().join(format!("krusty-fn-standalone-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
