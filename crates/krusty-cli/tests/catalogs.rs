@@ -726,3 +726,157 @@ fn view_catalog_prints_functions_versions_runtimes_and_hashes() {
     );
     assert_eq!(stdout, want);
 }
+
+/// Podman is installed and answers.
+fn podman_works() -> bool {
+    Command::new("podman")
+        .arg("info")
+        .env("CONTAINERS_CONF", containers_conf())
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn containers_conf() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf")
+}
+
+/// The image `name` of the example function krm-set-labels (the program
+/// and the libraries it needs, nothing else), imported into podman; its
+/// digest (`sha256:` and hex).
+fn labels_image(dir: &Path, name: &str) -> String {
+    let rootfs = dir.join("rootfs");
+    let _ = std::fs::remove_dir_all(&rootfs);
+    let binary = example("krm-set-labels");
+    let copy = |from: &Path, to: &str| {
+        let dest = rootfs.join(to.trim_start_matches('/'));
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(from, dest).unwrap();
+    };
+    copy(&binary, "/fn");
+    let ldd = run(Command::new("ldd").arg(&binary));
+    for lib in ldd.split_whitespace().filter(|w| w.starts_with('/')) {
+        copy(Path::new(lib), lib);
+    }
+    write(
+        &rootfs,
+        "etc/passwd",
+        "nobody:x:65534:65534::/:/sbin/nologin\n",
+    );
+    let tar = dir.join("rootfs.tar");
+    run(Command::new("tar")
+        .arg("-C")
+        .arg(&rootfs)
+        .arg("-cf")
+        .arg(&tar)
+        .arg("."));
+    let podman = |args: &[&str]| {
+        run(Command::new("podman")
+            .env("CONTAINERS_CONF", containers_conf())
+            .args(args))
+    };
+    podman(&[
+        "import",
+        "-q",
+        "--change",
+        "ENTRYPOINT [\"/fn\"]",
+        tar.to_str().unwrap(),
+        name,
+    ]);
+    let digest = podman(&["image", "inspect", "--format", "{{.Digest}}", name]);
+    digest.trim().to_string()
+}
+
+#[test]
+fn the_keps_user_stories_run() {
+    if !podman_works() {
+        eprintln!("SKIPPED: podman cannot run containers here: no container catalog functions");
+        return;
+    }
+    let root = case("stories");
+    let digest = labels_image(&root, "localhost/krusty-catalog-java:v1.0.0");
+    let hex = digest.trim_start_matches("sha256:");
+    let (secrets, secrets_hash) = counting_function(&root, "secrets.sh", "secrets");
+    // Story 1: a platform developer publishes a catalog (here over HTTPS):
+    // JavaApplication as a container (by digest), SecretSidecar as an
+    // exec program.
+    let published = catalog(
+        "example-co-functions",
+        &[
+            container_function(
+                "example.com",
+                "v1",
+                "JavaApplication",
+                "localhost/krusty-catalog-java:v1.0.0",
+                &format!("          sha256: {hex}\n"),
+            ),
+            exec_function(
+                "example.com",
+                "v1",
+                "SecretSidecar",
+                &format!("file://{}", secrets.display()),
+                &secrets_hash,
+                false,
+            ),
+        ],
+    );
+    let world = world();
+    write(&world.dir.join("www"), "stories/catalog.yaml", &published);
+    let url = format!("{}/stories/catalog.yaml", world.files);
+    // Story 2: an application developer copies it beside the
+    // Kustomization and names the kinds only.
+    let app = root.join("app");
+    write(&app, "catalog.yaml", &published);
+    let java = config("example.com/v1", "JavaApplication", "java")
+        .replace("team: web", "team: web\n  app: my-app");
+    kustomization(
+        &app,
+        &["catalog.yaml"],
+        &[
+            ("java.yaml", java.clone()),
+            (
+                "secrets.yaml",
+                config("example.com/v1", "SecretSidecar", "secrets"),
+            ),
+        ],
+    );
+    let out = build_ok(&app, &["--trusted-catalog", "example-co-functions"]);
+    assert_has(&out, "app: my-app");
+    assert_has(&out, "team: secrets");
+    // Story 3: a Composition names the published catalog by URL and pins
+    // SecretSidecar to a runtime of its own, which runs under the usual
+    // flags.
+    let composition = root.join("composition");
+    write(&composition, "cm.yaml", CONFIG_MAP);
+    let (pinned, _) = counting_function(&composition, "secrets-v0.9.sh", "pinned");
+    let pinned_config = format!(
+        "{}runtime:\n  exec:\n    path: {}\n",
+        config("example.com/v1", "SecretSidecar", "my-secrets"),
+        pinned.display()
+    );
+    write(
+        &composition,
+        "composition.yaml",
+        &format!(
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\ncatalogs:\n- {url}\ntransformers:\n- apiVersion: builtin\n  kind: ResourceGenerator\n  files: [cm.yaml]\n- {}- {}",
+            java.replace('\n', "\n  ").trim_end_matches(' '),
+            pinned_config.replace('\n', "\n  ").trim_end_matches(' ')
+        ),
+    );
+    let err = build_err(&composition, &["--trusted-catalog", &url]);
+    assert_has(&err, "run with --enable-alpha-plugins");
+    let out = build_ok(
+        &composition,
+        &[
+            "--trusted-catalog",
+            &url,
+            "--enable-alpha-plugins",
+            "--enable-exec",
+        ],
+    );
+    assert_has(&out, "app: my-app");
+    assert_has(&out, "team: pinned");
+    // A digest that is not the image's runs nothing.
+    let wrong = published.replace(hex, &"0".repeat(64));
+    write(&app, "catalog.yaml", &wrong);
+    build_err(&app, &["--trusted-catalog", "example-co-functions"]);
+}
