@@ -880,3 +880,130 @@ fn the_keps_user_stories_run() {
     write(&app, "catalog.yaml", &wrong);
     build_err(&app, &["--trusted-catalog", "example-co-functions"]);
 }
+
+#[test]
+fn catalogs_definitions_and_exec_programs_come_from_an_oci_registry() {
+    let root = case("oci");
+    let Some(registry) = support::oci::OciRegistry::start(&root.join("registry")) else {
+        return;
+    };
+    let dir = root.join("app");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The exec program is an artifact of its own; the catalog names it by
+    // tag, with its sha256.
+    let (script, hash) = counting_function(&dir, "fn.sh", "oci");
+    let program = std::fs::read(&script).unwrap();
+    let exec = registry.push_artifact(
+        "krm/set-labels",
+        "v1",
+        "application/vnd.cncf.kubernetes.krm-func-runtime-exec.v1",
+        &[(krusty_fetch::EXEC_MEDIA_TYPE, &program)],
+        &[],
+    );
+    std::fs::remove_file(&script).unwrap();
+    let entry = exec_function(
+        "example.com",
+        "v1",
+        "SetLabels",
+        &exec.reference,
+        &hash,
+        false,
+    );
+    let text = catalog("oci-fns", &[entry.clone()]);
+    let pushed = registry.push_artifact(
+        "krm/catalog",
+        "v1",
+        "application/vnd.cncf.kubernetes.krm-func-catalog.v1",
+        &[(krusty_fetch::CATALOG_MEDIA_TYPE, text.as_bytes())],
+        &[],
+    );
+    // A definition: one function, its spec at the top.
+    let spec = entry
+        .trim_start_matches("  - ")
+        .replace("\n    ", "\n  ")
+        .replace("group:", "  group:");
+    let definition = format!(
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nspec:\n{spec}"
+    );
+    let def = registry.push_artifact(
+        "krm/set-labels-definition",
+        "v1",
+        "application/vnd.cncf.kubernetes.krm-func-definition.v1",
+        &[(krusty_fetch::DEFINITION_MEDIA_TYPE, definition.as_bytes())],
+        &[],
+    );
+    let fns = [("fn.yaml", config("example.com/v1", "SetLabels", "l"))];
+    for reference in [&pushed.reference, &pushed.by_digest, &def.reference] {
+        kustomization(&dir, &[reference], &fns);
+        assert_has(
+            &build_ok(&dir, &["--trusted-catalog", reference]),
+            "team: oci",
+        );
+    }
+    assert_eq!(runs(&dir), 3);
+    // `view catalog` reads it from the registry too.
+    let out = krusty(&dir, &["view", "catalog", &pushed.reference]);
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_has(&stdout, &format!("from {} sha256:{hash}", exec.reference));
+    // A program whose hash is not the catalog's runs nothing.
+    let wrong = catalog("oci-fns", &[entry.replace(&hash, &"1".repeat(64))]);
+    let bad = registry.push_artifact(
+        "krm/catalog",
+        "bad",
+        "application/vnd.cncf.kubernetes.krm-func-catalog.v1",
+        &[(krusty_fetch::CATALOG_MEDIA_TYPE, wrong.as_bytes())],
+        &[],
+    );
+    kustomization(&dir, &[&bad.reference], &fns);
+    assert_has(
+        &build_err(&dir, &["--trusted-catalog", "oci-fns"]),
+        "sha256",
+    );
+    assert_eq!(runs(&dir), 3);
+}
+
+#[test]
+fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes() {
+    let dir = case("idempotent");
+    let catalog_with = |team: &str| {
+        let (script, hash) = counting_function(&dir, &format!("{team}.sh"), team);
+        let uri = format!("file://{}", script.display());
+        let text = catalog(
+            "c",
+            &[exec_function(
+                "example.com",
+                "v1",
+                "SetLabels",
+                &uri,
+                &hash,
+                true,
+            )],
+        );
+        write(&dir, "catalog.yaml", &text);
+    };
+    catalog_with("one");
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
+    );
+    let trust = ["--trusted-catalog", "c"];
+    let first = build_ok(&dir, &trust);
+    assert_has(&first, "team: one");
+    assert_eq!(runs(&dir), 1);
+    assert_eq!(build_ok(&dir, &trust), first, "a hit replays the output");
+    assert_eq!(
+        runs(&dir),
+        1,
+        "the same runtime, config and input: not run again"
+    );
+    write(&dir, "cm.yaml", &CONFIG_MAP.replace("k: v", "k: changed"));
+    assert_has(&build_ok(&dir, &trust), "k: changed");
+    assert_eq!(runs(&dir), 2, "another input: run");
+    catalog_with("two");
+    assert_has(&build_ok(&dir, &trust), "team: two");
+    assert_eq!(runs(&dir), 3, "another digest: run");
+    build_ok(&dir, &["--trusted-catalog", "c", "--no-function-cache"]);
+    assert_eq!(runs(&dir), 4, "--no-function-cache: run");
+}
