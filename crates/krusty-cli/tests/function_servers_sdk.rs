@@ -1,0 +1,443 @@
+//! KRM function spec v2 with the SDK's example functions
+//! (`crates/krusty-fn-examples`): as exec servers over HTTP and gRPC
+//! (unix sockets), and as podman images whose
+//! `config.kubernetes.io/function-definition` label says they conform to
+//! spec v2. Every run gives the output of the same kustomization run as
+//! spec v1, byte for byte; a chain of calls starts one server (counted:
+//! a wrapper's log for exec servers, podman's events for containers);
+//! `kubectl kustomize` runs the labelled images as spec v1 with the same
+//! output; and `podman ps -a` is empty after every test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+mod support;
+use support::write;
+
+fn scratch(name: &str) -> PathBuf {
+    support::scratch("function-servers-sdk", name)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn skip(what: &str) {
+    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
+}
+
+fn available(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Examples and the fixture case each runs, with the field that lists it.
+const EXAMPLES: [(&str, &str, &str); 5] = [
+    (
+        "krm-configmap-generator",
+        "configmap-generator/plain",
+        "generators",
+    ),
+    ("krm-set-labels", "set-labels/with-selector", "transformers"),
+    ("krm-inject-sidecar", "inject-sidecar/basic", "transformers"),
+    (
+        "krm-set-annotations",
+        "set-annotations/basic",
+        "transformers",
+    ),
+    ("krm-image-policy", "image-policy/clean", "validators"),
+];
+
+fn fixture(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../krusty-fn-examples/tests/fixtures")
+        .join(case)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// An example function's executable, built beside krusty.
+fn example(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_BIN_EXE_krusty"))
+        .parent()
+        .expect("bin dir")
+        .join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build -p krusty-fn-examples` first",
+        path.display()
+    );
+    path
+}
+
+/// The fixture's config named `name`, with `runtime` (YAML for the
+/// function annotation) and, given, the spec v2 opt-in annotation.
+fn config(case: &str, name: &str, runtime: &str, server: Option<&str>) -> String {
+    let config = read(&fixture(case).join("fn-config.yaml"));
+    let runtime: String = runtime.lines().map(|l| format!("      {l}\n")).collect();
+    let opt_in = server.map_or(String::new(), |p| {
+        format!("    krusty.dev/function-server: {p}\n")
+    });
+    let annotation =
+        format!("  annotations:\n{opt_in}    config.kubernetes.io/function: |\n{runtime}");
+    let (head, rest) = config.split_once("metadata:\n").expect("metadata");
+    let (_name_line, tail) = rest.split_once('\n').expect("name line");
+    format!("{head}metadata:\n  name: {name}\n{annotation}{tail}")
+}
+
+/// A kustomization in `dir` over the fixture's input with `calls` calls
+/// of the function in `field`.
+fn kustomization(
+    dir: &Path,
+    case: &str,
+    field: &str,
+    runtime: &str,
+    server: Option<&str>,
+    calls: usize,
+) {
+    write(
+        dir,
+        "resources.yaml",
+        &read(&fixture(case).join("input.yaml")),
+    );
+    let mut k = format!("resources:\n- resources.yaml\n{field}:\n");
+    for i in 0..calls {
+        write(
+            dir,
+            &format!("fn-{i}.yaml"),
+            &config(case, &format!("fn-{i}"), runtime, server),
+        );
+        k.push_str(&format!("- fn-{i}.yaml\n"));
+    }
+    write(dir, "kustomization.yaml", &k);
+}
+
+/// A command with the podman settings this project's machines need.
+fn with_podman_conf(mut cmd: Command) -> Command {
+    if std::env::var_os("CONTAINERS_CONF").is_none() {
+        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf");
+        cmd.env("CONTAINERS_CONF", conf);
+    }
+    cmd
+}
+
+fn krusty(dir: &Path, args: &[&str]) -> Output {
+    with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args(["build", "--enable-alpha-plugins", "--enable-exec"])
+        .args(args)
+        .arg(".")
+        .current_dir(dir)
+        .output()
+        .expect("krusty runs")
+}
+
+fn built(dir: &Path, args: &[&str], what: &str) -> String {
+    let out = krusty(dir, args);
+    assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// A wrapper around `bin` that logs each start to `dir/starts.log`.
+fn counting_wrapper(dir: &Path, bin: &str) -> PathBuf {
+    let path = dir.join(format!("bin/{bin}"));
+    write(
+        dir,
+        &format!("bin/{bin}"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            dir.join("starts.log").display(),
+            example(bin).display()
+        ),
+    );
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    path
+}
+
+/// The server starts the wrapper logged (calls with an address flag).
+fn server_starts(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("starts.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("-addr unix://"))
+        .count()
+}
+
+#[test]
+fn examples_as_exec_servers_over_http_and_grpc_give_the_v1_output() {
+    for (bin, case, field) in EXAMPLES {
+        let dir = scratch(&format!("exec-{bin}"));
+        let wrapper = counting_wrapper(&dir, bin);
+        let runtime = format!("exec:\n  path: {}\n", wrapper.display());
+        // Generators run once (a second would make the same names).
+        let calls = if field == "generators" { 1 } else { 3 };
+        kustomization(&dir, case, field, &runtime, None, calls);
+        let v1 = built(&dir, &[], bin);
+        assert_eq!(server_starts(&dir), 0);
+        for (protocol, started) in [("http", 1), ("grpc", 2)] {
+            kustomization(&dir, case, field, &runtime, Some(protocol), calls);
+            let v2 = built(&dir, &[], &format!("{bin} over {protocol}"));
+            assert_eq!(v2, v1, "{bin} over {protocol}: not the v1 output");
+            assert_eq!(
+                server_starts(&dir),
+                started,
+                "{bin} over {protocol}: one server"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failing_call_on_a_server_fails_the_build_with_its_results() {
+    let dir = scratch("exec-violations");
+    let case = "image-policy/violations";
+    let runtime = format!("exec:\n  path: {}\n", example("krm-image-policy").display());
+    kustomization(&dir, case, "validators", &runtime, None, 1);
+    let v1 = krusty(&dir, &[]);
+    assert!(!v1.status.success());
+    for protocol in ["http", "grpc"] {
+        kustomization(&dir, case, "validators", &runtime, Some(protocol), 1);
+        let v2 = krusty(&dir, &[]);
+        assert!(!v2.status.success(), "{protocol}");
+        let stderr = text(&v2.stderr);
+        assert!(
+            stderr.contains("uses the latest tag"),
+            "{protocol}: {stderr}"
+        );
+    }
+}
+
+/// podman, or a loud skip.
+fn podman_ready() -> bool {
+    let ready = with_podman_conf(Command::new("podman"))
+        .arg("info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ready {
+        skip("podman cannot run containers here: container servers are not tested");
+    }
+    ready
+}
+
+fn podman(args: &[&str]) -> String {
+    let out = with_podman_conf(Command::new("podman"))
+        .args(args)
+        .output()
+        .expect("podman runs");
+    assert!(
+        out.status.success(),
+        "podman {args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Packages `bin` as `image` with the SDK's script, then each `labelled`
+/// image (tag, definition, extra Containerfile lines) from it with the
+/// definition label.
+fn package(dir: &Path, bin: &str, image: &str, labelled: &[(&str, &str, &str)]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-fn/scripts/package.sh");
+    let out = with_podman_conf(Command::new(script))
+        .arg("--prebuilt")
+        .arg(example(bin))
+        .args(["--cli", "podman", bin, image])
+        .output()
+        .expect("package.sh runs");
+    assert!(out.status.success(), "package.sh: {}", text(&out.stderr));
+    for (tag, definition, entrypoint) in labelled {
+        let context = dir.join(format!("image-{}", tag.replace([':', '/'], "_")));
+        let escaped = definition.replace('"', "\\\"");
+        write(
+            &context,
+            "Containerfile",
+            &format!(
+                "FROM {image}\nLABEL config.kubernetes.io/function-definition=\"{escaped}\"\n{entrypoint}"
+            ),
+        );
+        podman(&["build", "-q", "-t", tag, &context.to_string_lossy()]);
+    }
+}
+
+/// The definition of a function conforming to `specs`, served over
+/// `protocols` (krusty's `serverProtocols`; none: HTTP).
+fn definition(specs: &str, protocols: &str) -> String {
+    format!(
+        "{{\"apiVersion\":\"config.kubernetes.io/v1alpha1\",\"kind\":\"KRMFunctionDefinition\",\"spec\":{{\"group\":\"fn.krusty.dev\",\"names\":{{\"kind\":\"AnnotationSetter\"}},\"versions\":[{{\"name\":\"v1\",\"conformWithSpecVersions\":[{specs}]{protocols}}}]}}}}"
+    )
+}
+
+/// How many containers of `image` podman started since `since` (Unix
+/// time, seconds and nanoseconds).
+fn container_starts(image: &str, since: &str) -> usize {
+    let until = now()
+        .split('.')
+        .next()
+        .unwrap_or("0")
+        .parse::<u64>()
+        .unwrap_or(0)
+        + 1;
+    podman(&[
+        "events",
+        "--stream=false",
+        "--since",
+        since,
+        "--until",
+        &until.to_string(),
+        "--filter",
+        "event=start",
+    ])
+    .lines()
+    .filter(|l| l.contains("container start") && l.contains(&format!("(image={image},")))
+    .count()
+}
+
+/// The time, as `seconds.nanoseconds` since the Unix epoch.
+fn now() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock");
+    format!("{}.{:09}", t.as_secs(), t.subsec_nanos())
+}
+
+fn assert_no_containers() {
+    assert_eq!(
+        podman(&["ps", "-a", "--format", "{{.Names}}"]).trim(),
+        "",
+        "containers left"
+    );
+}
+
+/// `kubectl kustomize --enable-alpha-plugins .` in `dir`, docker being
+/// podman.
+fn kubectl_kustomize(dir: &Path, shim: &Path) -> Output {
+    let path = format!(
+        "{}:{}",
+        shim.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    with_podman_conf(Command::new("kubectl"))
+        .args(["kustomize", "--enable-alpha-plugins", "."])
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .expect("kubectl runs")
+}
+
+#[test]
+fn labelled_images_run_as_container_servers_with_the_v1_output() {
+    if !podman_ready() {
+        return;
+    }
+    let dir = scratch("images");
+    let base = "localhost/krusty-test/v2srv-set-annotations:v1";
+    let http = "localhost/krusty-test/v2srv-set-annotations:http";
+    let grpc = "localhost/krusty-test/v2srv-set-annotations:grpc";
+    let http_def = definition("\"v2\",\"v1\"", "");
+    let grpc_def = definition("\"v2\",\"v1\"", ",\"serverProtocols\":[\"grpc\"]");
+    package(
+        &dir,
+        "krm-set-annotations",
+        base,
+        &[(http, &http_def, ""), (grpc, &grpc_def, "")],
+    );
+    let case = "set-annotations/basic";
+    let tree = dir.join("tree");
+    // The image without the label runs as spec v1, one container a call.
+    let runtime = |image: &str| format!("container:\n  image: {image}\n");
+    kustomization(&tree, case, "transformers", &runtime(base), None, 10);
+    let since = now();
+    let v1 = built(&tree, &[], "v1");
+    assert_eq!(container_starts(base, &since), 10);
+    for image in [http, grpc] {
+        kustomization(&tree, case, "transformers", &runtime(image), None, 10);
+        let since = now();
+        let v2 = built(&tree, &[], image);
+        assert_eq!(v2, v1, "{image}: not the v1 output");
+        assert_eq!(
+            container_starts(image, &since),
+            1,
+            "{image}: one container for 10 calls"
+        );
+        assert_no_containers();
+    }
+    // The opt-in annotation chooses gRPC for an image that says only v2.
+    kustomization(
+        &tree,
+        case,
+        "transformers",
+        &runtime(http),
+        Some("grpc"),
+        10,
+    );
+    assert_eq!(built(&tree, &[], "grpc by annotation"), v1);
+    assert_no_containers();
+
+    if !available("kubectl", &["version", "--client"]) {
+        return skip("kubectl is not installed: the labelled image is not run under kubectl");
+    }
+    // Kustomize runs the labelled image, with the opt-in annotation, as
+    // spec v1: the same output.
+    let shim = dir.join("shim");
+    write(&shim, "docker", "#!/bin/sh\nexec podman \"$@\"\n");
+    std::fs::set_permissions(
+        shim.join("docker"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    kustomization(&tree, case, "transformers", &runtime(http), Some("http"), 3);
+    let kubectl = kubectl_kustomize(&tree, &shim);
+    assert!(kubectl.status.success(), "{}", text(&kubectl.stderr));
+    assert_eq!(built(&tree, &[], "three calls"), text(&kubectl.stdout));
+    assert_no_containers();
+}
+
+#[test]
+fn a_v2_only_image_whose_server_never_gets_ready_fails_with_its_stderr() {
+    if !podman_ready() {
+        return;
+    }
+    let dir = scratch("never-ready");
+    let base = "localhost/krusty-test/v2srv-broken:v1";
+    let broken = "localhost/krusty-test/v2srv-broken:v2-only";
+    // Its entrypoint gives the function an argument besides the address
+    // krusty adds: the server refuses to start.
+    let entrypoint = "ENTRYPOINT [\"/fn\", \"/nope\"]\n";
+    package(
+        &dir,
+        "krm-set-annotations",
+        base,
+        &[(broken, &definition("\"v2\"", ""), entrypoint)],
+    );
+    let tree = dir.join("tree");
+    let case = "set-annotations/basic";
+    kustomization(
+        &tree,
+        case,
+        "transformers",
+        &format!("container:\n  image: {broken}\n"),
+        None,
+        2,
+    );
+    let since = now();
+    let out = krusty(&tree, &[]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("does not support spec v1") && stderr.contains("take no other arguments"),
+        "{stderr}"
+    );
+    assert_eq!(
+        container_starts(broken, &since),
+        2,
+        "started twice, then given up"
+    );
+    assert_no_containers();
+}
