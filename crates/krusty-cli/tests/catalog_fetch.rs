@@ -1,7 +1,7 @@
 //! The fetch side of function catalogs against real servers on loopback:
 //! OCI artifact layers from a docker-registry (by tag and by digest, media
-//! types, missing manifests, moved tags, `--offline`, basic auth with
-//! credentials from a docker configuration), and verified executables
+//! types, missing manifests, moved tags, `--offline`, basic and token
+//! auth with credentials from a docker configuration), and verified executables
 //! (from OCI, HTTPS with a throwaway CA, loopback HTTP and `file://`:
 //! sha256 checks before anything is kept or run, archives unpacked,
 //! programs kept by digest so a second run fetches nothing).
@@ -224,18 +224,39 @@ fn offline_without_the_artifact_in_the_cache_is_an_error() {
 }
 
 #[test]
-fn registry_credentials_come_from_the_docker_config() {
-    let docker = scratch("catalog-fetch", "docker-config");
+fn basic_auth_credentials_come_from_the_docker_config() {
+    let docker = scratch("catalog-fetch", "docker-config-basic");
     if in_child(
-        "registry_credentials_come_from_the_docker_config",
+        "basic_auth_credentials_come_from_the_docker_config",
         &[("DOCKER_CONFIG", docker.as_os_str())],
     ) {
         return;
     }
-    let dir = scratch("catalog-fetch", "auth-registry");
-    let Some(registry) = OciRegistry::start_with_auth(&dir) else {
+    let dir = scratch("catalog-fetch", "basic-registry");
+    if let Some(registry) = OciRegistry::start_with_auth(&dir) {
+        pull_with_credentials(&registry, &dir, &docker);
+    }
+}
+
+#[test]
+fn token_auth_credentials_come_from_the_docker_config() {
+    let docker = scratch("catalog-fetch", "docker-config-token");
+    if in_child(
+        "token_auth_credentials_come_from_the_docker_config",
+        &[("DOCKER_CONFIG", docker.as_os_str())],
+    ) {
         return;
-    };
+    }
+    let dir = scratch("catalog-fetch", "token-registry");
+    if let Some(registry) = OciRegistry::start_with_token_auth(&dir) {
+        pull_with_credentials(&registry, &dir, &docker);
+    }
+}
+
+/// A private artifact of `registry` is refused without credentials and
+/// with a wrong password, and pulled with the right ones, all given in
+/// the docker configuration folder `docker` (`DOCKER_CONFIG`).
+fn pull_with_credentials(registry: &OciRegistry, dir: &Path, docker: &Path) {
     let pushed = registry.push_artifact(
         "krm/private",
         "v1",
@@ -248,12 +269,12 @@ fn registry_credentials_come_from_the_docker_config() {
     };
     // No docker configuration: anonymous, refused.
     let err = pull("anonymous").unwrap_err().to_string();
-    assert!(err.contains("reading the manifest"), "{err}");
+    assert!(err.contains(&pushed.reference), "{err}");
     // A wrong password: refused.
-    registry.docker_config(&docker, Some((OCI_USER, "wrong")));
+    registry.docker_config(docker, Some((OCI_USER, "wrong")));
     assert!(pull("wrong").is_err());
     // The right ones.
-    registry.docker_config(&docker, Some((OCI_USER, OCI_PASSWORD)));
+    registry.docker_config(docker, Some((OCI_USER, OCI_PASSWORD)));
     assert_eq!(&*pull("right").unwrap().bytes, CATALOG.as_bytes());
 }
 

@@ -1,5 +1,6 @@
 //! An OCI registry on loopback for tests (Debian's `docker-registry`,
-//! plain HTTP, optionally with htpasswd basic auth), and pushing OCI
+//! plain HTTP; open, with htpasswd basic auth, or with token auth through
+//! `oci-token-server.py`), and pushing OCI
 //! artifacts to it through the registry's HTTP API: blob uploads and an
 //! OCI image manifest with an `artifactType`, the empty config
 //! (`application/vnd.oci.empty.v1+json`), the given layers and
@@ -43,10 +44,21 @@ pub const OCI_EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
 pub struct OciRegistry {
     /// `127.0.0.1:PORT`, as references name it.
     pub host: String,
-    /// `Some((user, password))` when the registry asks for them.
-    credentials: Option<(String, String)>,
+    /// How it asks for credentials.
+    auth: Auth,
     /// A shell that stops the registry when its stdin closes.
     keeper: Child,
+}
+
+/// How a registry asks for [`OCI_USER`] and [`OCI_PASSWORD`].
+enum Auth {
+    /// It does not.
+    Open,
+    /// Basic auth on every request (htpasswd).
+    Basic,
+    /// Bearer tokens from a token service (`oci-token-server.py` on this
+    /// port, which wants them in basic auth).
+    Token { port: u16, _server: Child },
 }
 
 /// An artifact pushed by [`OciRegistry::push_artifact`].
@@ -81,7 +93,7 @@ impl OciRegistry {
     /// Starts an open registry keeping its data and log in `dir`; `None`
     /// (after a `SKIPPED` message) when docker-registry is not installed.
     pub fn start(dir: &Path) -> Option<OciRegistry> {
-        OciRegistry::launch(dir, None)
+        OciRegistry::launch(dir, |_| Some((Auth::Open, String::new())))
     }
 
     /// Starts a registry that asks for basic auth ([`OCI_USER`],
@@ -89,10 +101,80 @@ impl OciRegistry {
     ///
     /// [`start`]: OciRegistry::start
     pub fn start_with_auth(dir: &Path) -> Option<OciRegistry> {
-        OciRegistry::launch(dir, Some((OCI_USER.into(), OCI_PASSWORD.into())))
+        OciRegistry::launch(dir, |dir| {
+            let htpasswd = dir.join("htpasswd");
+            std::fs::write(&htpasswd, format!("{OCI_USER}:{OCI_PASSWORD_BCRYPT}\n"))
+                .expect("htpasswd");
+            let config = format!(
+                "auth: {{htpasswd: {{realm: krusty-test, path: {}}}}}\n",
+                htpasswd.display()
+            );
+            Some((Auth::Basic, config))
+        })
     }
 
-    fn launch(dir: &Path, credentials: Option<(String, String)>) -> Option<OciRegistry> {
+    /// Starts a registry in token auth mode: it sends clients to a token
+    /// service (started here, on loopback) that gives a bearer token for
+    /// [`OCI_USER`] and [`OCI_PASSWORD`] only; `None` as for [`start`], or
+    /// when python3 or openssl is missing.
+    ///
+    /// [`start`]: OciRegistry::start
+    pub fn start_with_token_auth(dir: &Path) -> Option<OciRegistry> {
+        OciRegistry::launch(dir, |dir| {
+            let (key, cert) = (dir.join("token.key"), dir.join("token.crt"));
+            let made = Command::new("openssl")
+                .args([
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30",
+                ])
+                .args(["-subj", "/CN=krusty-token-issuer", "-keyout"])
+                .arg(&key)
+                .arg("-out")
+                .arg(&cert)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !made {
+                eprintln!("SKIPPED the token auth registry: openssl could not make a key");
+                return None;
+            }
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/oci-token-server.py");
+            let mut server = Command::new("python3")
+                .arg(script)
+                .arg("0")
+                .arg(&key)
+                .arg(&cert)
+                .args(["krusty-registry", OCI_USER, OCI_PASSWORD])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .ok()?;
+            let mut line = String::new();
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(server.stdout.as_mut().expect("piped")),
+                &mut line,
+            )
+            .ok()?;
+            let port: u16 = line.trim().parse().ok()?;
+            let config = format!(
+                "auth: {{token: {{realm: \"http://127.0.0.1:{port}/token\", service: krusty-registry, issuer: krusty-test-issuer, rootcertbundle: {}}}}}\n",
+                cert.display()
+            );
+            Some((
+                Auth::Token {
+                    port,
+                    _server: server,
+                },
+                config,
+            ))
+        })
+    }
+
+    /// Starts a registry whose `auth:` configuration (and [`Auth`])
+    /// `auth` makes in the registry's folder.
+    fn launch(
+        dir: &Path,
+        auth: impl FnOnce(&Path) -> Option<(Auth, String)>,
+    ) -> Option<OciRegistry> {
         if !docker_registry_or_skip("the OCI registry tests") {
             return None;
         }
@@ -101,18 +183,7 @@ impl OciRegistry {
             .and_then(|l| l.local_addr())
             .expect("a free loopback port")
             .port();
-        let auth = match &credentials {
-            Some((user, _)) => {
-                let htpasswd = dir.join("htpasswd");
-                std::fs::write(&htpasswd, format!("{user}:{OCI_PASSWORD_BCRYPT}\n"))
-                    .expect("htpasswd");
-                format!(
-                    "auth: {{htpasswd: {{realm: krusty-test, path: {}}}}}\n",
-                    htpasswd.display()
-                )
-            }
-            None => String::new(),
-        };
+        let (mode, auth) = auth(dir)?;
         let config = dir.join("registry.yml");
         std::fs::write(
             &config,
@@ -141,7 +212,7 @@ impl OciRegistry {
         }
         Some(OciRegistry {
             host: format!("127.0.0.1:{port}"),
-            credentials,
+            auth: mode,
             keeper,
         })
     }
@@ -238,16 +309,10 @@ impl OciRegistry {
     }
 
     /// A docker configuration folder (for `DOCKER_CONFIG`) made in `dir`
-    /// whose `config.json` holds this registry's credentials under
-    /// `auths` (the registry's own, or `user`/`password` when given).
+    /// whose `config.json` holds credentials for this registry under
+    /// `auths`: `login`, else [`OCI_USER`] and [`OCI_PASSWORD`].
     pub fn docker_config(&self, dir: &Path, login: Option<(&str, &str)>) -> PathBuf {
-        let (user, password) = login
-            .or_else(|| {
-                self.credentials
-                    .as_ref()
-                    .map(|(u, p)| (u.as_str(), p.as_str()))
-            })
-            .unwrap_or((OCI_USER, OCI_PASSWORD));
+        let (user, password) = login.unwrap_or((OCI_USER, OCI_PASSWORD));
         std::fs::create_dir_all(dir).expect("docker config folder");
         std::fs::write(
             dir.join("config.json"),
@@ -272,11 +337,20 @@ impl OciRegistry {
             self.host,
             body.len()
         );
-        if let Some((user, password)) = &self.credentials {
-            head.push_str(&format!(
-                "Authorization: Basic {}\r\n",
-                base64(format!("{user}:{password}").as_bytes())
-            ));
+        match &self.auth {
+            Auth::Open => {}
+            Auth::Basic => head.push_str(&format!("Authorization: {}\r\n", basic_auth())),
+            Auth::Token { port, .. } => {
+                let repo = path
+                    .strip_prefix("/v2/")
+                    .and_then(|p| {
+                        p.split_once("/blobs/")
+                            .or_else(|| p.split_once("/manifests/"))
+                    })
+                    .map_or("", |(repo, _)| repo);
+                let token = bearer_token(*port, repo);
+                head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+            }
         }
         for (name, value) in headers {
             head.push_str(&format!("{name}: {value}\r\n"));
@@ -338,6 +412,36 @@ impl Answer {
     fn text(&self) -> String {
         format!("{} {}", self.status, String::from_utf8_lossy(&self.body))
     }
+}
+
+/// The `Authorization` value for [`OCI_USER`] and [`OCI_PASSWORD`].
+fn basic_auth() -> String {
+    format!(
+        "Basic {}",
+        base64(format!("{OCI_USER}:{OCI_PASSWORD}").as_bytes())
+    )
+}
+
+/// A token for pushing to and pulling from `repo`, from the token service
+/// on `port`.
+fn bearer_token(port: u16, repo: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the token service");
+    let request = format!(
+        "GET /token?service=krusty-registry&scope=repository:{repo}:pull,push HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {}\r\nConnection: close\r\n\r\n",
+        basic_auth()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("answer");
+    let answer = Answer::parse(&raw);
+    assert_eq!(answer.status, 200, "token: {}", answer.text());
+    let body = String::from_utf8_lossy(&answer.body).into_owned();
+    let start = body.find("\"token\": \"").expect("a token") + "\"token\": \"".len();
+    body[start..]
+        .split('"')
+        .next()
+        .expect("a token")
+        .to_string()
 }
 
 /// `text` as a JSON string.
