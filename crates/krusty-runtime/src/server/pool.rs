@@ -447,9 +447,3 @@ pub fn stop_all() {
         container::remove(&cli, &[name]);
     }
 }
-
-/// How many servers this process has started so far, per key (tests).
-#[cfg(test)]
-pub(crate) fn starts(key: &str) -> u32 {
-    slot(key).lock().map(|s| s.starts).unwrap_or(0)
-}
