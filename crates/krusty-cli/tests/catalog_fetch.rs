@@ -175,6 +175,39 @@ fn a_missing_manifest_is_an_error() {
 }
 
 #[test]
+fn a_layer_longer_than_its_manifest_says_is_refused() {
+    let Some(registry) = registry() else { return };
+    let repo = "krm/lying";
+    let config = registry.push_blob(repo, b"{}");
+    let layer = registry.push_blob(repo, CATALOG.as_bytes());
+    let manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.empty.v1+json","digest":"{config}","size":2}},"layers":[{{"mediaType":"{CATALOG_MEDIA_TYPE}","digest":"{layer}","size":10}}]}}"#
+    );
+    registry.push_manifest(
+        repo,
+        "v1",
+        "application/vnd.oci.image.manifest.v1+json",
+        manifest.as_bytes(),
+    );
+    let cache = scratch("catalog-fetch", "lying").join("cache");
+    let err = fetcher(&cache, false)
+        .oci_layer(
+            &format!("oci://{}/{repo}:v1", registry.host),
+            &[CATALOG_MEDIA_TYPE],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("pulling the layer") && err.contains("more than the 10 bytes"),
+        "{err}"
+    );
+    assert!(!cache
+        .join("oci/blobs/sha256")
+        .join(&layer["sha256:".len()..])
+        .exists());
+}
+
+#[test]
 fn a_moved_tag_is_seen_by_the_next_build_and_offline_builds_use_the_last_seen() {
     let Some(registry) = registry() else { return };
     let cache = scratch("catalog-fetch", "moved").join("cache");

@@ -468,20 +468,61 @@ impl Registry {
         Ok((bytes.to_vec(), digest))
     }
 
-    /// The bytes of `layer`.
+    /// The bytes of `layer`, of at most the size the manifest gives.
     fn blob(&self, layer: &Layer) -> Result<Vec<u8>, FetchError> {
-        let mut out = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
+        let mut out = Bounded {
+            bytes: Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0)),
+            limit: layer.size,
+        };
         self.runtime
             .block_on(
                 self.client
                     .pull_blob(&self.reference, layer.digest.as_str(), &mut out),
             )
             .map_err(|e| self.error(&format!("pulling the layer {}", layer.digest), e))?;
-        Ok(out)
+        Ok(out.bytes)
     }
 
     fn error(&self, doing: &str, e: oci_client::errors::OciDistributionError) -> FetchError {
         FetchError::Oci(format!("{}: {doing}: {e}", self.display))
+    }
+}
+
+/// A buffer that refuses to grow past `limit` bytes (a registry sending
+/// more than the manifest announced is cut off, not followed).
+struct Bounded {
+    bytes: Vec<u8>,
+    limit: u64,
+}
+
+impl tokio::io::AsyncWrite for Bounded {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if (self.bytes.len() + data.len()) as u64 > self.limit {
+            let limit = self.limit;
+            return std::task::Poll::Ready(Err(std::io::Error::other(format!(
+                "the registry sent more than the {limit} bytes the manifest gives"
+            ))));
+        }
+        self.bytes.extend_from_slice(data);
+        std::task::Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
     }
 }
 
