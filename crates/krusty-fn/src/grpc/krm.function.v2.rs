@@ -181,14 +181,17 @@ pub mod function_service_client {
         /// Run evaluates one ResourceList. A function that reports `error` results
         /// is not a failed call: the call returns OK with `failed` set, as the list
         /// with its results is the answer (specification v1 writes it to stdout
-        /// and exits with code 1). Status codes other than OK:
-        /// INVALID_ARGUMENT  resource_list is not a ResourceList (unparsable,
-        /// several documents, wrong kind or apiVersion), or a
-        /// format value the server does not know;
-        /// RESOURCE_EXHAUSTED the message is larger than the server accepts
-        /// (CapabilitiesResponse.max_message_bytes);
-        /// INTERNAL          the function crashed, or its output could not be
-        /// encoded; the message says why.
+        /// and exits with code 1). Other status codes:
+        ///
+        /// * INVALID_ARGUMENT: resource_list is not a ResourceList (unparsable,
+        ///  several documents, wrong kind or apiVersion), or a format value the
+        ///  server does not know;
+        /// * RESOURCE_EXHAUSTED or OUT_OF_RANGE (as the gRPC library reports it):
+        ///  a message larger than the server accepts
+        ///  (CapabilitiesResponse.max_message_bytes);
+        /// * INTERNAL: the function crashed, or its output could not be encoded;
+        ///  the message says why.
+        ///
         /// One server answers many calls, concurrently; a call that fails leaves
         /// the server serving.
         pub async fn run(
@@ -258,14 +261,17 @@ pub mod function_service_server {
         /// Run evaluates one ResourceList. A function that reports `error` results
         /// is not a failed call: the call returns OK with `failed` set, as the list
         /// with its results is the answer (specification v1 writes it to stdout
-        /// and exits with code 1). Status codes other than OK:
-        /// INVALID_ARGUMENT  resource_list is not a ResourceList (unparsable,
-        /// several documents, wrong kind or apiVersion), or a
-        /// format value the server does not know;
-        /// RESOURCE_EXHAUSTED the message is larger than the server accepts
-        /// (CapabilitiesResponse.max_message_bytes);
-        /// INTERNAL          the function crashed, or its output could not be
-        /// encoded; the message says why.
+        /// and exits with code 1). Other status codes:
+        ///
+        /// * INVALID_ARGUMENT: resource_list is not a ResourceList (unparsable,
+        ///  several documents, wrong kind or apiVersion), or a format value the
+        ///  server does not know;
+        /// * RESOURCE_EXHAUSTED or OUT_OF_RANGE (as the gRPC library reports it):
+        ///  a message larger than the server accepts
+        ///  (CapabilitiesResponse.max_message_bytes);
+        /// * INTERNAL: the function crashed, or its output could not be encoded;
+        ///  the message says why.
+        ///
         /// One server answers many calls, concurrently; a call that fails leaves
         /// the server serving.
         async fn run(
