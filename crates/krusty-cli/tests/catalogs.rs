@@ -909,7 +909,7 @@ fn catalogs_definitions_and_exec_programs_come_from_an_oci_registry() {
         &hash,
         false,
     );
-    let text = catalog("oci-fns", &[entry.clone()]);
+    let text = catalog("oci-fns", std::slice::from_ref(&entry));
     let pushed = registry.push_artifact(
         "krm/catalog",
         "v1",
