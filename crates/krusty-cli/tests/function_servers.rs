@@ -489,3 +489,45 @@ fn an_interrupt_stops_the_servers() {
     assert_eq!(status.code(), Some(128 + libc::SIGTERM));
     assert_nothing_left(&dir);
 }
+
+#[test]
+fn a_python_http_function_from_another_author_serves_krusty() {
+    // The SDK's own Python example (standard library only, server only):
+    // krusty's client speaks its HTTP contract, JSON answers and 422 alike.
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-fn/tests/python/krm_v2_http.py");
+    if !source.is_file() {
+        return skip("crates/krusty-fn/tests/python/krm_v2_http.py is missing");
+    }
+    let dir = scratch("python-sdk-side");
+    std::fs::create_dir_all(dir.join("bin")).expect("mkdir");
+    std::fs::copy(&source, dir.join("bin/fn.py")).expect("copy");
+    write(&dir, "resources.yaml", &resources(5, 10));
+    let labels = |name: &str, data: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    krusty.dev/function-server: http\n    config.kubernetes.io/function: |\n      exec:\n        path: bin/fn.py\n{data}"
+        )
+    };
+    write(&dir, "a.yaml", &labels("a", "data:\n  team: blue\n"));
+    write(&dir, "b.yaml", &labels("b", "data:\n  tier: gold\n"));
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- a.yaml\n- b.yaml\n",
+    );
+    let out = krusty(&dir, &dir.join("starts.log"), &["."]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("team: blue").count(), 5, "{stdout}");
+    assert_eq!(stdout.matches("tier: gold").count(), 5, "{stdout}");
+    // No labels: an error result and status 422, reported as a failed run.
+    write(&dir, "b.yaml", &labels("b", ""));
+    let out = krusty(&dir, &dir.join("starts.log"), &["."]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("the function reported errors (its server answered HTTP 422"),
+        "{stderr}"
+    );
+    assert_nothing_left(&dir);
+}
