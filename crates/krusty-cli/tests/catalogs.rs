@@ -1007,3 +1007,38 @@ fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes(
     build_ok(&dir, &["--trusted-catalog", "c", "--no-function-cache"]);
     assert_eq!(runs(&dir), 4, "--no-function-cache: run");
 }
+
+#[test]
+fn a_component_looks_its_configs_up_in_its_own_catalogs() {
+    let root = case("component");
+    let (script, hash) = counting_function(&root, "fn.sh", "component");
+    let entry = exec_function(
+        "example.com",
+        "v1",
+        "SetLabels",
+        &format!("file://{}", script.display()),
+        &hash,
+        false,
+    );
+    let comp = root.join("comp");
+    write(&comp, "catalog.yaml", &catalog("component-fns", &[entry]));
+    write(
+        &comp,
+        "kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncatalogs:\n- catalog.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    write(
+        &comp,
+        "fn.yaml",
+        &config("example.com/v1", "SetLabels", "l"),
+    );
+    write(
+        &root,
+        "kustomization.yaml",
+        "resources:\n- cm.yaml\ncomponents:\n- comp\n",
+    );
+    write(&root, "cm.yaml", CONFIG_MAP);
+    let out = build_ok(&root, &["--trusted-catalog", "component-fns"]);
+    assert_has(&out, "team: component");
+    assert_eq!(runs(&root), 1);
+}

@@ -409,6 +409,27 @@ mod tests {
     }
 
     #[test]
+    fn a_spec_v2_version_runs_as_an_http_server_and_only_idempotent_ones_are_cached() {
+        let v2 = catalog("v2", "img:v1").replace(
+            "idempotent: true",
+            "idempotent: false\n      conformWithSpecVersions: [v1, v2]",
+        );
+        let (loader, refs) = setup("v2", &[("c.yaml", v2)]);
+        let call = lookup(
+            &config("example.com/v1"),
+            &loader,
+            &refs,
+            &store(&["v2"]),
+            &Policy::default(),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(call.traits.server, Some(ServerProtocol::Http));
+        assert_eq!(call.traits.idempotent_digest, None);
+    }
+
+    #[test]
     fn images_run_by_digest() {
         for (image, want) in [
             ("repo", "repo@sha256:"),
