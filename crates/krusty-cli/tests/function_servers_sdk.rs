@@ -6,7 +6,9 @@
 //! spec v1, byte for byte; a chain of calls starts one server (counted:
 //! a wrapper's log for exec servers, podman's events for containers);
 //! `kubectl kustomize` runs the labelled images as spec v1 with the same
-//! output; and `podman ps -a` is empty after every test.
+//! output; and no krusty run leaves a container behind (`podman ps -a`
+//! shows none of its containers after it, whether it succeeded, failed or
+//! was interrupted).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -79,7 +81,9 @@ fn example(name: &str) -> PathBuf {
 /// The fixture's config named `name`, with `runtime` (YAML for the
 /// function annotation) and, given, the spec v2 opt-in annotation.
 fn config(case: &str, name: &str, runtime: &str, server: Option<&str>) -> String {
-    let config = read(&fixture(case).join("fn-config.yaml"));
+    // A fixture without a config: the function needs none.
+    let config = std::fs::read_to_string(fixture(case).join("fn-config.yaml"))
+        .unwrap_or_else(|_| "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: none\n".into());
     let runtime: String = runtime.lines().map(|l| format!("      {l}\n")).collect();
     let opt_in = server.map_or(String::new(), |p| {
         format!("    krusty.dev/function-server: {p}\n")
@@ -127,14 +131,32 @@ fn with_podman_conf(mut cmd: Command) -> Command {
     cmd
 }
 
+/// `krusty build` in `dir`; no container of that krusty is left after it.
 fn krusty(dir: &Path, args: &[&str]) -> Output {
-    with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+    let child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
         .args(["build", "--enable-alpha-plugins", "--enable-exec"])
         .args(args)
         .arg(".")
         .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("krusty runs");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("krusty ends");
+    assert_eq!(containers_of(pid), "", "containers left by krusty");
+    out
+}
+
+/// The containers (any state) that krusty process `pid` started and left;
+/// empty when podman cannot be asked.
+fn containers_of(pid: u32) -> String {
+    with_podman_conf(Command::new("podman"))
+        .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
+        .arg(format!("name=^krusty-fn-{pid}-"))
         .output()
-        .expect("krusty runs")
+        .map(|o| text(&o.stdout).trim().to_string())
+        .unwrap_or_default()
 }
 
 fn built(dir: &Path, args: &[&str], what: &str) -> String {
@@ -275,8 +297,21 @@ fn definition(specs: &str, protocols: &str) -> String {
 }
 
 /// How many containers of `image` podman started since `since` (Unix
-/// time, seconds and nanoseconds).
-fn container_starts(image: &str, since: &str) -> usize {
+/// time, seconds and nanoseconds), once `expected` (podman may record
+/// events a little late) or after a few seconds.
+fn container_starts(image: &str, since: &str, expected: usize) -> usize {
+    let mut seen = 0;
+    for _ in 0..20 {
+        seen = started_containers(image, since);
+        if seen >= expected {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    seen
+}
+
+fn started_containers(image: &str, since: &str) -> usize {
     let until = now()
         .split('.')
         .next()
@@ -305,14 +340,6 @@ fn now() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock");
     format!("{}.{:09}", t.as_secs(), t.subsec_nanos())
-}
-
-fn assert_no_containers() {
-    assert_eq!(
-        podman(&["ps", "-a", "--format", "{{.Names}}"]).trim(),
-        "",
-        "containers left"
-    );
 }
 
 /// `kubectl kustomize --enable-alpha-plugins .` in `dir`, docker being
@@ -355,18 +382,17 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
     kustomization(&tree, case, "transformers", &runtime(base), None, 10);
     let since = now();
     let v1 = built(&tree, &[], "v1");
-    assert_eq!(container_starts(base, &since), 10);
+    assert_eq!(container_starts(base, &since, 10), 10);
     for image in [http, grpc] {
         kustomization(&tree, case, "transformers", &runtime(image), None, 10);
         let since = now();
         let v2 = built(&tree, &[], image);
         assert_eq!(v2, v1, "{image}: not the v1 output");
         assert_eq!(
-            container_starts(image, &since),
+            container_starts(image, &since, 1),
             1,
             "{image}: one container for 10 calls"
         );
-        assert_no_containers();
     }
     // The opt-in annotation chooses gRPC for an image that says only v2.
     kustomization(
@@ -378,7 +404,6 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
         10,
     );
     assert_eq!(built(&tree, &[], "grpc by annotation"), v1);
-    assert_no_containers();
 
     if !available("kubectl", &["version", "--client"]) {
         return skip("kubectl is not installed: the labelled image is not run under kubectl");
@@ -396,7 +421,6 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
     let kubectl = kubectl_kustomize(&tree, &shim);
     assert!(kubectl.status.success(), "{}", text(&kubectl.stderr));
     assert_eq!(built(&tree, &[], "three calls"), text(&kubectl.stdout));
-    assert_no_containers();
 }
 
 #[test]
@@ -435,9 +459,119 @@ fn a_v2_only_image_whose_server_never_gets_ready_fails_with_its_stderr() {
         "{stderr}"
     );
     assert_eq!(
-        container_starts(broken, &since),
+        container_starts(broken, &since, 2),
         2,
         "started twice, then given up"
     );
-    assert_no_containers();
+}
+
+#[test]
+fn every_example_fixture_gives_the_same_output_as_v1_over_http_and_grpc() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-fn-examples/tests/fixtures");
+    let mut cases: Vec<(String, String)> = Vec::new();
+    for function in std::fs::read_dir(&fixtures).expect("fixtures").flatten() {
+        let name = function.file_name().to_string_lossy().into_owned();
+        for case in std::fs::read_dir(function.path()).expect("cases").flatten() {
+            cases.push((
+                name.clone(),
+                case.file_name().to_string_lossy().into_owned(),
+            ));
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 15, "{cases:?}");
+    for (function, case) in cases {
+        let bin = format!("krm-{function}");
+        let fixture_case = format!("{function}/{case}");
+        let dir = scratch(&format!("fixture-{function}-{case}"));
+        let runtime = format!("exec:\n  path: {}\n", example(&bin).display());
+        kustomization(&dir, &fixture_case, "transformers", &runtime, None, 1);
+        let v1 = krusty(&dir, &[]);
+        for protocol in ["http", "grpc"] {
+            kustomization(
+                &dir,
+                &fixture_case,
+                "transformers",
+                &runtime,
+                Some(protocol),
+                1,
+            );
+            let v2 = krusty(&dir, &[]);
+            assert_eq!(
+                (v2.status.success(), text(&v2.stdout)),
+                (v1.status.success(), text(&v1.stdout)),
+                "{fixture_case} over {protocol}: {}",
+                text(&v2.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn an_interrupt_removes_the_server_container() {
+    if !podman_ready() {
+        return;
+    }
+    let dir = scratch("interrupt");
+    let base = "localhost/krusty-test/v2srv-interrupt:v1";
+    let http = "localhost/krusty-test/v2srv-interrupt:http";
+    package(
+        &dir,
+        "krm-set-annotations",
+        base,
+        &[(http, &definition("\"v2\",\"v1\"", ""), "")],
+    );
+    let tree = dir.join("tree");
+    let case = "set-annotations/basic";
+    kustomization(
+        &tree,
+        case,
+        "transformers",
+        &format!("container:\n  image: {http}\n"),
+        None,
+        50,
+    );
+    // A list long enough for fifty calls to take a while.
+    let mut input = String::new();
+    for i in 0..3000 {
+        input.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: v\n"
+        ));
+    }
+    write(&tree, "resources.yaml", &input);
+    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args(["build", "--enable-alpha-plugins", "."])
+        .current_dir(&tree)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("krusty runs");
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while containers_of(pid).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_ne!(containers_of(pid), "", "the server container started");
+    // SAFETY: kill(2) on the child this test started.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().expect("krusty ends");
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("removing function server container"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        containers_of(pid),
+        "",
+        "containers left after the interrupt"
+    );
 }
