@@ -540,7 +540,7 @@ fn an_interrupt_removes_the_server_container() {
         ));
     }
     write(&tree, "resources.yaml", &input);
-    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+    let child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
         .args(["build", "--enable-alpha-plugins", "."])
         .current_dir(&tree)
         .stdout(Stdio::null())
