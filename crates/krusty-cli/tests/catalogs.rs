@@ -1042,3 +1042,36 @@ fn a_component_looks_its_configs_up_in_its_own_catalogs() {
     assert_has(&out, "team: component");
     assert_eq!(runs(&root), 1);
 }
+
+#[test]
+fn a_starlark_program_by_url_runs_from_a_trusted_catalog() {
+    let world = world();
+    let dir = case("starlark");
+    write(
+        &world.dir.join("www"),
+        "starlark/labels.star",
+        "for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"].setdefault(\"labels\", {})[\"from\"] = \"starlark\"\n",
+    );
+    let url = format!("{}/starlark/labels.star", world.files);
+    // The KEP's example form: the runtime beside the versions.
+    write(
+        &dir,
+        "catalog.yaml",
+        &catalog(
+            "star",
+            &[format!(
+                "  - group: example.com\n    names:\n      kind: GroovyApplication\n    versions:\n    - name: v1\n    runtime:\n      starlark: {url}\n"
+            )],
+        ),
+    );
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[(
+            "fn.yaml",
+            config("example.com/v1", "GroovyApplication", "g"),
+        )],
+    );
+    let out = build_ok(&dir, &["--trusted-catalog", "star"]);
+    assert_has(&out, "from: starlark");
+}
