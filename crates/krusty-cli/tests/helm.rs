@@ -23,9 +23,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 
+use support::oci::OciRegistry;
 use support::{diff, make_certificates, output_text, run, scratch, serve, stable_message, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
@@ -72,9 +73,8 @@ struct World {
 struct Registry {
     /// `oci://127.0.0.1:PORT/charts`.
     url: String,
-    /// A shell that stops the registry when its stdin closes, which it
-    /// does when the tests end.
-    _keeper: Child,
+    /// Serves until the tests end.
+    _registry: OciRegistry,
 }
 
 fn world(helm3: &Path) -> &'static World {
@@ -134,60 +134,13 @@ impl World {
     }
 }
 
-/// Whether docker-registry is installed, or `false` after saying loudly
-/// what is skipped.
-fn registry_or_skip(what: &str) -> bool {
-    let found = Command::new("docker-registry")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!(
-            "SKIPPED {what}: no docker-registry for the OCI registry (apt-get install docker-registry; .ci/run installs it)"
-        );
-    }
-    found
-}
-
 impl Registry {
     /// Starts a registry in `dir` on a free loopback port and pushes the
     /// packaged charts (`*.tgz` of `packages`) to it; `None` when
     /// docker-registry is not installed.
     fn start(dir: &Path, helm3: &Path, packages: &Path) -> Option<Registry> {
-        if !registry_or_skip("the OCI registry cases") {
-            return None;
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        let config = dir.join("registry.yml");
-        write(
-            dir,
-            "registry.yml",
-            &format!(
-                "version: 0.1\nlog: {{level: warn, accesslog: {{disabled: true}}}}\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:{port}}}\n",
-                dir.join("registry-data").display()
-            ),
-        );
-        let keeper = Command::new("sh")
-            .arg("-c")
-            .arg("docker-registry serve \"$1\" >\"$1.log\" 2>&1 & cat >/dev/null; kill $!")
-            .arg("sh")
-            .arg(&config)
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("sh starts docker-registry");
-        let started = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(20),
-                "docker-registry did not listen on {port}: {}",
-                std::fs::read_to_string(config.with_extension("yml.log")).unwrap_or_default()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let url = format!("oci://127.0.0.1:{port}/charts");
+        let registry = OciRegistry::start(&dir.join("oci"))?;
+        let url = format!("oci://{}/charts", registry.host);
         let mut pushed: Vec<PathBuf> = std::fs::read_dir(packages)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -204,7 +157,7 @@ impl Registry {
         }
         Some(Registry {
             url,
-            _keeper: keeper,
+            _registry: registry,
         })
     }
 }
