@@ -141,12 +141,17 @@ fn call(
     found: &Found,
 ) -> BuildResult<FunctionCall> {
     let v = found.version;
-    let (runtime, digest) = runtime(v, store, policy, &found.base).map_err(|e| {
-        e.context(format!(
+    let what = || {
+        format!(
             "{} function {}/{} {}",
             found.label, found.function.group, v.name, found.function.kind
-        ))
-    })?;
+        )
+    };
+    if let Some(schema) = &v.schema {
+        check_config(config, schema).map_err(|e| e.context(what()))?;
+    }
+    let (runtime, digest) =
+        runtime(v, store, policy, &found.base).map_err(|e| e.context(what()))?;
     let server = v
         .spec_versions
         .iter()
@@ -170,6 +175,22 @@ fn call(
             idempotent_digest: digest.filter(|_| v.idempotent),
         },
     })
+}
+
+/// Checks `config` against a version's `schema.openAPIV3Schema`, before
+/// anything is fetched or run; every problem names its field.
+fn check_config(config: &Resource, schema: &krusty_yaml::Node) -> BuildResult<()> {
+    let schema = krusty_fn::Schema::from_node(schema.clone())
+        .map_err(|e| BuildError::new(format!("schema.openAPIV3Schema: {e}")))?;
+    let problems = schema.check(&config.node);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+    Err(BuildError::new(format!(
+        "the config does not fit the function's schema: {}",
+        listed.join("; ")
+    )))
 }
 
 /// The runtime of a version on this machine, and the digest naming it
@@ -427,6 +448,51 @@ mod tests {
         .unwrap();
         assert_eq!(call.traits.server, Some(ServerProtocol::Http));
         assert_eq!(call.traits.idempotent_digest, None);
+    }
+
+    #[test]
+    fn a_config_must_fit_its_versions_schema_before_anything_runs() {
+        let with_schema = catalog("s", "img:v1").replace(
+            "idempotent: true",
+            "idempotent: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          required: [labels]\n          properties:\n            labels: {type: object, additionalProperties: {type: string}}",
+        );
+        let (loader, refs) = setup("schema", &[("c.yaml", with_schema)]);
+        let run = |config: &Resource| {
+            lookup(
+                config,
+                &loader,
+                &refs,
+                &store(&["s"]),
+                &Policy::default(),
+                None,
+            )
+        };
+        let mut fits = config("example.com/v1");
+        fits.node = krusty_yaml::parse_stream(
+            "apiVersion: example.com/v1\nkind: SetLabels\nmetadata: {name: x}\nlabels: {team: web}\n",
+        )
+        .unwrap()
+        .remove(0)
+        .root
+        .unwrap();
+        assert!(run(&fits).unwrap().is_some());
+        let err = run(&config("example.com/v1")).unwrap_err().to_string();
+        assert!(
+            err.contains("the config does not fit the function's schema: labels: is required"),
+            "{err}"
+        );
+        fits.node = krusty_yaml::parse_stream(
+            "apiVersion: example.com/v1\nkind: SetLabels\nmetadata: {name: x}\nlabels: {replicas: 3}\n",
+        )
+        .unwrap()
+        .remove(0)
+        .root
+        .unwrap();
+        let err = run(&fits).unwrap_err().to_string();
+        assert!(
+            err.contains("labels.replicas: must be of type string, not integer"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct FunctionDef {
 pub struct VersionDef {
     /// `name`: the version of its configs' apiVersion.
     pub name: String,
+    /// `schema.openAPIV3Schema`: what its configs must fit.
+    pub schema: Option<Node>,
     /// `idempotent`: the same config and input always give the same output.
     pub idempotent: bool,
     /// `conformWithSpecVersions`: the function specification versions it
@@ -373,9 +375,12 @@ fn version<'a>(node: &'a Node, at: &str) -> Read<(VersionDef, Option<&'a Node>)>
         match name {
             "name" => v.name = string(value, &field)?,
             "schema" => {
-                for (k, _) in mapping(value, &field)? {
+                for (k, schema) in mapping(value, &field)? {
                     match k.key_str().unwrap_or("") {
-                        "openAPIV3Schema" => {}
+                        "openAPIV3Schema" => {
+                            mapping(schema, &format!("{field}.openAPIV3Schema"))?;
+                            v.schema = Some(schema.clone());
+                        }
                         other => return Err(unknown(k, &format!("{field}.{other}"))),
                     }
                 }
