@@ -30,7 +30,7 @@ use krusty_fn::ResourceList;
 use crate::process::stderr_excerpt;
 use crate::{Failed, FunctionCall, Policy, Runtime, ServerProtocol};
 
-pub use metadata::{definition_protocol, DEFINITION_LABEL};
+pub use metadata::{definition_protocol, DEFINITION_LABEL, V2};
 pub use pool::stop_all;
 
 /// Runs `call` on its function's server when it is one (its traits, or
