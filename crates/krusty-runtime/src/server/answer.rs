@@ -16,6 +16,10 @@ pub struct Answer {
     pub content_type: Option<String>,
     /// The body: a ResourceList (or, on failure, maybe a message).
     pub body: Vec<u8>,
+    /// What the function wrote for this call that a spec v1 run writes on
+    /// stderr (gRPC's `log`), printed when the call succeeds, as a v1
+    /// function's stderr is.
+    pub log: String,
 }
 
 /// The list in a server's answer to `sent`, made from `items`. A failed
@@ -43,6 +47,10 @@ pub(super) fn read(
             },
             Err(_) => Failed::new(format!("{failure}: {:?}", start())),
         });
+    }
+    if parsed.is_ok() && !answer.log.is_empty() {
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(answer.log.as_bytes());
     }
     parsed.map_err(|e| {
         let kind = answer.content_type.as_deref().unwrap_or("no Content-Type");

@@ -61,6 +61,11 @@ pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Res
             .then(|| format!("its server reported a failed run: {}", response.log.trim())),
         content_type: Some(kind.to_string()),
         body: response.resource_list,
+        log: if response.failed {
+            String::new()
+        } else {
+            response.log
+        },
     })
 }
 

@@ -28,6 +28,7 @@ impl From<Response> for super::answer::Answer {
                 .then(|| format!("its server answered HTTP {} {}", r.status, r.reason)),
             content_type: r.content_type,
             body: r.body,
+            log: String::new(),
         }
     }
 }
