@@ -97,7 +97,7 @@ pub(crate) fn call(
             Err(http::Error::Connection(e)) => {
                 // Dead or dying: stopped, and started again on the next turn.
                 let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(server) = s.server.take() {
+                if let Some(server) = take_if_serving(&mut s, &socket) {
                     let stderr = stderr_of(&server.stderr);
                     stop(server);
                     if s.starts >= STARTS {
@@ -114,8 +114,9 @@ pub(crate) fn call(
             }
             Err(http::Error::Timeout) => {
                 let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-                let stderr = s.server.as_ref().map(|sv| stderr_of(&sv.stderr));
-                if let Some(server) = s.server.take() {
+                let server = take_if_serving(&mut s, &socket);
+                let stderr = server.as_ref().map(|sv| stderr_of(&sv.stderr));
+                if let Some(server) = server {
                     stop(server);
                 }
                 return Ok(Err(Failed::new(format!(
@@ -133,6 +134,16 @@ pub(crate) fn call(
                 ))));
             }
         }
+    }
+}
+
+/// The slot's server if it is still the one on `socket` (another call
+/// may have replaced it since).
+fn take_if_serving(slot: &mut Slot, socket: &Path) -> Option<Server> {
+    if slot.server.as_ref()?.socket == socket {
+        slot.server.take()
+    } else {
+        None
     }
 }
 
