@@ -429,6 +429,10 @@ fn halt(pid: u32, container: Option<&(PathBuf, String)>, dir: &Path) {
 /// containers end and their folders are removed. krusty calls it at the
 /// end of a run; it also runs at the process's exit.
 pub fn stop_all() {
+    // An interrupt's clean-up has stopped them all; the process is ending.
+    if interrupt::interrupted() {
+        return;
+    }
     let slots: Vec<Arc<Mutex<Slot>>> = match SLOTS.try_lock() {
         Ok(mut s) => s
             .take()
