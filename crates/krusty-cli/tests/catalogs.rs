@@ -126,6 +126,14 @@ fn exec_function(
 
 /// A catalog entry: `group`/`version` `kind` running the container
 /// `image` (`more` appended to its `container:` mapping).
+/// A counting function `file` in `dir` that sets `team`, as the catalog
+/// entry of `example.com/v1 SetLabels` by its `file://` uri and sha256.
+fn local_set_labels(dir: &Path, file: &str, team: &str, idempotent: bool) -> String {
+    let (script, hash) = counting_function(dir, file, team);
+    let uri = format!("file://{}", script.display());
+    exec_function("example.com", "v1", "SetLabels", &uri, &hash, idempotent)
+}
+
 fn container_function(group: &str, version: &str, kind: &str, image: &str, more: &str) -> String {
     format!(
         "  - group: {group}\n    kind: {kind}\n    versions:\n    - name: {version}\n      runtime:\n        container:\n          image: {image}\n{more}"
@@ -258,18 +266,9 @@ fn git_repository(name: &str, files: &[(&str, String)]) {
 fn every_source_kind_gives_the_function() {
     let world = world();
     let dir = case("sources");
-    let (script, hash) = counting_function(&dir, "set-labels.sh", "web");
-    let uri = format!("file://{}", script.display());
     let text = catalog(
         "example-co",
-        &[exec_function(
-            "example.com",
-            "v1",
-            "SetLabels",
-            &uri,
-            &hash,
-            false,
-        )],
+        &[local_set_labels(&dir, "set-labels.sh", "web", false)],
     );
     write(&dir, "catalog.yaml", &text);
     write(&world.dir.join("www"), "sources/catalog.yaml", &text);
@@ -496,15 +495,7 @@ fn a_composition_consolidates_the_catalogs_of_its_imports() {
 #[test]
 fn trust_by_reference_or_by_name_and_an_untrusted_catalog_is_an_error() {
     let dir = case("trust");
-    let (script, hash) = counting_function(&dir, "fn.sh", "web");
-    let entry = exec_function(
-        "example.com",
-        "v1",
-        "SetLabels",
-        &format!("file://{}", script.display()),
-        &hash,
-        false,
-    );
+    let entry = local_set_labels(&dir, "fn.sh", "web", false);
     write(&dir, "catalog.yaml", &catalog("example-co", &[entry]));
     kustomization(
         &dir,
@@ -577,15 +568,7 @@ fn a_hash_mismatch_or_a_missing_hash_runs_nothing() {
 #[test]
 fn a_catalog_is_fetched_only_when_a_lookup_needs_it() {
     let dir = case("lazy");
-    let (script, hash) = counting_function(&dir, "fn.sh", "web");
-    let entry = exec_function(
-        "example.com",
-        "v1",
-        "SetLabels",
-        &format!("file://{}", script.display()),
-        &hash,
-        false,
-    );
+    let entry = local_set_labels(&dir, "fn.sh", "web", false);
     write(&dir, "catalog.yaml", &catalog("c", &[entry]));
     let unreachable = "https://127.0.0.1:9/nothing/catalog.yaml";
     // Found in the first catalog: the second is never fetched.
@@ -967,20 +950,8 @@ fn catalogs_definitions_and_exec_programs_come_from_an_oci_registry() {
 fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes() {
     let dir = case("idempotent");
     let catalog_with = |team: &str| {
-        let (script, hash) = counting_function(&dir, &format!("{team}.sh"), team);
-        let uri = format!("file://{}", script.display());
-        let text = catalog(
-            "c",
-            &[exec_function(
-                "example.com",
-                "v1",
-                "SetLabels",
-                &uri,
-                &hash,
-                true,
-            )],
-        );
-        write(&dir, "catalog.yaml", &text);
+        let entry = local_set_labels(&dir, &format!("{team}.sh"), team, true);
+        write(&dir, "catalog.yaml", &catalog("c", &[entry]));
     };
     catalog_with("one");
     kustomization(
@@ -1011,15 +982,7 @@ fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes(
 #[test]
 fn a_component_looks_its_configs_up_in_its_own_catalogs() {
     let root = case("component");
-    let (script, hash) = counting_function(&root, "fn.sh", "component");
-    let entry = exec_function(
-        "example.com",
-        "v1",
-        "SetLabels",
-        &format!("file://{}", script.display()),
-        &hash,
-        false,
-    );
+    let entry = local_set_labels(&root, "fn.sh", "component", false);
     let comp = root.join("comp");
     write(&comp, "catalog.yaml", &catalog("component-fns", &[entry]));
     write(
