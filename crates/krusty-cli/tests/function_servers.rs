@@ -531,3 +531,50 @@ fn a_python_http_function_from_another_author_serves_krusty() {
     );
     assert_nothing_left(&dir);
 }
+
+#[test]
+fn a_krusty_killed_outright_leaves_nothing_for_long() {
+    if !python_ready() {
+        return skip("python3 with PyYAML is missing");
+    }
+    let dir = scratch("sigkill");
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(3, 10));
+    let log = dir.join("starts.log");
+    kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args([
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            "-e",
+            "FN_STARTS",
+            ".",
+        ])
+        .env("FN_STARTS", &log)
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty runs");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while starts(&log) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let folder = std::env::temp_dir().join(format!("krusty-fn-server-{}-0", child.id()));
+    assert!(
+        folder.is_dir(),
+        "{} exists while it serves",
+        folder.display()
+    );
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    // The watchdog kills the server; the next krusty that starts one
+    // removes the folder.
+    assert_nothing_left(&dir);
+    kustomization(&dir, "bin/fn.py", 1, true, "");
+    let out = krusty(&dir, &log, &["."]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!folder.exists(), "{} is left", folder.display());
+    assert_nothing_left(&dir);
+}

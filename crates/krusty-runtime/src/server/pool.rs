@@ -349,16 +349,38 @@ fn wait_ready(server: &mut Server, timeout: Duration) -> Result<(), String> {
     }
 }
 
-/// A new folder only this user can enter.
+/// The prefix of the servers' private folders in the temporary folder.
+const DIR_PREFIX: &str = "krusty-fn-server-";
+
+/// A new folder only this user can enter. The first one of the process
+/// removes the folders of krusty processes that are gone (killed before
+/// they could remove them).
 fn private_dir() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!(
-        "krusty-fn-server-{}-{}",
-        std::process::id(),
-        next_id()
-    ));
-    std::fs::create_dir(&dir)?;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    use std::os::unix::fs::DirBuilderExt;
+    static SWEEP: Once = Once::new();
+    let temp = std::env::temp_dir();
+    SWEEP.call_once(|| remove_orphan_dirs(&temp));
+    let dir = temp.join(format!("{DIR_PREFIX}{}-{}", std::process::id(), next_id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
+}
+
+/// Removes the private folders in `temp` whose krusty process is gone.
+fn remove_orphan_dirs(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Records a started server in [`LIVE`], with its interrupt clean-up;
