@@ -83,6 +83,9 @@ pub(crate) fn call(
     policy: &Policy,
 ) -> Result<Result<ResourceList, Failed>, ResourceList> {
     let slot = slot(&plan.key);
+    if slot.lock().unwrap_or_else(|e| e.into_inner()).fallen_back {
+        return Err(input);
+    }
     let sent = match input.to_yaml_tracked() {
         Ok(s) => s,
         Err(e) => return Ok(Err(Failed::new(e.to_string()))),
