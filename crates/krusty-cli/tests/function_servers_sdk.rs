@@ -404,6 +404,22 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
         10,
     );
     assert_eq!(built(&tree, &[], "grpc by annotation"), v1);
+    // Fifty calls: one container, the output of the executable run fifty
+    // times as spec v1.
+    let exec = format!(
+        "exec:\n  path: {}\n",
+        example("krm-set-annotations").display()
+    );
+    kustomization(&tree, case, "transformers", &exec, None, 50);
+    let exec_v1 = built(&tree, &[], "fifty exec v1 calls");
+    kustomization(&tree, case, "transformers", &runtime(http), None, 50);
+    let since = now();
+    assert_eq!(built(&tree, &[], "fifty container v2 calls"), exec_v1);
+    assert_eq!(
+        container_starts(http, &since, 1),
+        1,
+        "one container for 50 calls"
+    );
 
     if !available("kubectl", &["version", "--client"]) {
         return skip("kubectl is not installed: the labelled image is not run under kubectl");
