@@ -108,7 +108,10 @@ impl TemplateProcessor {
             let name = format!("resource_templates[{i}]");
             let items = parse_items(&name, &render(&env, &name, names.clone())?)?;
             if !items.is_empty() {
-                report.push(FnResult::info(format!("{name} rendered {} items", items.len())));
+                report.push(FnResult::info(format!(
+                    "{name} rendered {} items",
+                    items.len()
+                )));
             }
             for item in items {
                 list.upsert(item);
