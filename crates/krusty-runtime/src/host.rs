@@ -64,6 +64,9 @@ pub struct Traits {
     /// It conforms to function spec v2 and serves over this protocol: it
     /// is started once as a server and every later call reuses it.
     pub server: Option<ServerProtocol>,
+    /// Its metadata lists spec v2 but not v1: a server that fails cannot
+    /// be replaced by v1 runs.
+    pub v2_only: bool,
     /// It is idempotent, and this digest names its runtime exactly (image
     /// digest or binary sha256): its results may be cached under it.
     pub idempotent_digest: Option<String>,

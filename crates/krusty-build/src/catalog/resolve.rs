@@ -152,11 +152,8 @@ fn call(
     }
     let (runtime, digest) =
         runtime(v, store, policy, &found.base).map_err(|e| e.context(what()))?;
-    let server = v
-        .spec_versions
-        .iter()
-        .any(|s| s == "v2")
-        .then_some(ServerProtocol::Http);
+    let lists = |spec: &str| v.spec_versions.iter().any(|s| s == spec);
+    let server = lists("v2").then_some(ServerProtocol::Http);
     let mut node = config.node.clone();
     object::set_annotation(&mut node, LOCAL_CONFIG, "true");
     Ok(FunctionCall {
@@ -172,6 +169,7 @@ fn call(
         traits: Traits {
             trusted: true,
             server,
+            v2_only: server.is_some() && !lists("v1"),
             idempotent_digest: digest.filter(|_| v.idempotent),
         },
     })
@@ -447,7 +445,25 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(call.traits.server, Some(ServerProtocol::Http));
+        assert!(!call.traits.v2_only, "it lists v1 too");
         assert_eq!(call.traits.idempotent_digest, None);
+        let only =
+            catalog("v2", "img:v1").replace("idempotent: true", "conformWithSpecVersions: [v2]");
+        let (loader, refs) = setup("v2-only", &[("c.yaml", only)]);
+        let call = lookup(
+            &config("example.com/v1"),
+            &loader,
+            &refs,
+            &store(&["v2"]),
+            &Policy::default(),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(
+            call.traits.v2_only,
+            "a failing server cannot fall back to v1"
+        );
     }
 
     #[test]

@@ -91,8 +91,9 @@ fn plan(call: &FunctionCall, policy: &Policy) -> Option<Plan> {
             Some(Plan {
                 key: key(&["exec", &binary], args, &policy.envs),
                 protocol,
-                // Spec v2 is a superset of v1.
-                supports_v1: true,
+                // Spec v2 is a superset of v1, unless the metadata says
+                // otherwise.
+                supports_v1: !call.traits.v2_only,
                 cli: None,
             })
         }
@@ -105,7 +106,10 @@ fn plan(call: &FunctionCall, policy: &Policy) -> Option<Plan> {
             let cli = crate::container::cli(policy).ok()?;
             let image_meta = metadata::of_image(&cli, image);
             let (protocol, supports_v1) = match (call.traits.server, &image_meta.v2) {
-                (Some(p), _) => (p, image_meta.v2.as_ref().is_none_or(|m| m.supports_v1)),
+                (Some(p), _) => (
+                    p,
+                    !call.traits.v2_only && image_meta.v2.as_ref().is_none_or(|m| m.supports_v1),
+                ),
                 (None, Some(m)) => (m.protocol, m.supports_v1),
                 (None, None) => return None,
             };
