@@ -327,9 +327,11 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_memory_limit_is_the_childs_data_limit() {
+        // The limit is set before the input is given: a child that reads
+        // its input first sees it.
         let done = run(
-            sh("ulimit -d"),
-            vec![],
+            sh("read line; ulimit -d"),
+            b"go\n".to_vec(),
             Duration::from_secs(10),
             1 << 20,
             Some(64 << 20),
