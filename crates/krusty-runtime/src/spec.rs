@@ -181,23 +181,26 @@ pub fn server_of(config: &Node) -> Result<Option<crate::ServerProtocol>, String>
     }
 }
 
+/// The strings of the list under `key` of `node` (none when it is not a
+/// list; entries that are not strings are skipped).
+pub(crate) fn strings(node: &Node, key: &str) -> Vec<String> {
+    node.get(key)
+        .and_then(Node::as_seq)
+        .map(|s| {
+            s.iter()
+                .filter_map(Node::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Reads a runtime declaration (`exec:`, `container:` or `starlark:`).
 fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
     if node.as_map().is_none() {
         return Err("expected a mapping with one of exec, container or starlark".into());
     }
     let text = |n: &Node, key: &str| n.get(key).and_then(Node::as_str).unwrap_or("").to_string();
-    let strings = |n: &Node, key: &str| -> Vec<String> {
-        n.get(key)
-            .and_then(Node::as_seq)
-            .map(|s| {
-                s.iter()
-                    .filter_map(Node::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let declared: Vec<&str> = ["exec", "container", "starlark"]
         .into_iter()
         .filter(|k| node.get(k).is_some_and(|v| !v.is_null()))

@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use krusty_yaml::Node;
-
 use crate::ServerProtocol;
 
 /// The image label holding the function's KRMFunctionDefinition (YAML or
@@ -92,28 +90,18 @@ pub fn definition_protocol(text: &str) -> Option<V2> {
         .get_path(&["spec", "versions"])
         .or_else(|| root.get("versions"))?
         .as_seq()?;
-    let strings = |v: &Node, key: &str| -> Vec<String> {
-        v.get(key)
-            .and_then(Node::as_seq)
-            .map(|s| {
-                s.iter()
-                    .filter_map(Node::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+
     let mut found: Option<V2> = None;
     let mut v1 = false;
     for version in versions.iter() {
-        let specs = strings(version, "conformWithSpecVersions");
+        let specs = crate::spec::strings(version, "conformWithSpecVersions");
         v1 |= specs.is_empty() || specs.iter().any(|s| s == "v1");
         if found.is_none()
             && specs
                 .iter()
                 .any(|s| s == "v2" || s.starts_with("v2alpha") || s.starts_with("v2beta"))
         {
-            let grpc_only = strings(version, "serverProtocols")
+            let grpc_only = crate::spec::strings(version, "serverProtocols")
                 .first()
                 .is_some_and(|p| p.eq_ignore_ascii_case("grpc"));
             found = Some(V2 {
