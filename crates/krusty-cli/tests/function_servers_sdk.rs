@@ -12,29 +12,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 mod support;
-use support::write;
+use support::examples::{example, fixture, read};
+use support::podman::{docker_shim, kubectl_kustomize, with_podman_conf};
+use support::{available, skip, text, wait_until, write};
 
 fn scratch(name: &str) -> PathBuf {
     support::scratch("function-servers-sdk", name)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn skip(what: &str) {
-    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
-}
-
-fn available(cmd: &str, args: &[&str]) -> bool {
-    Command::new(cmd)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Examples and the fixture case each runs, with the field that lists it.
@@ -53,30 +39,6 @@ const EXAMPLES: [(&str, &str, &str); 5] = [
     ),
     ("krm-image-policy", "image-policy/clean", "validators"),
 ];
-
-fn fixture(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../krusty-fn-examples/tests/fixtures")
-        .join(case)
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// An example function's executable, built beside krusty.
-fn example(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_BIN_EXE_krusty"))
-        .parent()
-        .expect("bin dir")
-        .join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build -p krusty-fn-examples` first",
-        path.display()
-    );
-    path
-}
 
 /// The fixture's config named `name`, with `runtime` (YAML for the
 /// function annotation) and, given, the spec v2 opt-in annotation.
@@ -120,15 +82,6 @@ fn kustomization(
         k.push_str(&format!("- fn-{i}.yaml\n"));
     }
     write(dir, "kustomization.yaml", &k);
-}
-
-/// A command with the podman settings this project's machines need.
-fn with_podman_conf(mut cmd: Command) -> Command {
-    if std::env::var_os("CONTAINERS_CONF").is_none() {
-        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf");
-        cmd.env("CONTAINERS_CONF", conf);
-    }
-    cmd
 }
 
 /// `krusty build` in `dir`; no container of that krusty is left after it.
@@ -182,6 +135,33 @@ fn counting_wrapper(dir: &Path, bin: &str) -> PathBuf {
     path
 }
 
+/// The fixture case the container tests run.
+const SET_ANNOTATIONS: &str = "set-annotations/basic";
+
+/// A kustomization in `tree` over the [`SET_ANNOTATIONS`] fixture with
+/// `calls` transformer calls of the function `runtime` describes (with the
+/// opt-in annotation `server`, given).
+fn set_annotations_calls(tree: &Path, runtime: &str, server: Option<&str>, calls: usize) {
+    kustomization(
+        tree,
+        SET_ANNOTATIONS,
+        "transformers",
+        runtime,
+        server,
+        calls,
+    );
+}
+
+/// The runtime YAML of the exec function at `path`.
+fn exec_runtime(path: &Path) -> String {
+    format!("exec:\n  path: {}\n", path.display())
+}
+
+/// The runtime YAML of a container function running `image`.
+fn container_runtime(image: &str) -> String {
+    format!("container:\n  image: {image}\n")
+}
+
 /// The server starts the wrapper logged (calls with an address flag).
 fn server_starts(dir: &Path) -> usize {
     std::fs::read_to_string(dir.join("starts.log"))
@@ -196,7 +176,7 @@ fn examples_as_exec_servers_over_http_and_grpc_give_the_v1_output() {
     for (bin, case, field) in EXAMPLES {
         let dir = scratch(&format!("exec-{bin}"));
         let wrapper = counting_wrapper(&dir, bin);
-        let runtime = format!("exec:\n  path: {}\n", wrapper.display());
+        let runtime = exec_runtime(&wrapper);
         // Generators run once (a second would make the same names).
         let calls = if field == "generators" { 1 } else { 3 };
         kustomization(&dir, case, field, &runtime, None, calls);
@@ -219,7 +199,7 @@ fn examples_as_exec_servers_over_http_and_grpc_give_the_v1_output() {
 fn a_failing_call_on_a_server_fails_the_build_with_its_results() {
     let dir = scratch("exec-violations");
     let case = "image-policy/violations";
-    let runtime = format!("exec:\n  path: {}\n", example("krm-image-policy").display());
+    let runtime = exec_runtime(&example("krm-image-policy"));
     kustomization(&dir, case, "validators", &runtime, None, 1);
     let v1 = krusty(&dir, &[]);
     assert!(!v1.status.success());
@@ -306,7 +286,7 @@ fn container_starts(image: &str, since: &str, expected: usize) -> usize {
         if seen >= expected {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(250));
+        std::thread::sleep(Duration::from_millis(250));
     }
     seen
 }
@@ -342,22 +322,6 @@ fn now() -> String {
     format!("{}.{:09}", t.as_secs(), t.subsec_nanos())
 }
 
-/// `kubectl kustomize --enable-alpha-plugins .` in `dir`, docker being
-/// podman.
-fn kubectl_kustomize(dir: &Path, shim: &Path) -> Output {
-    let path = format!(
-        "{}:{}",
-        shim.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    with_podman_conf(Command::new("kubectl"))
-        .args(["kustomize", "--enable-alpha-plugins", "."])
-        .current_dir(dir)
-        .env("PATH", path)
-        .output()
-        .expect("kubectl runs")
-}
-
 #[test]
 fn labelled_images_run_as_container_servers_with_the_v1_output() {
     if !podman_ready() {
@@ -375,16 +339,14 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
         base,
         &[(http, &http_def, ""), (grpc, &grpc_def, "")],
     );
-    let case = "set-annotations/basic";
     let tree = dir.join("tree");
     // The image without the label runs as spec v1, one container a call.
-    let runtime = |image: &str| format!("container:\n  image: {image}\n");
-    kustomization(&tree, case, "transformers", &runtime(base), None, 10);
+    set_annotations_calls(&tree, &container_runtime(base), None, 10);
     let since = now();
     let v1 = built(&tree, &[], "v1");
     assert_eq!(container_starts(base, &since, 10), 10);
     for image in [http, grpc] {
-        kustomization(&tree, case, "transformers", &runtime(image), None, 10);
+        set_annotations_calls(&tree, &container_runtime(image), None, 10);
         let since = now();
         let v2 = built(&tree, &[], image);
         assert_eq!(v2, v1, "{image}: not the v1 output");
@@ -395,24 +357,14 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
         );
     }
     // The opt-in annotation chooses gRPC for an image that says only v2.
-    kustomization(
-        &tree,
-        case,
-        "transformers",
-        &runtime(http),
-        Some("grpc"),
-        10,
-    );
+    set_annotations_calls(&tree, &container_runtime(http), Some("grpc"), 10);
     assert_eq!(built(&tree, &[], "grpc by annotation"), v1);
     // Fifty calls: one container, the output of the executable run fifty
     // times as spec v1.
-    let exec = format!(
-        "exec:\n  path: {}\n",
-        example("krm-set-annotations").display()
-    );
-    kustomization(&tree, case, "transformers", &exec, None, 50);
+    let exec = exec_runtime(&example("krm-set-annotations"));
+    set_annotations_calls(&tree, &exec, None, 50);
     let exec_v1 = built(&tree, &[], "fifty exec v1 calls");
-    kustomization(&tree, case, "transformers", &runtime(http), None, 50);
+    set_annotations_calls(&tree, &container_runtime(http), None, 50);
     let since = now();
     assert_eq!(built(&tree, &[], "fifty container v2 calls"), exec_v1);
     assert_eq!(
@@ -426,14 +378,8 @@ fn labelled_images_run_as_container_servers_with_the_v1_output() {
     }
     // Kustomize runs the labelled image, with the opt-in annotation, as
     // spec v1: the same output.
-    let shim = dir.join("shim");
-    write(&shim, "docker", "#!/bin/sh\nexec podman \"$@\"\n");
-    std::fs::set_permissions(
-        shim.join("docker"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
-    kustomization(&tree, case, "transformers", &runtime(http), Some("http"), 3);
+    let shim = docker_shim(&dir);
+    set_annotations_calls(&tree, &container_runtime(http), Some("http"), 3);
     let kubectl = kubectl_kustomize(&tree, &shim);
     assert!(kubectl.status.success(), "{}", text(&kubectl.stderr));
     assert_eq!(built(&tree, &[], "three calls"), text(&kubectl.stdout));
@@ -457,15 +403,7 @@ fn a_v2_only_image_whose_server_never_gets_ready_fails_with_its_stderr() {
         &[(broken, &definition("\"v2\"", ""), entrypoint)],
     );
     let tree = dir.join("tree");
-    let case = "set-annotations/basic";
-    kustomization(
-        &tree,
-        case,
-        "transformers",
-        &format!("container:\n  image: {broken}\n"),
-        None,
-        2,
-    );
+    set_annotations_calls(&tree, &container_runtime(broken), None, 2);
     let since = now();
     let out = krusty(&tree, &[]);
     assert!(!out.status.success());
@@ -501,7 +439,7 @@ fn every_example_fixture_gives_the_same_output_as_v1_over_http_and_grpc() {
         let bin = format!("krm-{function}");
         let fixture_case = format!("{function}/{case}");
         let dir = scratch(&format!("fixture-{function}-{case}"));
-        let runtime = format!("exec:\n  path: {}\n", example(&bin).display());
+        let runtime = exec_runtime(&example(&bin));
         kustomization(&dir, &fixture_case, "transformers", &runtime, None, 1);
         let v1 = krusty(&dir, &[]);
         for protocol in ["http", "grpc"] {
@@ -539,15 +477,7 @@ fn an_interrupt_removes_the_server_container() {
         &[(http, &definition("\"v2\",\"v1\"", ""), "")],
     );
     let tree = dir.join("tree");
-    let case = "set-annotations/basic";
-    kustomization(
-        &tree,
-        case,
-        "transformers",
-        &format!("container:\n  image: {http}\n"),
-        None,
-        50,
-    );
+    set_annotations_calls(&tree, &container_runtime(http), None, 50);
     // A list long enough for fifty calls to take a while.
     let mut input = String::new();
     for i in 0..3000 {
@@ -564,10 +494,9 @@ fn an_interrupt_removes_the_server_container() {
         .spawn()
         .expect("krusty runs");
     let pid = child.id();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while containers_of(pid).is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(60), Duration::from_millis(100), || {
+        !containers_of(pid).is_empty()
+    });
     assert_ne!(containers_of(pid), "", "the server container started");
     // SAFETY: kill(2) on the child this test started.
     unsafe {

@@ -8,10 +8,12 @@
 //! kpt, kubectl or podman say so loudly and skip when it is missing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 mod support;
-use support::{normalized_items, write};
+use support::examples::{example, fixture, read};
+use support::podman::{docker_shim, kubectl_kustomize, with_podman_conf};
+use support::{available, normalized_items, skip, text, write};
 
 /// What a function does in a kustomization.
 #[derive(Clone, Copy, PartialEq)]
@@ -60,47 +62,6 @@ fn scratch(name: &str) -> PathBuf {
     support::scratch("sdk-examples", name)
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn skip(what: &str) {
-    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
-}
-
-fn available(cmd: &str, args: &[&str]) -> bool {
-    Command::new(cmd)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn fixture(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../krusty-fn-examples/tests/fixtures")
-        .join(case)
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// An example function's executable, built beside krusty.
-fn example(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_BIN_EXE_krusty"))
-        .parent()
-        .expect("bin dir")
-        .join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build -p krusty-fn-examples` first (or `cargo test --workspace`)",
-        path.display()
-    );
-    path
-}
-
 /// The fixture's config with `runtime` (YAML for the
 /// `config.kubernetes.io/function` annotation) added to its metadata.
 fn annotated_config(case: &str, runtime: &str) -> String {
@@ -147,22 +108,28 @@ fn krusty(args: &[&str], cwd: &Path) -> Output {
         .expect("krusty runs")
 }
 
+/// `krusty build --enable-exec` in `dir` of the fixture `case` with the
+/// example `bin`, copied into `dir`, as an exec function in `role`.
+fn krusty_exec(dir: &Path, bin: &str, case: &str, role: Role) -> Output {
+    std::fs::copy(example(bin), dir.join(bin)).expect("copy function");
+    kustomization(
+        dir,
+        case,
+        role,
+        &format!("exec:\n  path: ./{bin}\n"),
+        "validators",
+    );
+    krusty(
+        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
+        dir,
+    )
+}
+
 #[test]
 fn examples_under_krusty_as_exec_functions_give_the_golden_items() {
     for (bin, case, role) in EXAMPLES {
         let dir = scratch(&format!("exec-{bin}"));
-        std::fs::copy(example(bin), dir.join(bin)).expect("copy function");
-        kustomization(
-            &dir,
-            case,
-            role,
-            &format!("exec:\n  path: ./{bin}\n"),
-            "validators",
-        );
-        let out = krusty(
-            &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-            &dir,
-        );
+        let out = krusty_exec(&dir, bin, case, role);
         assert!(out.status.success(), "{bin}: {}", text(&out.stderr));
         assert_eq!(
             normalized_items(&text(&out.stdout)),
@@ -176,24 +143,33 @@ fn examples_under_krusty_as_exec_functions_give_the_golden_items() {
 fn a_validator_error_names_the_field_under_krusty() {
     let (bin, case) = ("krm-image-policy", "image-policy/violations");
     let dir = scratch("exec-violations");
-    std::fs::copy(example(bin), dir.join(bin)).expect("copy function");
-    kustomization(
-        &dir,
-        case,
-        Role::Validator,
-        &format!("exec:\n  path: ./{bin}\n"),
-        "validators",
-    );
-    let out = krusty(
-        &["build", "--enable-alpha-plugins", "--enable-exec", "."],
-        &dir,
-    );
+    let out = krusty_exec(&dir, bin, case, Role::Validator);
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(
         err.contains("[error] apps/v1/StatefulSet/db field=spec.template.spec.containers[name=postgres].image: image 'postgres:latest' uses the latest tag"),
         "{err}"
     );
+}
+
+/// `kpt fn eval pkg --exec` in `dir` of the example `bin` with the
+/// fixture's config, on the fixture's input (written to `dir/pkg`), the
+/// items printed.
+fn kpt_eval(dir: &Path, bin: &str, case: &str) -> Output {
+    write(
+        dir,
+        "pkg/resources.yaml",
+        &read(&fixture(case).join("input.yaml")),
+    );
+    Command::new("kpt")
+        .args(["fn", "eval", "pkg", "--exec"])
+        .arg(example(bin))
+        .arg("--fn-config")
+        .arg(fixture(case).join("fn-config.yaml"))
+        .args(["-o", "stdout"])
+        .current_dir(dir)
+        .output()
+        .expect("kpt runs")
 }
 
 #[test]
@@ -203,20 +179,7 @@ fn examples_under_kpt_fn_eval_exec_give_the_golden_items() {
     }
     for (bin, case, _) in EXAMPLES {
         let dir = scratch(&format!("kpt-{bin}"));
-        write(
-            &dir,
-            "pkg/resources.yaml",
-            &read(&fixture(case).join("input.yaml")),
-        );
-        let out = Command::new("kpt")
-            .args(["fn", "eval", "pkg", "--exec"])
-            .arg(example(bin))
-            .arg("--fn-config")
-            .arg(fixture(case).join("fn-config.yaml"))
-            .args(["-o", "stdout"])
-            .current_dir(&dir)
-            .output()
-            .expect("kpt runs");
+        let out = kpt_eval(&dir, bin, case);
         assert!(out.status.success(), "{bin}: {}", text(&out.stderr));
         assert_eq!(
             normalized_items(&text(&out.stdout)),
@@ -227,36 +190,13 @@ fn examples_under_kpt_fn_eval_exec_give_the_golden_items() {
     // A validator's error result fails kpt too.
     let dir = scratch("kpt-violations");
     let case = "image-policy/violations";
-    write(
-        &dir,
-        "pkg/resources.yaml",
-        &read(&fixture(case).join("input.yaml")),
-    );
-    let out = Command::new("kpt")
-        .args(["fn", "eval", "pkg", "--exec"])
-        .arg(example("krm-image-policy"))
-        .arg("--fn-config")
-        .arg(fixture(case).join("fn-config.yaml"))
-        .args(["-o", "stdout"])
-        .current_dir(&dir)
-        .output()
-        .expect("kpt runs");
+    let out = kpt_eval(&dir, "krm-image-policy", case);
     assert!(!out.status.success(), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr).contains("uses the latest tag"),
         "{}",
         text(&out.stderr)
     );
-}
-
-/// A command with the podman settings this project's machines need
-/// (`.ci/containers.conf`), unless the caller's environment names its own.
-fn with_podman_conf(mut cmd: Command) -> Command {
-    if std::env::var_os("CONTAINERS_CONF").is_none() {
-        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf");
-        cmd.env("CONTAINERS_CONF", conf);
-    }
-    cmd
 }
 
 /// Packages `bin` as `image` with the SDK's packaging script.
@@ -283,22 +223,6 @@ fn image_of(bin: &str) -> String {
 
 fn container_runtime(bin: &str) -> String {
     format!("container:\n  image: {}\n", image_of(bin))
-}
-
-/// `kubectl kustomize --enable-alpha-plugins .` in `dir`, docker being
-/// podman.
-fn kubectl_kustomize(dir: &Path, shim: &Path) -> Output {
-    let path = format!(
-        "{}:{}",
-        shim.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    with_podman_conf(Command::new("kubectl"))
-        .args(["kustomize", "--enable-alpha-plugins", "."])
-        .current_dir(dir)
-        .env("PATH", path)
-        .output()
-        .expect("kubectl runs")
 }
 
 #[test]
@@ -337,13 +261,7 @@ fn examples_as_images_under_kubectl_kustomize_and_krusty_give_the_golden_items()
     if !kubectl {
         skip("kubectl is not installed: the example images run under krusty only");
     }
-    let shim = dir.join("shim");
-    write(&shim, "docker", "#!/bin/sh\nexec podman \"$@\"\n");
-    std::fs::set_permissions(
-        shim.join("docker"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    let shim = docker_shim(&dir);
     for (bin, case, role) in EXAMPLES {
         let expected = expected_items(case);
         let tree = dir.join(bin);

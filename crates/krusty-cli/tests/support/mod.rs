@@ -2,8 +2,11 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+pub mod examples;
 pub mod oci;
+pub mod podman;
 
 /// A fresh directory for one test: `area/name` under Cargo's temporary
 /// directory for integration tests.
@@ -19,6 +22,49 @@ pub fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);
     std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
     std::fs::write(path, text).expect("write file");
+}
+
+/// Bytes a process printed, as text (invalid UTF-8 replaced).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Says loudly, on stderr, that a test or part of one does not run.
+pub fn skip(what: &str) {
+    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
+}
+
+/// `cmd ARGS` runs here and succeeds (its output discarded).
+pub fn available(cmd: &str, args: &[&str]) -> bool {
+    std::process::Command::new(cmd)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Checks `done` every `every` until it holds or `limit` has passed
+/// (the caller asserts what it waited for).
+pub fn wait_until(limit: Duration, every: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() && Instant::now() < deadline {
+        std::thread::sleep(every);
+    }
+}
+
+/// `git` in `dir` with a fixed author and committer and no user or system
+/// configuration.
+pub fn git_command(dir: &Path) -> std::process::Command {
+    let mut git = std::process::Command::new("git");
+    git.current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "krusty")
+        .env("GIT_AUTHOR_EMAIL", "krusty@example.invalid")
+        .env("GIT_COMMITTER_NAME", "krusty")
+        .env("GIT_COMMITTER_EMAIL", "krusty@example.invalid")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    git
 }
 
 /// Lines of context shown around a difference, and the most lines shown.
