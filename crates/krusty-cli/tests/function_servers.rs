@@ -11,32 +11,33 @@
 //! real process. No server process or folder is left after any test.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{normalized_items, write};
+use support::{available, normalized_items, skip, text, wait_until, write};
 
 fn scratch(name: &str) -> PathBuf {
     support::scratch("function-servers", name)
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn skip(what: &str) {
-    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
-}
-
 /// Python with PyYAML, which the fixture function needs.
 fn python_ready() -> bool {
-    Command::new("python3")
-        .args(["-c", "import yaml"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    available("python3", &["-c", "import yaml"])
+}
+
+/// A fresh folder `name` with the fixture function in `bin/fn.py` and
+/// `count` ConfigMaps in `resources.yaml`; `None`, after a loud skip,
+/// when Python with PyYAML is missing.
+fn fixture_folder(name: &str, count: usize) -> Option<PathBuf> {
+    if !python_ready() {
+        skip("python3 with PyYAML is missing");
+        return None;
+    }
+    let dir = scratch(name);
+    install_function(&dir);
+    write(&dir, "resources.yaml", &resources(count, 10));
+    Some(dir)
 }
 
 /// Copies the fixture function to `dir/bin/fn.py`; returns its path.
@@ -96,22 +97,44 @@ fn resources(count: usize, size: usize) -> String {
     out
 }
 
+/// `krusty build ARGS` with exec functions allowed, the start log passed
+/// to the function, in `cwd`, not started yet.
+fn krusty_command(cwd: &Path, starts: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    cmd.args([
+        "build",
+        "--enable-alpha-plugins",
+        "--enable-exec",
+        "-e",
+        "FN_STARTS",
+    ])
+    .args(args)
+    .env("FN_STARTS", starts)
+    .current_dir(cwd);
+    cmd
+}
+
 /// `krusty build` with exec functions allowed, the start log passed to
 /// the function, in `cwd`.
 fn krusty(cwd: &Path, starts: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args([
-            "build",
-            "--enable-alpha-plugins",
-            "--enable-exec",
-            "-e",
-            "FN_STARTS",
-        ])
-        .args(args)
-        .env("FN_STARTS", starts)
-        .current_dir(cwd)
+    krusty_command(cwd, starts, args)
         .output()
         .expect("krusty runs")
+}
+
+/// Starts `krusty build .` in `dir` in the background (the start log
+/// `log` passed to the function) and returns once the function's server
+/// has started (or 20 s have passed).
+fn krusty_until_its_server_starts(dir: &Path, log: &Path) -> Child {
+    let child = krusty_command(dir, log, &["."])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty runs");
+    wait_until(Duration::from_secs(20), Duration::from_millis(50), || {
+        starts(log) > 0
+    });
+    child
 }
 
 /// How many times the function's server started.
@@ -150,10 +173,9 @@ fn processes_with(marker: &str) -> Vec<String> {
 /// fixture under `dir`, no server folder of a krusty that is gone.
 fn assert_nothing_left(dir: &Path) {
     let marker = dir.join("bin").to_string_lossy().into_owned();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(Duration::from_secs(5), Duration::from_millis(50), || {
+        processes_with(&marker).is_empty()
+    });
     assert_eq!(
         processes_with(&marker),
         Vec::<String>::new(),
@@ -230,12 +252,9 @@ fn a_python_function_gives_the_same_output_as_v1_v2_and_under_kpt() {
 
 #[test]
 fn fifty_calls_start_one_server() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("fifty");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(20, 10));
+    let Some(dir) = fixture_folder("fifty", 20) else {
+        return;
+    };
     let out = same_as_v1(&dir, "bin/fn.py", 50, "");
     assert!(out.contains("fn.example.com/step-49: \"49\""));
 }
@@ -255,12 +274,9 @@ fn a_four_megabyte_list_crosses_the_socket() {
 
 #[test]
 fn a_server_that_dies_is_started_again() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("dies");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(3, 10));
+    let Some(dir) = fixture_folder("dies", 3) else {
+        return;
+    };
     let log = dir.join("starts.log");
     kustomization(&dir, "bin/fn.py", 3, false, "");
     let v1 = krusty(&dir, &log, &["."]);
@@ -292,12 +308,9 @@ fn a_server_that_dies_is_started_again() {
 
 #[test]
 fn a_server_that_never_gets_ready_falls_back_to_v1_with_a_warning() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("never-ready");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(3, 10));
+    let Some(dir) = fixture_folder("never-ready", 3) else {
+        return;
+    };
     let log = dir.join("starts.log");
     kustomization(&dir, "bin/fn.py", 3, false, "");
     let v1 = krusty(&dir, &log, &["."]);
@@ -328,12 +341,9 @@ fn a_server_that_never_gets_ready_falls_back_to_v1_with_a_warning() {
 
 #[test]
 fn a_hung_request_times_out_and_stops_the_server() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("hung");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(3, 10));
+    let Some(dir) = fixture_folder("hung", 3) else {
+        return;
+    };
     kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
     let started = Instant::now();
     let out = krusty(
@@ -350,12 +360,9 @@ fn a_hung_request_times_out_and_stops_the_server() {
 
 #[test]
 fn malformed_answers_are_clear_errors() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("malformed");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(3, 10));
+    let Some(dir) = fixture_folder("malformed", 3) else {
+        return;
+    };
     for (misbehave, expected) in [
         ("malformed", "its server did not answer with a ResourceList"),
         ("status", "its server answered HTTP 500"),
@@ -452,33 +459,12 @@ fn several_targets_share_one_server_and_get_a_file_each() {
 
 #[test]
 fn an_interrupt_stops_the_servers() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("interrupt");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(3, 10));
+    let Some(dir) = fixture_folder("interrupt", 3) else {
+        return;
+    };
     let log = dir.join("starts.log");
     kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args([
-            "build",
-            "--enable-alpha-plugins",
-            "--enable-exec",
-            "-e",
-            "FN_STARTS",
-            ".",
-        ])
-        .env("FN_STARTS", &log)
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("krusty runs");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while starts(&log) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = krusty_until_its_server_starts(&dir, &log);
     assert_eq!(starts(&log), 1, "the server started");
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill(2) on the child we started.
@@ -534,33 +520,12 @@ fn a_python_http_function_from_another_author_serves_krusty() {
 
 #[test]
 fn a_krusty_killed_outright_leaves_nothing_for_long() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("sigkill");
-    install_function(&dir);
-    write(&dir, "resources.yaml", &resources(3, 10));
+    let Some(dir) = fixture_folder("sigkill", 3) else {
+        return;
+    };
     let log = dir.join("starts.log");
     kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args([
-            "build",
-            "--enable-alpha-plugins",
-            "--enable-exec",
-            "-e",
-            "FN_STARTS",
-            ".",
-        ])
-        .env("FN_STARTS", &log)
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("krusty runs");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while starts(&log) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = krusty_until_its_server_starts(&dir, &log);
     let folder = std::env::temp_dir().join(format!("krusty-fn-server-{}-0", child.id()));
     assert!(
         folder.is_dir(),
