@@ -10,7 +10,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{normalized_items, write};
+use support::examples::example;
+use support::podman::with_podman_conf;
+use support::{available, normalized_items, skip, text, wait_until, write};
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -32,10 +34,6 @@ fn krusty(args: &[&str], cwd: &Path) -> Output {
         .expect("krusty runs")
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// `krusty build --enable-alpha-plugins FLAGS .` in `dir`.
 fn build_with(dir: &Path, flags: &[&str]) -> Output {
     let mut args = vec!["build", "--enable-alpha-plugins"];
@@ -50,20 +48,6 @@ fn expect_stderr(out: &Output, want: &str) {
     assert!(err.contains(want), "want {want:?} in stderr:\n{err}");
 }
 
-/// An example function's executable, built beside krusty.
-fn example(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_BIN_EXE_krusty"))
-        .parent()
-        .expect("bin dir")
-        .join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p krusty-fn-examples` first)",
-        path.display()
-    );
-    path
-}
-
 /// Copies the example functions into `dir`, as exec functions.
 fn install_examples(dir: &Path) {
     for name in [
@@ -73,19 +57,6 @@ fn install_examples(dir: &Path) {
     ] {
         std::fs::copy(example(name), dir.join(name)).expect("copy function");
     }
-}
-
-fn available(cmd: &str, args: &[&str]) -> bool {
-    Command::new(cmd)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn skip(what: &str) {
-    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
 }
 
 const RESOURCES: &str = "apiVersion: v1
@@ -456,10 +427,7 @@ fn process_gone(pid: &str) -> bool {
 
 /// Waits up to `limit` for `pid` to end; whether it did.
 fn ends_within(pid: &str, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    while !process_gone(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(limit, Duration::from_millis(20), || process_gone(pid));
     process_gone(pid)
 }
 
@@ -1009,16 +977,6 @@ fn podman_works() -> bool {
     available("podman", &["info"])
 }
 
-/// A command with the podman settings this project's machines need
-/// (`.ci/containers.conf`), unless the caller's environment names its own.
-fn with_podman_conf(mut cmd: Command) -> Command {
-    if std::env::var_os("CONTAINERS_CONF").is_none() {
-        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf");
-        cmd.env("CONTAINERS_CONF", conf);
-    }
-    cmd
-}
-
 /// `krusty build --enable-alpha-plugins --container-cli podman EXTRA .` in
 /// `tree`, with the podman settings.
 fn podman_build(tree: &Path, extra: &[&str]) -> Output {
@@ -1116,10 +1074,9 @@ fn krusty_until_its_container_runs(tree: &Path, extra: &[&str]) -> std::process:
         .stderr(Stdio::null())
         .spawn()
         .expect("krusty starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while running_containers().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(Duration::from_secs(60), Duration::from_millis(50), || {
+        !running_containers().is_empty()
+    });
     child
 }
 
@@ -1239,10 +1196,9 @@ fn container_functions_run_in_podman_like_kustomize() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("krusty starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while leftover_containers().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(60), Duration::from_millis(100), || {
+        !leftover_containers().is_empty()
+    });
     assert!(
         !leftover_containers().is_empty(),
         "the container never started"
@@ -1315,10 +1271,9 @@ fn container_functions_run_in_podman_like_kustomize() {
     let mut child = krusty_until_its_container_runs(&tree, &["--function-timeout", "2"]);
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !leftover_containers().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until(Duration::from_secs(15), Duration::from_millis(200), || {
+        leftover_containers().is_empty()
+    });
     assert_eq!(
         leftover_containers(),
         "",
