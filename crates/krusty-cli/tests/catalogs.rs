@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
 
-use support::{make_certificates, output_text, run, scratch, serve, write};
+use support::examples::example;
+use support::{git_command, make_certificates, output_text, run, scratch, serve, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -51,17 +52,6 @@ fn world() -> &'static World {
     })
 }
 
-/// An example function's executable, built beside krusty.
-fn example(name: &str) -> PathBuf {
-    let path = Path::new(KRUSTY).parent().unwrap().join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: build the examples first (cargo build -p krusty-fn-examples)",
-        path.display()
-    );
-    path
-}
-
 /// The sha256 of a file, in hex.
 fn sha256(path: &Path) -> String {
     let out = run(Command::new("sha256sum").arg(path));
@@ -88,11 +78,15 @@ fn counting_function(dir: &Path, name: &str, team: &str) -> (PathBuf, String) {
     (path, hash)
 }
 
+/// The names of the counting functions of `dir` that ran, a line each,
+/// in the order they ran (empty when none ran).
+fn runs_log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("runs.log")).unwrap_or_default()
+}
+
 /// How many times the functions of `dir` ran.
 fn runs(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("runs.log"))
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
+    runs_log(dir).lines().count()
 }
 
 /// A catalog named `name` holding `functions` (from [`exec_function`] or
@@ -124,16 +118,22 @@ fn exec_function(
     )
 }
 
-/// A catalog entry: `group`/`version` `kind` running the container
-/// `image` (`more` appended to its `container:` mapping).
+/// The catalog entry of `example.com/v1` `kind` running the local
+/// program `program` (by its `file://` uri) with hash `sha256`.
+fn local_entry(kind: &str, program: &Path, sha256: &str, idempotent: bool) -> String {
+    let uri = format!("file://{}", program.display());
+    exec_function("example.com", "v1", kind, &uri, sha256, idempotent)
+}
+
 /// A counting function `file` in `dir` that sets `team`, as the catalog
 /// entry of `example.com/v1 SetLabels` by its `file://` uri and sha256.
 fn local_set_labels(dir: &Path, file: &str, team: &str, idempotent: bool) -> String {
     let (script, hash) = counting_function(dir, file, team);
-    let uri = format!("file://{}", script.display());
-    exec_function("example.com", "v1", "SetLabels", &uri, &hash, idempotent)
+    local_entry("SetLabels", &script, &hash, idempotent)
 }
 
+/// A catalog entry: `group`/`version` `kind` running the container
+/// `image` (`more` appended to its `container:` mapping).
 fn container_function(group: &str, version: &str, kind: &str, image: &str, more: &str) -> String {
     format!(
         "  - group: {group}\n    kind: {kind}\n    versions:\n    - name: {version}\n      runtime:\n        container:\n          image: {image}\n{more}"
@@ -187,6 +187,14 @@ fn krusty(dir: &Path, args: &[&str]) -> Output {
         .expect("krusty runs")
 }
 
+/// The flags that trust each of `catalogs` (`--trusted-catalog NAME`).
+fn trusting<'a>(catalogs: &[&'a str]) -> Vec<&'a str> {
+    catalogs
+        .iter()
+        .flat_map(|c| ["--trusted-catalog", c])
+        .collect()
+}
+
 /// `krusty build .` in `dir` with `args`; its stdout, failing the test
 /// when it fails.
 fn build_ok(dir: &Path, args: &[&str]) -> String {
@@ -236,17 +244,7 @@ fn git_repository(name: &str, files: &[(&str, String)]) {
     let work = world.dir.join("work").join(name);
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
-    let git = |args: &[&str]| {
-        run(Command::new("git")
-            .current_dir(&work)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "krusty")
-            .env("GIT_AUTHOR_EMAIL", "krusty@example.invalid")
-            .env("GIT_COMMITTER_NAME", "krusty")
-            .env("GIT_COMMITTER_EMAIL", "krusty@example.invalid")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1"))
-    };
+    let git = |args: &[&str]| run(git_command(&work).args(args));
     git(&["init", "-q", "-b", "main"]);
     for (file, text) in files {
         write(&work, file, text);
@@ -301,16 +299,7 @@ fn the_first_catalog_defining_a_kind_wins_and_within_one_the_first_function() {
     let dir = case("order");
     let (labels, labels_hash) = counting_function(&dir, "labels.sh", "web");
     let (annotations, annotations_hash) = counting_function(&dir, "annotations.sh", "api");
-    let entry = |path: &Path, hash: &str| {
-        exec_function(
-            "example.com",
-            "v1",
-            "Tag",
-            &format!("file://{}", path.display()),
-            hash,
-            false,
-        )
-    };
+    let entry = |path: &Path, hash: &str| local_entry("Tag", path, hash, false);
     write(
         &dir,
         "labels.yaml",
@@ -328,12 +317,7 @@ fn the_first_catalog_defining_a_kind_wins_and_within_one_the_first_function() {
         &catalog("annotations", &[entry(&annotations, &annotations_hash)]),
     );
     let fns = [("fn.yaml", config("example.com/v1", "Tag", "tag"))];
-    let trust = [
-        "--trusted-catalog",
-        "labels",
-        "--trusted-catalog",
-        "annotations",
-    ];
+    let trust = trusting(&["labels", "annotations"]);
     kustomization(&dir, &["labels.yaml", "annotations.yaml"], &fns);
     let out = build_ok(&dir, &trust);
     assert_has(&out, "team: web");
@@ -351,28 +335,16 @@ fn a_base_and_an_overlay_resolve_one_kind_each_with_its_own_catalogs() {
     let (annotations, annotations_hash) = counting_function(&root, "annotations.sh", "api");
     let base = root.join("base");
     let overlay = root.join("overlay");
-    let entry = |path: &Path, hash: &str, version: &str| {
-        exec_function(
-            "example.com",
-            version,
-            "Tag",
-            &format!("file://{}", path.display()),
-            hash,
-            false,
-        )
-    };
+    let entry = |path: &Path, hash: &str| local_entry("Tag", path, hash, false);
     write(
         &base,
         "catalog.yaml",
-        &catalog("base-fns", &[entry(&labels, &labels_hash, "v1")]),
+        &catalog("base-fns", &[entry(&labels, &labels_hash)]),
     );
     write(
         &overlay,
         "catalog.yaml",
-        &catalog(
-            "overlay-fns",
-            &[entry(&annotations, &annotations_hash, "v1")],
-        ),
+        &catalog("overlay-fns", &[entry(&annotations, &annotations_hash)]),
     );
     kustomization(
         &base,
@@ -389,17 +361,9 @@ fn a_base_and_an_overlay_resolve_one_kind_each_with_its_own_catalogs() {
         "fn.yaml",
         &config("example.com/v1", "Tag", "overlay"),
     );
-    let out = build_ok(
-        &overlay,
-        &[
-            "--trusted-catalog",
-            "base-fns",
-            "--trusted-catalog",
-            "overlay-fns",
-        ],
-    );
+    let out = build_ok(&overlay, &trusting(&["base-fns", "overlay-fns"]));
     assert_has(&out, "team: api");
-    let log = std::fs::read_to_string(root.join("runs.log")).unwrap();
+    let log = runs_log(&root);
     assert_eq!(
         log, "labels.sh\nannotations.sh\n",
         "the base's kind from its catalog, the overlay's from its own"
@@ -423,16 +387,7 @@ fn a_composition_consolidates_the_catalogs_of_its_imports() {
     let root = case("composition");
     let (labels, labels_hash) = counting_function(&root, "labels.sh", "web");
     let (annotations, annotations_hash) = counting_function(&root, "annotations.sh", "api");
-    let entry = |path: &Path, hash: &str, kind: &str| {
-        exec_function(
-            "example.com",
-            "v1",
-            kind,
-            &format!("file://{}", path.display()),
-            hash,
-            false,
-        )
-    };
+    let entry = |path: &Path, hash: &str, kind: &str| local_entry(kind, path, hash, false);
     // The import's catalog defines Labels and Owner (as set-labels); the
     // composition's own defines Owner (as set-annotations): its own wins.
     let shared = root.join("shared");
@@ -473,19 +428,11 @@ fn a_composition_consolidates_the_catalogs_of_its_imports() {
             config("example.com/v1", "Owner", "owner").replace('\n', "\n  ")
         ),
     );
-    let out = build_ok(
-        &app,
-        &[
-            "--load-restrictor",
-            "LoadRestrictionsNone",
-            "--trusted-catalog",
-            "shared-fns",
-            "--trusted-catalog",
-            "app-fns",
-        ],
-    );
+    let mut args = vec!["--load-restrictor", "LoadRestrictionsNone"];
+    args.extend(trusting(&["shared-fns", "app-fns"]));
+    let out = build_ok(&app, &args);
     assert_has(&out, "team: api");
-    let log = std::fs::read_to_string(root.join("runs.log")).unwrap();
+    let log = runs_log(&root);
     assert_eq!(
         log, "labels.sh\nannotations.sh\n",
         "Labels from the import's catalog, Owner from the composition's own"

@@ -43,15 +43,8 @@ struct GitServer {
 }
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
+    let out = support::git_command(dir)
         .args(args)
-        .env("GIT_AUTHOR_NAME", "krusty")
-        .env("GIT_AUTHOR_EMAIL", "krusty@example.invalid")
-        .env("GIT_COMMITTER_NAME", "krusty")
-        .env("GIT_COMMITTER_EMAIL", "krusty@example.invalid")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .expect("git runs");
     assert!(
