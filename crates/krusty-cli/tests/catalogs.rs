@@ -166,6 +166,16 @@ fn kustomization(dir: &Path, catalogs: &[&str], transformers: &[(&str, String)])
     write(dir, "cm.yaml", CONFIG_MAP);
 }
 
+/// A kustomization in `dir` with `catalogs` and one transformer,
+/// `fn.yaml`: the config `name` of `api_version` `kind`.
+fn one_config(dir: &Path, catalogs: &[&str], api_version: &str, kind: &str, name: &str) {
+    kustomization(
+        dir,
+        catalogs,
+        &[("fn.yaml", config(api_version, kind, name))],
+    );
+}
+
 /// `krusty ARGS` in `dir`, with the test CA trusted and a cache of the
 /// test's own (`dir/../cache`).
 fn krusty(dir: &Path, args: &[&str]) -> Output {
@@ -283,11 +293,7 @@ fn every_source_kind_gives_the_function() {
         git.as_str(),
         git_folder.as_str(),
     ] {
-        kustomization(
-            &dir,
-            &[reference],
-            &[("fn.yaml", config("example.com/v1", "SetLabels", "labels"))],
-        );
+        one_config(&dir, &[reference], "example.com/v1", "SetLabels", "labels");
         let out = build_ok(&dir, &["--trusted-catalog", reference]);
         assert_has(&out, "team: web");
     }
@@ -346,11 +352,7 @@ fn a_base_and_an_overlay_resolve_one_kind_each_with_its_own_catalogs() {
         "catalog.yaml",
         &catalog("overlay-fns", &[entry(&annotations, &annotations_hash)]),
     );
-    kustomization(
-        &base,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "Tag", "base"))],
-    );
+    one_config(&base, &["catalog.yaml"], "example.com/v1", "Tag", "base");
     write(
         &overlay,
         "kustomization.yaml",
@@ -444,11 +446,7 @@ fn trust_by_reference_or_by_name_and_an_untrusted_catalog_is_an_error() {
     let dir = case("trust");
     let entry = local_set_labels(&dir, "fn.sh", "web", false);
     write(&dir, "catalog.yaml", &catalog("example-co", &[entry]));
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "SetLabels", "l");
     let err = build_err(&dir, &[]);
     assert_has(&err, "example.com/v1 SetLabels is defined by catalog 'catalog.yaml', which is not trusted: run with --trusted-catalog catalog.yaml (or --trusted-catalog example-co, its metadata.name)");
     // The enable flags are no trust in a catalog.
@@ -477,31 +475,16 @@ fn trust_by_reference_or_by_name_and_an_untrusted_catalog_is_an_error() {
 fn a_hash_mismatch_or_a_missing_hash_runs_nothing() {
     let dir = case("mismatch");
     let (script, hash) = counting_function(&dir, "fn.sh", "web");
-    let uri = format!("file://{}", script.display());
     let wrong = hash.chars().rev().collect::<String>();
     write(
         &dir,
         "catalog.yaml",
-        &catalog(
-            "c",
-            &[exec_function(
-                "example.com",
-                "v1",
-                "SetLabels",
-                &uri,
-                &wrong,
-                false,
-            )],
-        ),
+        &catalog("c", &[local_entry("SetLabels", &script, &wrong, false)]),
     );
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "SetLabels", "l");
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
     assert_has(&err, "sha256");
-    let no_hash = exec_function("example.com", "v1", "SetLabels", &uri, &hash, false)
+    let no_hash = local_entry("SetLabels", &script, &hash, false)
         .replace(&format!("            sha256: {hash}\n"), "");
     write(&dir, "catalog.yaml", &catalog("c", &[no_hash]));
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
@@ -519,10 +502,12 @@ fn a_catalog_is_fetched_only_when_a_lookup_needs_it() {
     write(&dir, "catalog.yaml", &catalog("c", &[entry]));
     let unreachable = "https://127.0.0.1:9/nothing/catalog.yaml";
     // Found in the first catalog: the second is never fetched.
-    kustomization(
+    one_config(
         &dir,
         &["catalog.yaml", unreachable],
-        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
+        "example.com/v1",
+        "SetLabels",
+        "l",
     );
     assert_has(&build_ok(&dir, &["--trusted-catalog", "c"]), "team: web");
     // No function at all: nothing is fetched.
@@ -533,20 +518,18 @@ fn a_catalog_is_fetched_only_when_a_lookup_needs_it() {
     );
     build_ok(&dir, &[]);
     // Needed: the unreachable catalog is an error naming it and where.
-    kustomization(
+    one_config(
         &dir,
         &["catalog.yaml", unreachable],
-        &[("fn.yaml", config("example.com/v2", "SetLabels", "l"))],
+        "example.com/v2",
+        "SetLabels",
+        "l",
     );
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
     assert_has(&err, &format!("catalog '{unreachable}'"));
     assert_has(&err, "kustomization.yaml, line 5, column 3");
     // No catalog defines it: the catalogs searched are listed.
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v2", "SetLabels", "l"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v2", "SetLabels", "l");
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
     assert_has(&err, "no catalog defines apiVersion example.com/v2 kind SetLabels; catalogs searched: 'catalog.yaml'");
 }
@@ -571,21 +554,13 @@ fn a_function_requiring_network_or_storage_needs_the_flags() {
         ),
     ];
     write(&dir, "catalog.yaml", &catalog("c", &functions));
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "Net", "n"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "Net", "n");
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
     assert_has(
         &err,
         "the function asks for network access: run with --network to allow it",
     );
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "Disk", "d"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "Disk", "d");
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
     assert_has(
         &err,
@@ -601,11 +576,7 @@ fn a_catalog_that_does_not_read_is_an_error_naming_file_line_and_field() {
         "catalog.yaml",
         "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {kind: K}\n    versions:\n    - name: v1\n      runtime: {container: {image: i, requireNetwork: yes please}}\n",
     );
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "K", "k"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "K", "k");
     let err = build_err(&dir, &["--trusted-catalog", "c"]);
     assert_has(
         &err,
@@ -901,11 +872,7 @@ fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes(
         write(&dir, "catalog.yaml", &catalog("c", &[entry]));
     };
     catalog_with("one");
-    kustomization(
-        &dir,
-        &["catalog.yaml"],
-        &[("fn.yaml", config("example.com/v1", "SetLabels", "l"))],
-    );
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "SetLabels", "l");
     let trust = ["--trusted-catalog", "c"];
     let first = build_ok(&dir, &trust);
     assert_has(&first, "team: one");
