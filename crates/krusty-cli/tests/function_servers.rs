@@ -122,19 +122,21 @@ fn krusty(cwd: &Path, starts: &Path, args: &[&str]) -> Output {
         .expect("krusty runs")
 }
 
-/// Starts `krusty build .` in `dir` in the background (the start log
-/// `log` passed to the function) and returns once the function's server
-/// has started (or 20 s have passed).
-fn krusty_until_its_server_starts(dir: &Path, log: &Path) -> Child {
-    let child = krusty_command(dir, log, &["."])
+/// Starts `krusty build .` in the background on one call of the fixture
+/// that hangs, in `dir`; returns the start log and krusty once the
+/// function's server has started (or 20 s have passed).
+fn krusty_on_a_hung_call(dir: &Path) -> (PathBuf, Child) {
+    let log = dir.join("starts.log");
+    kustomization(dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
+    let child = krusty_command(dir, &log, &["."])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("krusty runs");
     wait_until(Duration::from_secs(20), Duration::from_millis(50), || {
-        starts(log) > 0
+        starts(&log) > 0
     });
-    child
+    (log, child)
 }
 
 /// How many times the function's server started.
@@ -462,9 +464,7 @@ fn an_interrupt_stops_the_servers() {
     let Some(dir) = fixture_folder("interrupt", 3) else {
         return;
     };
-    let log = dir.join("starts.log");
-    kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
-    let mut child = krusty_until_its_server_starts(&dir, &log);
+    let (log, mut child) = krusty_on_a_hung_call(&dir);
     assert_eq!(starts(&log), 1, "the server started");
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill(2) on the child we started.
@@ -523,9 +523,7 @@ fn a_krusty_killed_outright_leaves_nothing_for_long() {
     let Some(dir) = fixture_folder("sigkill", 3) else {
         return;
     };
-    let log = dir.join("starts.log");
-    kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
-    let mut child = krusty_until_its_server_starts(&dir, &log);
+    let (log, mut child) = krusty_on_a_hung_call(&dir);
     let folder = std::env::temp_dir().join(format!("krusty-fn-server-{}-0", child.id()));
     assert!(
         folder.is_dir(),
