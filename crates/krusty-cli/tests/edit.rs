@@ -42,16 +42,9 @@ struct GitServer {
     _child: Child,
 }
 
+/// `git ARGS` in `dir`, failing the test when it fails.
 fn git(dir: &Path, args: &[&str]) {
-    let out = support::git_command(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::run(support::git_command(dir).args(args));
 }
 
 /// Starts the server on first use, with `addons.git` made from

@@ -229,17 +229,10 @@ fn podman_ready() -> bool {
     ready
 }
 
+/// `podman ARGS` with the podman settings; its stdout, failing the test
+/// when it fails.
 fn podman(args: &[&str]) -> String {
-    let out = with_podman_conf(Command::new("podman"))
-        .args(args)
-        .output()
-        .expect("podman runs");
-    assert!(
-        out.status.success(),
-        "podman {args:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    support::run(with_podman_conf(Command::new("podman")).args(args))
 }
 
 /// Packages `bin` as `image` with the SDK's script, then each `labelled`
