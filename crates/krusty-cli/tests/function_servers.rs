@@ -27,16 +27,16 @@ fn python_ready() -> bool {
 }
 
 /// A fresh folder `name` with the fixture function in `bin/fn.py` and
-/// `count` ConfigMaps in `resources.yaml`; `None`, after a loud skip,
-/// when Python with PyYAML is missing.
-fn fixture_folder(name: &str, count: usize) -> Option<PathBuf> {
+/// `resources` in `resources.yaml`; `None`, after a loud skip, when Python
+/// with PyYAML is missing.
+fn fixture_folder(name: &str, resources: &str) -> Option<PathBuf> {
     if !python_ready() {
         skip("python3 with PyYAML is missing");
         return None;
     }
     let dir = scratch(name);
     install_function(&dir);
-    write(&dir, "resources.yaml", &resources(count, 10));
+    write(&dir, "resources.yaml", resources);
     Some(dir)
 }
 
@@ -254,7 +254,7 @@ fn a_python_function_gives_the_same_output_as_v1_v2_and_under_kpt() {
 
 #[test]
 fn fifty_calls_start_one_server() {
-    let Some(dir) = fixture_folder("fifty", 20) else {
+    let Some(dir) = fixture_folder("fifty", &resources(20, 10)) else {
         return;
     };
     let out = same_as_v1(&dir, "bin/fn.py", 50, "");
@@ -263,20 +263,17 @@ fn fifty_calls_start_one_server() {
 
 #[test]
 fn a_four_megabyte_list_crosses_the_socket() {
-    if !python_ready() {
-        return skip("python3 with PyYAML is missing");
-    }
-    let dir = scratch("large");
-    install_function(&dir);
     // 2,000 ConfigMaps of 2 KiB: about 4.4 MB on the wire.
-    write(&dir, "resources.yaml", &resources(2000, 2048));
+    let Some(dir) = fixture_folder("large", &resources(2000, 2048)) else {
+        return;
+    };
     let out = same_as_v1(&dir, "bin/fn.py", 1, "");
     assert!(out.len() > 4_000_000, "{}", out.len());
 }
 
 #[test]
 fn a_server_that_dies_is_started_again() {
-    let Some(dir) = fixture_folder("dies", 3) else {
+    let Some(dir) = fixture_folder("dies", &resources(3, 10)) else {
         return;
     };
     let log = dir.join("starts.log");
@@ -310,7 +307,7 @@ fn a_server_that_dies_is_started_again() {
 
 #[test]
 fn a_server_that_never_gets_ready_falls_back_to_v1_with_a_warning() {
-    let Some(dir) = fixture_folder("never-ready", 3) else {
+    let Some(dir) = fixture_folder("never-ready", &resources(3, 10)) else {
         return;
     };
     let log = dir.join("starts.log");
@@ -343,7 +340,7 @@ fn a_server_that_never_gets_ready_falls_back_to_v1_with_a_warning() {
 
 #[test]
 fn a_hung_request_times_out_and_stops_the_server() {
-    let Some(dir) = fixture_folder("hung", 3) else {
+    let Some(dir) = fixture_folder("hung", &resources(3, 10)) else {
         return;
     };
     kustomization(&dir, "bin/fn.py", 1, true, "  misbehave: hang\n");
@@ -362,7 +359,7 @@ fn a_hung_request_times_out_and_stops_the_server() {
 
 #[test]
 fn malformed_answers_are_clear_errors() {
-    let Some(dir) = fixture_folder("malformed", 3) else {
+    let Some(dir) = fixture_folder("malformed", &resources(3, 10)) else {
         return;
     };
     for (misbehave, expected) in [
@@ -461,7 +458,7 @@ fn several_targets_share_one_server_and_get_a_file_each() {
 
 #[test]
 fn an_interrupt_stops_the_servers() {
-    let Some(dir) = fixture_folder("interrupt", 3) else {
+    let Some(dir) = fixture_folder("interrupt", &resources(3, 10)) else {
         return;
     };
     let (log, mut child) = krusty_on_a_hung_call(&dir);
@@ -520,7 +517,7 @@ fn a_python_http_function_from_another_author_serves_krusty() {
 
 #[test]
 fn a_krusty_killed_outright_leaves_nothing_for_long() {
-    let Some(dir) = fixture_folder("sigkill", 3) else {
+    let Some(dir) = fixture_folder("sigkill", &resources(3, 10)) else {
         return;
     };
     let (log, mut child) = krusty_on_a_hung_call(&dir);
