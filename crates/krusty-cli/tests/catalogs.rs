@@ -201,36 +201,35 @@ fn krusty(dir: &Path, args: &[&str]) -> Output {
 fn trusting<'a>(catalogs: &[&'a str]) -> Vec<&'a str> {
     catalogs
         .iter()
-        .flat_map(|c| ["--trusted-catalog", c])
+        .flat_map(|&c| ["--trusted-catalog", c])
         .collect()
 }
 
-/// `krusty build .` in `dir` with `args`; its stdout, failing the test
-/// when it fails.
-fn build_ok(dir: &Path, args: &[&str]) -> String {
+/// `krusty build ARGS .` in `dir`: whether it succeeded, its stdout and
+/// its stderr.
+fn build(dir: &Path, args: &[&str]) -> (bool, String, String) {
     let mut all = vec!["build"];
     all.extend_from_slice(args);
     all.push(".");
     let out = krusty(dir, &all);
     let (stdout, stderr) = output_text(&out);
-    assert!(
-        out.status.success(),
-        "krusty build failed in {}:\n{stderr}",
-        dir.display()
-    );
+    (out.status.success(), stdout, stderr)
+}
+
+/// `krusty build .` in `dir` with `args`; its stdout, failing the test
+/// when it fails.
+fn build_ok(dir: &Path, args: &[&str]) -> String {
+    let (ok, stdout, stderr) = build(dir, args);
+    assert!(ok, "krusty build failed in {}:\n{stderr}", dir.display());
     stdout
 }
 
 /// `krusty build .` in `dir` with `args`; its stderr, failing the test
 /// when it succeeds.
 fn build_err(dir: &Path, args: &[&str]) -> String {
-    let mut all = vec!["build"];
-    all.extend_from_slice(args);
-    all.push(".");
-    let out = krusty(dir, &all);
-    let (stdout, stderr) = output_text(&out);
+    let (ok, stdout, stderr) = build(dir, args);
     assert!(
-        !out.status.success(),
+        !ok,
         "krusty build succeeded in {}:\n{stdout}",
         dir.display()
     );
