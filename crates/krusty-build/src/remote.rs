@@ -30,9 +30,9 @@ pub(crate) struct Remotes {
 
 impl Remotes {
     /// No remote met yet.
-    pub fn new(fetcher: Fetcher) -> Remotes {
+    pub fn new(fetcher: Arc<Fetcher>) -> Remotes {
         Remotes {
-            fetcher: Arc::new(fetcher),
+            fetcher,
             chain: Vec::new(),
             chain_floor: 0,
         }

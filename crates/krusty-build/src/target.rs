@@ -42,6 +42,10 @@ pub struct BuildOptions {
     pub functions: Policy,
     /// How remote bases and files are fetched (`--offline`, the cache).
     pub fetch: FetchOptions,
+    /// A fetcher shared with other builds (several targets in one run):
+    /// each remote is fetched once for all of them. `None`: the build
+    /// makes its own from `fetch`.
+    pub fetcher: Option<Arc<Fetcher>>,
 }
 
 /// The result of a build: resources in output order, and warnings for stderr.
@@ -100,7 +104,10 @@ pub(crate) struct Level {
 
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
-    let remotes = Remotes::new(Fetcher::new(opts.fetch.clone()));
+    let remotes = Remotes::new(match &opts.fetcher {
+        Some(shared) => Arc::clone(shared),
+        None => Arc::new(Fetcher::new(opts.fetch.clone())),
+    });
     let mut ctx = Context {
         chain: Vec::new(),
         warnings: Vec::new(),

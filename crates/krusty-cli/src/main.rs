@@ -346,6 +346,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
             cache_dir: None,
             function_cache: !args.functions.no_function_cache,
         },
+        fetcher: None,
     };
     if let [_, _, ..] = args.dirs.as_slice() {
         return targets::build_all(&args.dirs, args.output.as_deref(), &opts);

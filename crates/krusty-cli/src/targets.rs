@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use krusty_build::BuildOptions;
+use krusty_build::{BuildOptions, Fetcher};
 
 use crate::output;
 
@@ -35,35 +36,48 @@ pub fn output_name(target: &Path) -> String {
     format!("{name}.yaml")
 }
 
-/// Builds every target, then writes each one's stream into `output`.
-/// Nothing is written unless every target builds; the error names the
-/// target that failed.
+/// Builds every target, at once, then writes each one's stream into
+/// `output`. The builds share one fetcher (a remote base several targets
+/// use is fetched once) and the function servers; warnings are printed
+/// in target order. Nothing is written unless every target builds; the
+/// error names the first target (in the order given) that failed.
 pub fn build_all(
     dirs: &[PathBuf],
     output: Option<&OsStr>,
     opts: &BuildOptions,
 ) -> Result<(), String> {
+    use rayon::prelude::*;
     let out_dir = output
         .filter(|o| !o.is_empty())
         .map(Path::new)
         .ok_or("building several targets needs -o OUTDIR (one file per target)")?;
     let names = names(dirs)?;
+    let opts = BuildOptions {
+        fetcher: Some(Arc::new(Fetcher::new(opts.fetch.clone()))),
+        ..opts.clone()
+    };
+    let built: Vec<Result<(Vec<String>, output::Stream), String>> = dirs
+        .par_iter()
+        .map(|dir| {
+            let failed = |e: String| format!("target '{}': {e}", dir.display());
+            let out = krusty_api::build(dir, &opts).map_err(|e| failed(e.to_string()))?;
+            let warnings = out.warnings().to_vec();
+            let stream =
+                output::Stream::render(out.resources()).map_err(|e| failed(e.to_string()))?;
+            // The process ends soon: freeing every node would only cost time.
+            std::mem::forget(out);
+            Ok((warnings, stream))
+        })
+        .collect();
+    krusty_runtime::server::stop_all();
     let mut streams = Vec::with_capacity(dirs.len());
-    let built: Result<(), String> = dirs.iter().zip(&names).try_for_each(|(dir, name)| {
-        let out =
-            krusty_api::build(dir, opts).map_err(|e| format!("target '{}': {e}", dir.display()))?;
-        for w in out.warnings() {
+    for (result, name) in built.into_iter().zip(names) {
+        let (warnings, stream) = result?;
+        for w in warnings {
             eprintln!("{w}");
         }
-        let stream = output::Stream::render(out.resources())
-            .map_err(|e| format!("target '{}': {e}", dir.display()))?;
-        // The process ends soon: freeing every node would only cost time.
-        std::mem::forget(out);
-        streams.push((name.clone(), stream));
-        Ok(())
-    });
-    krusty_runtime::server::stop_all();
-    built?;
+        streams.push((name, stream));
+    }
     std::fs::create_dir_all(out_dir).map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
     output::write_targets(out_dir, &streams)
 }

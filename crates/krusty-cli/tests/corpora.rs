@@ -117,3 +117,110 @@ fn replacements_and_vars_match_kubectl_kustomize() {
 fn components_match_kubectl_kustomize() {
     run_corpus("components");
 }
+
+/// The case folders of every corpus, relative to `tests/`, with the
+/// target each builds.
+fn every_case() -> Vec<(PathBuf, PathBuf)> {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut cases = Vec::new();
+    for corpus in ["builtins", "patches", "replacements", "components"] {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(tests.join(corpus))
+            .expect("corpus folder")
+            .map(|e| e.expect("readable entry").path())
+            .filter(|p| p.join("in").is_dir())
+            .map(|p| Path::new(corpus).join(p.file_name().expect("case name")))
+            .collect();
+        found.sort();
+        for case in found {
+            let target = match std::fs::read_to_string(tests.join(&case).join("target")) {
+                Ok(t) => case.join(t.trim()),
+                Err(_) => case.join("in"),
+            };
+            cases.push((case, target));
+        }
+    }
+    cases
+}
+
+/// `krusty build T1 T2 … -o OUTDIR`, run in `tests/`.
+fn build_together(targets: &[&PathBuf], out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"))
+        .arg("build")
+        .args(targets)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("krusty runs")
+}
+
+#[test]
+fn every_golden_case_gives_its_output_when_all_are_built_in_one_run() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let cases: Vec<(PathBuf, PathBuf)> = every_case()
+        .into_iter()
+        .filter(|(case, _)| tests.join(case).join("expected.yaml").is_file())
+        .collect();
+    assert!(cases.len() > 100, "only {} golden cases", cases.len());
+    let out = support::scratch("corpora", "together").join("out");
+    let targets: Vec<&PathBuf> = cases.iter().map(|(_, t)| t).collect();
+    let run = build_together(&targets, &out);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut differ = Vec::new();
+    for (case, target) in &cases {
+        // The output file is named after the target as given.
+        let name: String = target
+            .to_string_lossy()
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+                _ => '_',
+            })
+            .collect();
+        let name = name + ".yaml";
+        let got = std::fs::read(out.join(&name)).unwrap_or_default();
+        let want = std::fs::read(tests.join(case).join("expected.yaml")).expect("golden");
+        if got != want {
+            differ.push(case.display().to_string());
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "outputs differ from the golden ones: {differ:?}"
+    );
+    let written = std::fs::read_dir(&out).expect("output folder").count();
+    assert_eq!(written, cases.len(), "one file per target");
+}
+
+#[test]
+fn a_failing_target_among_many_writes_nothing_and_is_named() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let cases = every_case();
+    let failing = cases
+        .iter()
+        .find(|(case, _)| tests.join(case).join("expected_error.txt").is_file())
+        .expect("a failing case");
+    let mut targets: Vec<&PathBuf> = cases
+        .iter()
+        .filter(|(case, _)| tests.join(case).join("expected.yaml").is_file())
+        .take(20)
+        .map(|(_, t)| t)
+        .collect();
+    targets.insert(10, &failing.1);
+    let out = support::scratch("corpora", "failing").join("out");
+    let run = build_together(&targets, &out);
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let want = std::fs::read_to_string(tests.join(&failing.0).join("expected_error.txt"))
+        .expect("expected error");
+    assert!(
+        stderr.contains(&format!("target '{}'", failing.1.display()))
+            && stderr.contains(want.trim_end()),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}

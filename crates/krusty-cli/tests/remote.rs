@@ -428,6 +428,42 @@ fn a_second_build_fetches_nothing_and_refs_are_resolved_each_time() {
 }
 
 #[test]
+fn several_targets_in_one_run_fetch_each_remote_once() {
+    let world = world();
+    let dir = scratch("remote", "several-targets");
+    let first = five_remotes(world, &dir.join("one"));
+    let second = five_remotes(world, &dir.join("two"));
+    let (cache, log, out) = (dir.join("cache"), dir.join("git.log"), dir.join("out"));
+    let out_arg = out.to_str().unwrap();
+    run(&mut world.krusty(&first, &cache, Some(&log), &[&second, "-o", out_arg]));
+    let calls = git_calls(&log);
+    let count = |what: &str| calls.iter().filter(|c| *c == what).count();
+    // A build of its own resolves the four refs and fetches the five
+    // bases; a second target that did not share its fetcher would resolve
+    // the refs again.
+    assert_eq!(
+        (count("fetch"), count("ls-remote")),
+        (5, 4),
+        "the two targets share their fetches: {calls:?}"
+    );
+    let alone = run(&mut world.krusty(&first, &dir.join("cache-alone"), None, &[]));
+    let written = std::fs::read_to_string(out.join(output_name(&first))).unwrap();
+    assert_eq!(written, alone, "the same output as a build of its own");
+}
+
+/// The file `krusty build … -o OUTDIR` writes a target's output to.
+fn output_name(target: &str) -> String {
+    let name: String = target
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect();
+    name + ".yaml"
+}
+
+#[test]
 fn offline_builds_use_the_cache_only() {
     let world = world();
     let dir = scratch("remote", "offline");
