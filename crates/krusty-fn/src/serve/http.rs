@@ -86,35 +86,56 @@ where
 }
 
 async fn respond(request: Request<Incoming>, function: Function) -> Response<Full<Bytes>> {
-    if request.method() != Method::POST {
+    let (head, body) = request.into_parts();
+    match admit(&head) {
+        Ok(accept) => run_function(body, accept, function).await,
+        // Read what the client sends before answering: a connection
+        // closed with its request unread is reset, and a client still
+        // writing loses the answer.
+        Err(refused) => {
+            let _ = Limited::new(body, MAX_MESSAGE_BYTES).collect().await;
+            *refused
+        }
+    }
+}
+
+/// The encoding to answer in, or the answer to a request refused before
+/// its body is read (for its method, `Content-Type` or `Accept`).
+fn admit(head: &hyper::http::request::Parts) -> Result<Encoding, Box<Response<Full<Bytes>>>> {
+    if head.method != Method::POST {
         let mut response = text(
             StatusCode::METHOD_NOT_ALLOWED,
             format!(
                 "method {} is not allowed: POST a ResourceList\n",
-                request.method()
+                head.method
             ),
         );
         response
             .headers_mut()
             .insert(ALLOW, HeaderValue::from_static("POST"));
-        return response;
+        return Err(Box::new(response));
     }
-    if let Err(given) = content_type(request.headers()) {
-        return text(
+    if let Err(given) = content_type(&head.headers) {
+        return Err(Box::new(text(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!("Content-Type must be text/yaml or application/json, not {given:?}\n"),
-        );
+        )));
     }
-    let Some(accept) = accepted(request.headers()) else {
-        return text(
+    accepted(&head.headers).ok_or_else(|| {
+        Box::new(text(
             StatusCode::NOT_ACCEPTABLE,
             "Accept must allow text/yaml, application/json or */*\n".to_string(),
-        );
-    };
-    let body = match Limited::new(request.into_body(), MAX_MESSAGE_BYTES)
-        .collect()
-        .await
-    {
+        ))
+    })
+}
+
+/// Runs the function over the body of an admitted request.
+async fn run_function(
+    body: Incoming,
+    accept: Encoding,
+    function: Function,
+) -> Response<Full<Bytes>> {
+    let body = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
             return text(
