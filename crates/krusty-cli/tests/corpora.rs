@@ -173,15 +173,7 @@ fn every_golden_case_gives_its_output_when_all_are_built_in_one_run() {
     let mut differ = Vec::new();
     for (case, target) in &cases {
         // The output file is named after the target as given.
-        let name: String = target
-            .to_string_lossy()
-            .chars()
-            .map(|c| match c {
-                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
-                _ => '_',
-            })
-            .collect();
-        let name = name + ".yaml";
+        let name = support::output_name(&target.to_string_lossy());
         let got = std::fs::read(out.join(&name)).unwrap_or_default();
         let want = std::fs::read(tests.join(case).join("expected.yaml")).expect("golden");
         if got != want {

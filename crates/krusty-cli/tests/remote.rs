@@ -447,20 +447,8 @@ fn several_targets_in_one_run_fetch_each_remote_once() {
         "the two targets share their fetches: {calls:?}"
     );
     let alone = run(&mut world.krusty(&first, &dir.join("cache-alone"), None, &[]));
-    let written = std::fs::read_to_string(out.join(output_name(&first))).unwrap();
+    let written = std::fs::read_to_string(out.join(support::output_name(&first))).unwrap();
     assert_eq!(written, alone, "the same output as a build of its own");
-}
-
-/// The file `krusty build … -o OUTDIR` writes a target's output to.
-fn output_name(target: &str) -> String {
-    let name: String = target
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
-            _ => '_',
-        })
-        .collect();
-    name + ".yaml"
 }
 
 #[test]

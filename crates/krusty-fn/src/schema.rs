@@ -241,17 +241,10 @@ fn check_bounds(schema: &Node, value: &Node, path: &str, out: &mut Vec<(String, 
     }
     if let Some(s) = string(value).filter(|_| type_of(value) == "string") {
         let length = s.chars().count() as f64;
-        if limit("minLength").is_some_and(|min| length < min) {
-            problem(format!(
-                "must be at least {} characters long",
-                limit("minLength").unwrap_or(0.0)
-            ));
-        }
-        if limit("maxLength").is_some_and(|max| length > max) {
-            problem(format!(
-                "must be at most {} characters long",
-                limit("maxLength").unwrap_or(0.0)
-            ));
+        if let Some(message) = out_of(schema, length, ["minLength", "maxLength"], |bound, n| {
+            format!("must be {bound} {n} characters long")
+        }) {
+            problem(message);
         }
         if let Some(pattern) = schema.get("pattern").and_then(Node::as_str) {
             match regex::Regex::new(pattern) {
@@ -263,18 +256,27 @@ fn check_bounds(schema: &Node, value: &Node, path: &str, out: &mut Vec<(String, 
     }
     if let Some(items) = value.as_seq() {
         let count = items.len() as f64;
-        if limit("minItems").is_some_and(|min| count < min) {
-            problem(format!(
-                "must have at least {} items",
-                limit("minItems").unwrap_or(0.0)
-            ));
+        if let Some(message) = out_of(schema, count, ["minItems", "maxItems"], |bound, n| {
+            format!("must have {bound} {n} items")
+        }) {
+            problem(message);
         }
-        if limit("maxItems").is_some_and(|max| count > max) {
-            problem(format!(
-                "must have at most {} items",
-                limit("maxItems").unwrap_or(0.0)
-            ));
-        }
+    }
+}
+
+/// What `say` makes of the bound of `keys` (minimum, maximum) that
+/// `count` is outside of, if it is.
+fn out_of(
+    schema: &Node,
+    count: f64,
+    [min, max]: [&str; 2],
+    say: impl Fn(&str, f64) -> String,
+) -> Option<String> {
+    let limit = |k: &str| schema.get(k).and_then(number);
+    match (limit(min), limit(max)) {
+        (Some(low), _) if count < low => Some(say("at least", low)),
+        (_, Some(high)) if count > high => Some(say("at most", high)),
+        _ => None,
     }
 }
 

@@ -433,33 +433,25 @@ mod tests {
             "idempotent: true",
             "idempotent: false\n      conformWithSpecVersions: [v1, v2]",
         );
-        let (loader, refs) = setup("v2", &[("c.yaml", v2)]);
-        let call = lookup(
-            &config("example.com/v1"),
-            &loader,
-            &refs,
-            &store(&["v2"]),
-            &Policy::default(),
-            None,
-        )
-        .unwrap()
-        .unwrap();
+        let resolved = |case: &str, text: String| {
+            let (loader, refs) = setup(case, &[("c.yaml", text)]);
+            let found = lookup(
+                &config("example.com/v1"),
+                &loader,
+                &refs,
+                &store(&["v2"]),
+                &Policy::default(),
+                None,
+            );
+            found.unwrap().unwrap()
+        };
+        let call = resolved("v2", v2);
         assert_eq!(call.traits.server, Some(ServerProtocol::Http));
         assert!(!call.traits.v2_only, "it lists v1 too");
         assert_eq!(call.traits.idempotent_digest, None);
         let only =
             catalog("v2", "img:v1").replace("idempotent: true", "conformWithSpecVersions: [v2]");
-        let (loader, refs) = setup("v2-only", &[("c.yaml", only)]);
-        let call = lookup(
-            &config("example.com/v1"),
-            &loader,
-            &refs,
-            &store(&["v2"]),
-            &Policy::default(),
-            None,
-        )
-        .unwrap()
-        .unwrap();
+        let call = resolved("v2-only", only);
         assert!(
             call.traits.v2_only,
             "a failing server cannot fall back to v1"

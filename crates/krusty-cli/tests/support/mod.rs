@@ -363,3 +363,16 @@ pub fn normalized_items(text: &str) -> Vec<String> {
     out.sort();
     out
 }
+
+/// The file `krusty build T1 T2 … -o OUTDIR` writes target `target`'s
+/// output to (docs/function-servers.md), for targets given without `./`.
+pub fn output_name(target: &str) -> String {
+    let name: String = target
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect();
+    name + ".yaml"
+}

@@ -199,6 +199,23 @@ fn read_line(
     Ok(text.trim_end_matches(['\r', '\n']).to_string())
 }
 
+/// One read into `buf` before `deadline` (retried when interrupted).
+fn read_some(
+    reader: &mut BufReader<&UnixStream>,
+    stream: &UnixStream,
+    deadline: Instant,
+    buf: &mut [u8],
+) -> Result<usize, Error> {
+    loop {
+        set_deadline(stream, deadline)?;
+        match reader.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error(e, deadline)),
+            Ok(k) => return Ok(k),
+        }
+    }
+}
+
 fn read_exact(
     reader: &mut BufReader<&UnixStream>,
     stream: &UnixStream,
@@ -208,16 +225,13 @@ fn read_exact(
     let mut body = vec![0u8; n];
     let mut filled = 0;
     while filled < n {
-        set_deadline(stream, deadline)?;
-        match reader.read(&mut body[filled..]) {
-            Ok(0) => {
+        match read_some(reader, stream, deadline, &mut body[filled..])? {
+            0 => {
                 return Err(Error::Malformed(format!(
                     "the body ended after {filled} of {n} bytes"
                 )))
             }
-            Ok(k) => filled += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_error(e, deadline)),
+            k => filled += k,
         }
     }
     Ok(body)
@@ -232,13 +246,10 @@ fn read_to_end(
     let mut body = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
     loop {
-        set_deadline(stream, deadline)?;
-        match reader.read(&mut chunk) {
-            Ok(0) => return Ok(body),
-            Ok(k) if body.len() + k > max_body => return Err(Error::TooLarge),
-            Ok(k) => body.extend_from_slice(&chunk[..k]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_error(e, deadline)),
+        match read_some(reader, stream, deadline, &mut chunk)? {
+            0 => return Ok(body),
+            k if body.len() + k > max_body => return Err(Error::TooLarge),
+            k => body.extend_from_slice(&chunk[..k]),
         }
     }
 }
