@@ -564,7 +564,7 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
             "pairs" => e.pairs = typed::string_map(v, at)?,
             "includeSelectors" => e.include_selectors = typed::boolean(v, at)?,
             "includeTemplates" => e.include_templates = typed::boolean(v, at)?,
-            "fields" => e.fields = specs_from_node(v)?,
+            "fields" => e.fields = specs_from_node(v, "labels.fields", typed::Strictness::Strict)?,
             _ => return Err(typed::unknown_field(k)),
         }
     }

@@ -19,8 +19,7 @@
 //! # }
 //! ```
 
-use std::collections::BTreeMap;
-
+use krusty_match::LabelSelector;
 use krusty_yaml::Node;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -163,7 +162,7 @@ impl Selector {
             if text.is_empty() {
                 return Ok(None);
             }
-            Regex::new(&format!("^(?:{text})$"))
+            krusty_match::go_regex::compile(&format!("^(?:{text})$"))
                 .map(Some)
                 .map_err(|e| FnError::Message(format!("selector {field} '{text}': {e}")))
         };
@@ -201,108 +200,15 @@ impl Matcher for CompiledSelector {
             && ok(&self.kind, item.kind())
             && ok(&self.name, item.name())
             && ok(&self.namespace, item.namespace())
-            && self.labels.matches_map(&item.labels())
-            && self.annotations.matches_map(&item.annotations())
+            && (self.labels.is_empty() || {
+                let labels = item.labels();
+                self.labels.matches(|k| labels.get(k))
+            })
+            && (self.annotations.is_empty() || {
+                let annotations = item.annotations();
+                self.annotations.matches(|k| annotations.get(k))
+            })
     }
-}
-
-/// One requirement of a label selector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    Absent(String),
-}
-
-/// A Kubernetes label selector: requirements separated by commas, all of
-/// which must hold (`k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
-/// `k`, `!k`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LabelSelector {
-    requirements: Vec<Requirement>,
-}
-
-impl LabelSelector {
-    /// Parses a selector; the empty text selects everything.
-    pub fn parse(text: &str) -> Result<LabelSelector, String> {
-        let mut requirements = Vec::new();
-        for part in split_top_level(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            requirements.push(requirement(part)?);
-        }
-        Ok(LabelSelector { requirements })
-    }
-
-    /// `true` when `labels` meet every requirement.
-    pub fn matches_map(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.requirements.iter().all(|r| match r {
-            Requirement::Equals(k, v) => labels.get(k) == Some(v),
-            Requirement::NotEquals(k, v) => labels.get(k) != Some(v),
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::Absent(k) => !labels.contains_key(k),
-        })
-    }
-}
-
-/// Splits on commas outside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-fn requirement(part: &str) -> Result<Requirement, String> {
-    let key = |k: &str| -> Result<String, String> {
-        let k = k.trim();
-        if k.is_empty() || k.contains(char::is_whitespace) {
-            return Err(format!("invalid requirement '{part}'"));
-        }
-        Ok(k.to_string())
-    };
-    if let Some(k) = part.strip_prefix('!') {
-        return Ok(Requirement::Absent(key(k)?));
-    }
-    if let Some((k, v)) = part.split_once("!=") {
-        return Ok(Requirement::NotEquals(key(k)?, v.trim().to_string()));
-    }
-    if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-        return Ok(Requirement::Equals(key(k)?, v.trim().to_string()));
-    }
-    for (op, notin) in [(" notin ", true), (" in ", false)] {
-        if let Some((k, set)) = part.split_once(op) {
-            let set = set.trim();
-            let inner = set
-                .strip_prefix('(')
-                .and_then(|s| s.strip_suffix(')'))
-                .ok_or_else(|| format!("'{part}': expected a set in parentheses"))?;
-            let values = inner.split(',').map(|v| v.trim().to_string()).collect();
-            return Ok(if notin {
-                Requirement::NotIn(key(k)?, values)
-            } else {
-                Requirement::In(key(k)?, values)
-            });
-        }
-    }
-    Ok(Requirement::Exists(key(part)?))
 }
 
 impl ResourceList {

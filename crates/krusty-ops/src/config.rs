@@ -8,6 +8,7 @@ use krusty_yaml::Node;
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{merge_all, specs_from_node, FieldSpec};
+use crate::typed::{self, At, Strictness};
 
 /// Which fields of which kinds refer to resources of one kind by name.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,35 +97,42 @@ impl TransformerConfig {
     /// Reads a `configurations:` file; unknown fields are errors, as in Kustomize.
     pub fn from_node(node: &Node) -> OpResult<TransformerConfig> {
         let mut c = TransformerConfig::default();
-        let Some(entries) = node.as_map() else {
-            if node.is_null() {
-                return Ok(c);
-            }
+        if node.is_null() {
+            return Ok(c);
+        }
+        if node.as_map().is_none() {
             return Err(OpError::new(format!(
                 "a transformer configuration must be a mapping{}",
-                crate::typed::location(node)
+                typed::location(node)
             )));
-        };
-        for (k, v) in entries {
-            let key = k.key_str().unwrap_or_default();
-            match key {
-                "namePrefix" => c.name_prefix = specs_from_node(v)?,
-                "nameSuffix" => c.name_suffix = specs_from_node(v)?,
-                "namespace" => c.namespace = specs_from_node(v)?,
-                "commonLabels" => c.common_labels = specs_from_node(v)?,
-                "templateLabels" => c.template_labels = specs_from_node(v)?,
-                "labels" => c.labels = specs_from_node(v)?,
-                "commonAnnotations" => c.common_annotations = specs_from_node(v)?,
-                "varReference" => c.var_reference = specs_from_node(v)?,
-                "images" => c.images = specs_from_node(v)?,
-                "replicas" => c.replicas = specs_from_node(v)?,
-                "nameReference" => c.name_reference = back_refs_from_node(v)?,
-                other => {
-                    return Err(OpError::new(format!(
-                        "json: unknown field \"{other}\" (line {})",
-                        k.pos().line
-                    )))
-                }
+        }
+        let known = [
+            "namePrefix",
+            "nameSuffix",
+            "namespace",
+            "commonLabels",
+            "templateLabels",
+            "labels",
+            "commonAnnotations",
+            "varReference",
+            "images",
+            "replicas",
+            "nameReference",
+        ];
+        for (name, v) in typed::fields(node, &known, "TransformerConfig", Strictness::Strict)? {
+            let specs = || specs_from_node(v, name, Strictness::Strict);
+            match name {
+                "namePrefix" => c.name_prefix = specs()?,
+                "nameSuffix" => c.name_suffix = specs()?,
+                "namespace" => c.namespace = specs()?,
+                "commonLabels" => c.common_labels = specs()?,
+                "templateLabels" => c.template_labels = specs()?,
+                "labels" => c.labels = specs()?,
+                "commonAnnotations" => c.common_annotations = specs()?,
+                "varReference" => c.var_reference = specs()?,
+                "images" => c.images = specs()?,
+                "replicas" => c.replicas = specs()?,
+                _ => c.name_reference = back_refs_from_node(v)?,
             }
         }
         Ok(c)
@@ -205,23 +213,28 @@ fn back_refs_from_node(node: &Node) -> OpResult<Vec<NameBackRef>> {
     items
         .iter()
         .map(|item| {
-            let text = |k: &str| {
-                item.get(k)
-                    .and_then(Node::as_str)
-                    .unwrap_or_default()
-                    .to_string()
+            let mut back_ref = NameBackRef {
+                gvk: Gvk::default(),
+                referrers: Vec::new(),
             };
-            Ok(NameBackRef {
-                gvk: Gvk {
-                    group: text("group").into(),
-                    version: text("version").into(),
-                    kind: text("kind").into(),
-                },
-                referrers: match item.get("fieldSpecs") {
-                    Some(v) => specs_from_node(v)?,
-                    None => Vec::new(),
-                },
-            })
+            let known = ["group", "version", "kind", "fieldSpecs"];
+            for (name, v) in typed::fields(item, &known, "NameBackRefs", Strictness::Strict)? {
+                let path = format!("nameReference.{name}");
+                let at = At {
+                    owner: "NameBackRefs",
+                    path: &path,
+                };
+                match name {
+                    "group" => back_ref.gvk.group = typed::string(v, at)?.into(),
+                    "version" => back_ref.gvk.version = typed::string(v, at)?.into(),
+                    "kind" => back_ref.gvk.kind = typed::string(v, at)?.into(),
+                    _ => {
+                        back_ref.referrers =
+                            specs_from_node(v, "nameReference.fieldSpecs", Strictness::Strict)?
+                    }
+                }
+            }
+            Ok(back_ref)
         })
         .collect()
 }

@@ -5,6 +5,7 @@ use krusty_resource::Gvk;
 use krusty_yaml::{Node, Value};
 
 use crate::error::{OpError, OpResult};
+use crate::typed::{self, At, Strictness};
 
 /// One field of one class of resources, e.g. `spec/selector` of `v1 Service`.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,40 +50,50 @@ impl FieldSpec {
     }
 
     /// Reads a spec from a mapping with `group`, `version`, `kind`, `path`
-    /// and `create`.
-    pub fn from_node(node: &Node) -> OpResult<FieldSpec> {
+    /// and `create` (names matched without regard to case, as Go's JSON
+    /// decoding does). `list` is the JSON path of the list it is in, for
+    /// errors. Strictly, as Kustomize reads `configurations:` files and
+    /// kustomizations, unknown fields are errors and values must have
+    /// their type; leniently, as it reads builtin plugin configs, unknown
+    /// fields are ignored and scalars read as text.
+    pub fn from_node(node: &Node, list: &str, strictness: Strictness) -> OpResult<FieldSpec> {
         if node.as_map().is_none() {
             return Err(OpError::new(format!(
                 "a field spec must be a mapping (line {})",
                 node.pos().line
             )));
         }
-        let text = |k: &str| {
-            node.get(k)
-                .and_then(Node::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let create = match node.get("create").and_then(Node::as_str) {
-            None => false,
-            Some("true") => true,
-            Some("false") => false,
-            Some(other) => {
-                return Err(OpError::new(format!(
-                    "field spec 'create' must be true or false, not {other:?} (line {})",
-                    node.pos().line
-                )))
+        let mut spec = FieldSpec::any("", false);
+        let known = ["group", "version", "kind", "path", "create"];
+        for (name, value) in typed::fields(node, &known, "FieldSpec", strictness)? {
+            let path = format!("{list}.{name}");
+            let at = At {
+                owner: "FieldSpec",
+                path: &path,
+            };
+            let text = || match strictness {
+                Strictness::Strict => typed::string(value, at),
+                Strictness::Lenient => Ok(typed::lenient_string(value)),
+            };
+            match name {
+                "group" => spec.gvk.group = text()?.into(),
+                "version" => spec.gvk.version = text()?.into(),
+                "kind" => spec.gvk.kind = text()?.into(),
+                "path" => spec.path = text()?,
+                _ => spec.create = match strictness {
+                    Strictness::Strict => typed::boolean(value, at)?,
+                    Strictness::Lenient => match value.as_str() {
+                        None | Some("false") => false,
+                        Some("true") => true,
+                        Some(other) => return Err(OpError::new(format!(
+                            "field spec 'create' must be true or false, not {other:?} (line {})",
+                            node.pos().line
+                        ))),
+                    },
+                },
             }
-        };
-        Ok(FieldSpec {
-            gvk: Gvk {
-                group: text("group").into(),
-                version: text("version").into(),
-                kind: text("kind").into(),
-            },
-            path: text("path"),
-            create,
-        })
+        }
+        Ok(spec)
     }
 
     /// Parses one line of krusty's field-spec tables:
@@ -129,8 +140,13 @@ pub fn split_path(path: &str) -> Vec<String> {
     out
 }
 
-/// Reads a list of field specs.
-pub fn specs_from_node(node: &Node) -> OpResult<Vec<FieldSpec>> {
+/// Reads a list of field specs (see [`FieldSpec::from_node`]); `list` is
+/// its JSON path, for errors.
+pub fn specs_from_node(
+    node: &Node,
+    list: &str,
+    strictness: Strictness,
+) -> OpResult<Vec<FieldSpec>> {
     if node.is_null() {
         return Ok(Vec::new());
     }
@@ -140,7 +156,10 @@ pub fn specs_from_node(node: &Node) -> OpResult<Vec<FieldSpec>> {
             node.pos().line
         ))
     })?;
-    items.iter().map(FieldSpec::from_node).collect()
+    items
+        .iter()
+        .map(|item| FieldSpec::from_node(item, list, strictness))
+        .collect()
 }
 
 /// Adds `spec` to `list`. A spec for the same path whose selector is as
@@ -385,6 +404,12 @@ where
             Ok(())
         }
         Value::Map(entries) => {
+            if first == "*" {
+                // Kustomize looks fields up one at a time, by name.
+                return Err(OpError::new(
+                    "fieldName: *: wildcard is not supported in PathGetter",
+                ));
+            }
             let (is_seq, field) = match first.strip_suffix("[]") {
                 Some(f) => (true, f),
                 None => (false, first),
@@ -418,6 +443,9 @@ where
                     if !matches!(n.value, Value::Scalar(_)) {
                         *child = n;
                     }
+                } else if rest.split_first().is_none() {
+                    // A null field the spec may not create stays null.
+                    return Ok(());
                 }
             }
             walk(child, rest, create, set)

@@ -10,7 +10,6 @@ pub mod env;
 pub mod error;
 pub mod fieldspec;
 pub mod files;
-mod go_regex;
 pub mod parallel;
 pub mod patch;
 pub mod path;

@@ -512,7 +512,7 @@ impl Step {
             let Some((key, text)) = list_selector(&part) else {
                 return Step::NoEquals;
             };
-            let pattern = Regex::new(text).map_err(|e| crate::go_regex::error_text(text, &e));
+            let pattern = krusty_match::go_regex::compile(text);
             return Step::Match {
                 key: key.to_string(),
                 text: text.to_string(),
@@ -523,11 +523,12 @@ impl Step {
     }
 
     /// What the step leads into when created: a list for indices and
-    /// selectors, else a map.
+    /// selectors, else a map (before `*` too, which then finds no list:
+    /// Kustomize creates a map there and fails).
     fn container_kind(&self) -> NodeKind {
         match self {
-            Step::Index(_) | Step::Every | Step::Match { .. } | Step::NoEquals => NodeKind::Seq,
-            Step::Field(_) => NodeKind::Map,
+            Step::Index(_) | Step::Match { .. } | Step::NoEquals => NodeKind::Seq,
+            Step::Field(_) | Step::Every => NodeKind::Map,
         }
     }
 }

@@ -192,9 +192,9 @@ impl Pattern {
             return Ok(Pattern::Text(text.to_string()));
         }
         let anchored = format!("^(?:{text})$");
-        Regex::new(&anchored)
+        krusty_match::go_regex::compile(&anchored)
             .map(Pattern::Regex)
-            .map_err(|e| OpError::new(crate::go_regex::error_text(&anchored, &e)))
+            .map_err(OpError::new)
     }
 
     fn matches(&self, text: &str) -> bool {
@@ -223,134 +223,23 @@ fn effective_namespace(cluster_scoped: bool, namespace: &str) -> &str {
     }
 }
 
-/// One requirement of a label selector.
-#[derive(Debug, Clone, PartialEq)]
-enum Requirement {
-    Exists(String),
-    NotExists(String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-}
-
-/// A parsed label (or annotation) selector; empty matches everything.
+/// A label (or annotation) selector, matched against a resource's
+/// `metadata.labels` (or `metadata.annotations`) mapping.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LabelSelector(Vec<Requirement>);
+pub struct LabelSelector(krusty_match::LabelSelector);
 
 impl LabelSelector {
-    /// Parses Kubernetes' selector syntax: comma-separated `k`, `!k`,
-    /// `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`.
+    /// Parses Kubernetes' selector syntax (see [`krusty_match::label_selector`]).
     pub fn parse(text: &str) -> OpResult<LabelSelector> {
-        let mut out = Vec::new();
-        let mut rest = text.trim();
-        while !rest.is_empty() {
-            let (req, after) = parse_requirement(rest)
-                .map_err(|why| OpError::new(format!("unable to parse requirement: {why}")))?;
-            out.push(req);
-            rest = after.trim_start();
-            if let Some(r) = rest.strip_prefix(',') {
-                rest = r.trim_start();
-                if rest.is_empty() {
-                    return Err(OpError::new(
-                        "unable to parse requirement: found '', expected: identifier",
-                    ));
-                }
-            } else if !rest.is_empty() {
-                return Err(OpError::new(format!(
-                    "found '{}', expected: ',' or 'end of string'",
-                    rest.split_whitespace().next().unwrap_or(rest)
-                )));
-            }
-        }
-        Ok(LabelSelector(out))
+        krusty_match::LabelSelector::parse(text)
+            .map(LabelSelector)
+            .map_err(|e| OpError::new(e.to_string()))
     }
 
     /// Whether a labels (or annotations) mapping satisfies every requirement.
     pub fn matches(&self, map: Option<&Node>) -> bool {
-        let get = |k: &str| map.and_then(|m| m.get(k)).map(typed::lenient_string);
-        self.0.iter().all(|req| match req {
-            Requirement::Exists(k) => get(k).is_some(),
-            Requirement::NotExists(k) => get(k).is_none(),
-            Requirement::In(k, vs) => get(k).is_some_and(|v| vs.contains(&v)),
-            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.contains(&v)),
-        })
-    }
-}
-
-fn is_key_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
-}
-
-fn take_word(s: &str) -> (&str, &str) {
-    let end = s.find(|c: char| !is_key_char(c)).unwrap_or(s.len());
-    (&s[..end], &s[end..])
-}
-
-fn parse_requirement(s: &str) -> Result<(Requirement, &str), String> {
-    if let Some(rest) = s.strip_prefix('!') {
-        let (key, rest) = take_word(rest.trim_start());
-        if key.is_empty() {
-            return Err("found '', expected: identifier".into());
-        }
-        return Ok((Requirement::NotExists(key.into()), rest));
-    }
-    let (key, rest) = take_word(s);
-    if key.is_empty() {
-        return Err(format!(
-            "found '{}', expected: !, identifier, or 'end of string'",
-            s.chars().next().unwrap_or_default()
-        ));
-    }
-    let rest = rest.trim_start();
-    if rest.is_empty() || rest.starts_with(',') {
-        return Ok((Requirement::Exists(key.into()), rest));
-    }
-    let (op, rest) = if let Some(r) = rest.strip_prefix("==") {
-        ("=", r)
-    } else if let Some(r) = rest.strip_prefix("!=") {
-        ("!=", r)
-    } else if let Some(r) = rest.strip_prefix('=') {
-        ("=", r)
-    } else {
-        let (word, r) = take_word(rest);
-        match word {
-            "in" | "notin" => (word, r),
-            other => {
-                return Err(format!(
-                    "found '{other}', expected: in, notin, =, ==, !=, gt, lt"
-                ))
-            }
-        }
-    };
-    let rest = rest.trim_start();
-    match op {
-        "=" | "!=" => {
-            let (value, rest) = take_word(rest);
-            let values = vec![value.to_string()];
-            let req = if op == "=" {
-                Requirement::In(key.into(), values)
-            } else {
-                Requirement::NotIn(key.into(), values)
-            };
-            Ok((req, rest))
-        }
-        _ => {
-            let Some(inner) = rest.strip_prefix('(') else {
-                return Err("found '', expected: '('".into());
-            };
-            let close = inner.find(')').ok_or("found '', expected: ')'")?;
-            let values: Vec<String> = inner[..close]
-                .split(',')
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .collect();
-            let rest = &inner[close + 1..];
-            let req = if op == "in" {
-                Requirement::In(key.into(), values)
-            } else {
-                Requirement::NotIn(key.into(), values)
-            };
-            Ok((req, rest))
-        }
+        self.0
+            .matches(|k| map.and_then(|m| m.get(k)).map(typed::lenient_string))
     }
 }
 
@@ -366,19 +255,14 @@ mod tests {
     }
 
     #[test]
-    fn label_selectors_follow_kubernetes_semantics() {
-        let l = labels("{app: web, tier: front}");
+    fn label_selectors_read_the_metadata_mapping() {
+        let l = labels("{app: web, replicas: 3, on: true}");
         let m = |s: &str| LabelSelector::parse(s).unwrap().matches(Some(&l));
-        assert!(m(""));
-        assert!(m("app=web"));
-        assert!(m("app==web,tier"));
+        assert!(m("app=web,replicas>2"));
+        assert!(m("on=true"));
         assert!(!m("app!=web"));
-        assert!(m("tier in (front, back)"));
-        assert!(!m("tier notin (front)"));
-        assert!(m("!missing"));
-        assert!(m("missing!=x"));
-        assert!(!m("missing in (x)"));
+        assert!(LabelSelector::parse("").unwrap().matches(None));
+        assert!(!LabelSelector::parse("app").unwrap().matches(None));
         assert!(LabelSelector::parse("app in x").is_err());
-        assert!(LabelSelector::parse("app=web,").is_err());
     }
 }

@@ -13,8 +13,7 @@
 use crate::node::Value;
 use crate::parse::parse_stream;
 
-/// go-yaml's preferred line width and indentation.
-const BEST_WIDTH: usize = 80;
+/// go-yaml's indentation.
 const INDENT: usize = 2;
 
 /// The value a folded scalar holding `text` has after Kustomize's round
@@ -122,22 +121,11 @@ fn write_folded(text: &str) -> String {
                 out.push(' ');
                 col += 1;
             }
-            indention = true;
             leading_spaces = c == ' ' || c == '\t';
         }
-        let next_space = chars.get(i + 1) == Some(&' ');
-        if !breaks && c == ' ' && !next_space && col > BEST_WIDTH {
-            if !indention || col > INDENT {
-                put_break(&mut out, &mut col, &mut indention);
-            }
-            while col < INDENT {
-                out.push(' ');
-                col += 1;
-            }
-        } else {
-            out.push(c);
-            col += 1;
-        }
+        // Kustomize's writer sets no line width: long lines stay whole.
+        out.push(c);
+        col += 1;
         indention = false;
         breaks = false;
         i += 1;
@@ -159,6 +147,13 @@ mod tests {
             Some("normal\n\n  more indented\nback\n")
         );
         assert_eq!(round_trip("keep\n\n").as_deref(), Some("keep\n\n\n"));
+        // A long more-indented line is not wrapped: wrapped, its end would
+        // fold into the next line.
+        let long = format!("[\n  {}\n]", "word ".repeat(30).trim_end());
+        assert_eq!(
+            round_trip(&long),
+            Some(format!("[\n\n  {}\n]", "word ".repeat(30).trim_end()))
+        );
     }
 
     #[test]

@@ -989,9 +989,12 @@ impl<'a> Parser<'a> {
                 b'\n' => break,
                 b':' => {
                     let next = b.get(j + 1).copied();
-                    let ends = matches!(next, None | Some(b' ') | Some(b'\t') | Some(b'\n'))
-                        || (flow && next.is_some_and(is_flow_indicator));
-                    if ends {
+                    // Only a blank ends the scalar here: go-yaml reads
+                    // `[a:]` and `{a:1}` as the plain scalars `a:` and `a:1`.
+                    if matches!(
+                        next,
+                        None | Some(b' ') | Some(b'\t') | Some(b'\n') | Some(b'\r')
+                    ) {
                         return (end, true);
                     }
                     j += 1;
@@ -1616,6 +1619,8 @@ impl<'a> Parser<'a> {
             b'e' => Some('\x1b'),
             b' ' => Some(' '),
             b'"' => Some('"'),
+            // Not in YAML's list; go-yaml reads it, so Kustomize does.
+            b'\'' => Some('\''),
             b'\\' => Some('\\'),
             b'N' => Some('\u{85}'),
             b'_' => Some('\u{a0}'),

@@ -53,7 +53,7 @@ impl ImageMatcher {
             return Ok(ImageMatcher::Plain(name.to_string()));
         }
         let pattern = format!("^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$");
-        Regex::new(&pattern)
+        krusty_match::go_regex::compile(&pattern)
             .map(ImageMatcher::Regex)
             .map_err(|e| OpError::new(format!("invalid image name {name:?}: {e}")))
     }

@@ -141,7 +141,11 @@ impl Builtin {
         let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {e}"));
         let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
             match config.get("fieldSpecs") {
-                Some(n) if !n.is_null() => Ok(Some(specs_from_node(n)?)),
+                Some(n) if !n.is_null() => Ok(Some(specs_from_node(
+                    n,
+                    "fieldSpecs",
+                    typed::Strictness::Lenient,
+                )?)),
                 _ => Ok(None),
             }
         };
