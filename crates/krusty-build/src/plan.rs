@@ -455,6 +455,18 @@ fn inline_configs(entry: &str) -> BuildResult<Option<Vec<Resource>>> {
     if roots.is_empty() || roots.iter().any(|r| r.as_map().is_none()) {
         return Ok(None);
     }
+    // Kustomize takes the text for a path unless every document has a
+    // name, and finds no such file.
+    let named = |r: &krusty_yaml::Node| {
+        r.get_path(&["metadata", "name"])
+            .and_then(krusty_yaml::Node::as_str)
+            .is_some_and(|n| !n.is_empty())
+    };
+    if !roots.iter().all(named) {
+        return Err(BuildError::new(
+            "an inline config needs metadata.name (without one, the text is read as a path, and there is no such file)",
+        ));
+    }
     let mut out = Vec::new();
     for root in roots {
         out.push(Resource::from_node(root).map_err(BuildError::from)?);

@@ -43,23 +43,71 @@ pub fn error_text(pattern: &str, e: &regex::Error) -> String {
 /// Compiles `pattern` as Go's `regexp` reads it; the error is Go's wording
 /// for the pattern as written.
 pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(&translate(pattern)).map_err(|e| error_text(pattern, &e))
+    regex::Regex::new(&translate(pattern)?).map_err(|e| error_text(pattern, &e))
 }
 
+/// Go's error for `text`, the part of a pattern at fault.
+fn go_error(what: &str, text: &[char]) -> String {
+    let text: String = text.iter().collect();
+    format!("error parsing regexp: {what}: `{text}`")
+}
+
+/// Go's largest repetition count.
+const MAX_REPEAT: u32 = 1000;
+
 /// Rewrites Go (RE2) syntax into Rust's `regex` syntax where the two read
-/// the same text differently:
+/// the same text differently, and rejects what only Go rejects:
 /// - a `{` that does not start a repetition (`{n}`, `{n,}`, `{n,m}`) is a
 ///   literal in Go, an error in Rust;
 /// - `\d`, `\w`, `\s` and `\b` are ASCII-only in Go, Unicode-aware in Rust;
-/// - `\Q…\E` quotes literal text in Go only;
+/// - `\Q…\E` quotes literal text, and `\0`, `\12` are octal, in Go only;
 /// - in a character class, `[` (other than `[:name:]`), `&&`, `--` and
-///   `~~` are literals in Go, nesting and set operations in Rust.
-fn translate(pattern: &str) -> String {
+///   `~~` are literals in Go, nesting and set operations in Rust;
+/// - Go rejects a repetition of a repetition (`a**`, `a{2}{3}`), counts
+///   above 1000, and flags other than `i`, `m`, `s` and `U`.
+fn translate(pattern: &str) -> Result<String, String> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 8);
+    // Where the repetition operator just written starts, if the last
+    // thing written is one.
+    let mut last_repeat: Option<usize> = None;
     let mut i = 0;
     while i < chars.len() {
-        match chars[i] {
+        let c = chars[i];
+        let repeat = match c {
+            '*' | '+' | '?' => Some(1),
+            '{' => repetition_len(&chars[i..]),
+            _ => None,
+        };
+        // A repetition with nothing before it is Rust's to report.
+        let has_operand = i > 0 && !matches!(chars[i - 1], '(' | '|');
+        if let (Some(len), true) = (repeat, has_operand) {
+            let mut end = i + len;
+            if chars.get(end) == Some(&'?') {
+                end += 1;
+            }
+            if let Some(start) = last_repeat {
+                return Err(go_error(
+                    "invalid nested repetition operator",
+                    &chars[start..end],
+                ));
+            }
+            if c == '{' {
+                let counts: String = chars[i + 1..i + len - 1].iter().collect();
+                if counts
+                    .split(',')
+                    .any(|n| n.parse::<u32>().map_or(!n.is_empty(), |n| n > MAX_REPEAT))
+                {
+                    return Err(go_error("invalid repeat count", &chars[i..i + len]));
+                }
+            }
+            out.extend(&chars[i..end]);
+            last_repeat = Some(i);
+            i = end;
+            continue;
+        }
+        last_repeat = None;
+        match c {
             '\\' => {
                 let Some(&next) = chars.get(i + 1) else {
                     out.push('\\');
@@ -73,6 +121,19 @@ fn translate(pattern: &str) -> String {
                     i = chars.len() - after.chars().count();
                     continue;
                 }
+                let octal = |k: usize| chars.get(k).is_some_and(|c| ('0'..='7').contains(c));
+                if next == '0' || (('1'..='7').contains(&next) && octal(i + 2)) {
+                    // An octal escape: the digit and up to two more.
+                    let mut end = i + 2;
+                    while end < i + 4 && octal(end) {
+                        end += 1;
+                    }
+                    let digits: String = chars[i + 1..end].iter().collect();
+                    let value = u32::from_str_radix(&digits, 8).unwrap_or(0);
+                    out.push_str(&format!("\\x{{{value:X}}}"));
+                    i = end;
+                    continue;
+                }
                 match perl_class(next) {
                     Some(class) => out.push_str(&format!("[{class}]")),
                     None if next == 'b' || next == 'B' => out.push_str(&format!("(?-u:\\{next})")),
@@ -83,7 +144,25 @@ fn translate(pattern: &str) -> String {
                 }
                 i += 2;
             }
-            '{' if repetition_len(&chars[i..]).is_none() => {
+            '(' if chars.get(i + 1) == Some(&'?') => {
+                // Flags, `(?flags)` or `(?flags:…)`; named groups pass.
+                let mut j = i + 2;
+                while let Some(&f) = chars.get(j) {
+                    if f == ')' || f == ':' || f == 'P' || f == '<' {
+                        break;
+                    }
+                    if !matches!(f, 'i' | 'm' | 's' | 'U' | '-') {
+                        return Err(go_error(
+                            "invalid or unsupported Perl syntax",
+                            &chars[i..=j],
+                        ));
+                    }
+                    j += 1;
+                }
+                out.extend(&chars[i..j]);
+                i = j;
+            }
+            '{' => {
                 out.push_str("\\{");
                 i += 1;
             }
@@ -94,7 +173,7 @@ fn translate(pattern: &str) -> String {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The ASCII class Go gives a Perl class escape (`d` for `\d`), in the
@@ -164,6 +243,11 @@ fn translate_class(chars: &[char], start: usize, out: &mut String) -> usize {
                     }
                 }
                 i += 2;
+                // A `-` after a class escape is a literal, not a range.
+                if perl_class(next).is_some() && chars.get(i) == Some(&'-') {
+                    class.push_str("\\-");
+                    i += 1;
+                }
             }
             '[' if chars.get(i + 1) == Some(&':') => {
                 // A POSIX class, `[:alpha:]`, the same in both.
@@ -250,6 +334,36 @@ mod tests {
         assert!(is_match(r"^\Qa.b\E$", "a.b"));
         assert!(!is_match(r"^\Qa.b\E$", "axb"));
         assert!(is_match(r"^\Q*", "*"));
+    }
+
+    #[test]
+    fn octal_escapes_are_characters() {
+        assert!(is_match(r"^\141$", "a"));
+        assert!(is_match(r"^\0$", "\0"));
+        assert!(is_match(r"^[\d-z]+$", "1-z"));
+        assert!(!is_match(r"^[\d-z]$", "m"));
+    }
+
+    #[test]
+    fn what_only_go_rejects_is_an_error() {
+        for (pattern, error) in [
+            ("a**", "invalid nested repetition operator: `**`"),
+            ("a{2}{3}", "invalid nested repetition operator: `{2}{3}`"),
+            ("a+*?", "invalid nested repetition operator: `+*?`"),
+            ("a{1001}", "invalid repeat count: `{1001}`"),
+            ("(?x)a", "invalid or unsupported Perl syntax: `(?x`"),
+        ] {
+            assert_eq!(
+                compile(pattern).unwrap_err(),
+                format!("error parsing regexp: {error}"),
+                "{pattern}"
+            );
+        }
+        for ok in [
+            "a*?", "a+?b*", "(?i)a", "(?P<n>a)", "(?<n>a)", "(?i:a)", "a{2}?",
+        ] {
+            assert!(compile(ok).is_ok(), "{ok}");
+        }
     }
 
     #[test]

@@ -80,17 +80,21 @@ impl FieldSpec {
                 "version" => spec.gvk.version = text()?.into(),
                 "kind" => spec.gvk.kind = text()?.into(),
                 "path" => spec.path = text()?,
-                _ => spec.create = match strictness {
-                    Strictness::Strict => typed::boolean(value, at)?,
-                    Strictness::Lenient => match value.as_str() {
-                        None | Some("false") => false,
-                        Some("true") => true,
-                        Some(other) => return Err(OpError::new(format!(
+                _ => {
+                    spec.create = match strictness {
+                        Strictness::Strict => typed::boolean(value, at)?,
+                        Strictness::Lenient => match value.as_str() {
+                            None | Some("false") => false,
+                            Some("true") => true,
+                            Some(other) => {
+                                return Err(OpError::new(format!(
                             "field spec 'create' must be true or false, not {other:?} (line {})",
                             node.pos().line
-                        ))),
-                    },
-                },
+                        )))
+                            }
+                        },
+                    }
+                }
             }
         }
         Ok(spec)
@@ -414,6 +418,11 @@ where
                 Some(f) => (true, f),
                 None => (false, first),
             };
+            if is_seq && field.is_empty() {
+                return Err(OpError::new(
+                    "visit traversal: cannot set or create an empty field name",
+                ));
+            }
             // What a missing (or null) field becomes, if anything.
             let make = || -> Option<Node> {
                 let last = rest.split_first().is_none();
