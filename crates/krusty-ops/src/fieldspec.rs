@@ -50,12 +50,11 @@ impl FieldSpec {
     }
 
     /// Reads a spec from a mapping with `group`, `version`, `kind`, `path`
-    /// and `create` (names matched without regard to case, as Go's JSON
-    /// decoding does). `list` is the JSON path of the list it is in, for
-    /// errors. Strictly, as Kustomize reads `configurations:` files and
-    /// kustomizations, unknown fields are errors and values must have
-    /// their type; leniently, as it reads builtin plugin configs, unknown
-    /// fields are ignored and scalars read as text.
+    /// and `create` (names matched without regard to case, values typed,
+    /// as Go's JSON decoding does). `list` is the JSON path of the list it
+    /// is in, for errors. Unknown fields are errors under
+    /// [`Strictness::Strict`] (`configurations:` files, kustomizations)
+    /// and ignored under [`Strictness::Lenient`] (builtin plugin configs).
     pub fn from_node(node: &Node, list: &str, strictness: Strictness) -> OpResult<FieldSpec> {
         if node.as_map().is_none() {
             return Err(OpError::new(format!(
@@ -71,30 +70,12 @@ impl FieldSpec {
                 owner: "FieldSpec",
                 path: &path,
             };
-            let text = || match strictness {
-                Strictness::Strict => typed::string(value, at),
-                Strictness::Lenient => Ok(typed::lenient_string(value)),
-            };
             match name {
-                "group" => spec.gvk.group = text()?.into(),
-                "version" => spec.gvk.version = text()?.into(),
-                "kind" => spec.gvk.kind = text()?.into(),
-                "path" => spec.path = text()?,
-                _ => {
-                    spec.create = match strictness {
-                        Strictness::Strict => typed::boolean(value, at)?,
-                        Strictness::Lenient => match value.as_str() {
-                            None | Some("false") => false,
-                            Some("true") => true,
-                            Some(other) => {
-                                return Err(OpError::new(format!(
-                            "field spec 'create' must be true or false, not {other:?} (line {})",
-                            node.pos().line
-                        )))
-                            }
-                        },
-                    }
-                }
+                "group" => spec.gvk.group = typed::string(value, at)?.into(),
+                "version" => spec.gvk.version = typed::string(value, at)?.into(),
+                "kind" => spec.gvk.kind = typed::string(value, at)?.into(),
+                "path" => spec.path = typed::string(value, at)?,
+                _ => spec.create = typed::boolean(value, at)?,
             }
         }
         Ok(spec)
