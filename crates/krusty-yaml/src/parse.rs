@@ -1002,7 +1002,9 @@ impl<'a> Parser<'a> {
                 }
                 b'#' if j > self.i && is_ws(b[j - 1]) => break,
                 b' ' | b'\t' => j += 1,
-                _ if flow && is_flow_indicator(c) => break,
+                // go-yaml ends a plain scalar at any `?` in a flow
+                // collection, where `?` always starts a key.
+                _ if flow && (is_flow_indicator(c) || c == b'?') => break,
                 _ => {
                     j += 1;
                     end = j;
@@ -1696,8 +1698,9 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         break;
                     }
-                    // `? key` makes a single-pair mapping, with or without `:`.
-                    let explicit = self.peek() == Some(b'?') && self.blank_at(1);
+                    // `? key` makes a single-pair mapping, with or without `:`
+                    // (in a flow collection `?` needs no blank after it).
+                    let explicit = self.peek() == Some(b'?');
                     if explicit {
                         self.i += 1;
                         self.skip_flow_ws()?;
@@ -1748,7 +1751,7 @@ impl<'a> Parser<'a> {
                         self.i += 1;
                         break;
                     }
-                    let explicit = self.peek() == Some(b'?') && self.blank_at(1);
+                    let explicit = self.peek() == Some(b'?');
                     if explicit {
                         self.i += 1;
                         self.skip_flow_ws()?;
@@ -1889,7 +1892,7 @@ impl<'a> Parser<'a> {
             }
             let c = self.peek();
             let continues = c.is_some_and(|c| {
-                !is_flow_indicator(c) && c != b'#' && !(c == b':' && self.blank_at(1))
+                !is_flow_indicator(c) && c != b'#' && c != b'?' && !(c == b':' && self.blank_at(1))
             });
             if !continues {
                 (self.i, self.line, self.line_start) = save;
