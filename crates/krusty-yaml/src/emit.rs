@@ -428,9 +428,15 @@ impl<'n> Emitter<'_, 'n> {
         if !plain_ascii && (text.is_ascii() || text.chars().any(is_forbidden_control)) {
             return Err(EmitError::ControlCharacter);
         }
-        // Kustomize's read-write round trip turns NEL (U+0085) into a space.
+        // Kustomize's read-write round trip turns NEL (U+0085) into a space;
+        // the preserving writer keeps it, escaped (a reader takes a NEL in
+        // any other style for a line break).
         let owned;
         let text = if !plain_ascii && text.contains('\u{85}') {
+            if self.preserve {
+                self.double(text, indent, !simple_key);
+                return Ok(());
+            }
             owned = text.replace('\u{85}', " ");
             owned.as_str()
         } else {
