@@ -113,6 +113,15 @@ pub fn json_scalar(node: &Node) -> Result<JsonScalar<'_>, String> {
 }
 
 fn scalar_through_json(node: &mut Node) -> Result<(), String> {
+    // Kustomize writes the resource with go-yaml v3 to reach JSON: a
+    // folded string takes the value that write and its reading give it.
+    if node.style() == ScalarStyle::Folded && node.tag().is_none() {
+        if let Value::Scalar(s) = &mut node.value {
+            if let Some(changed) = krusty_yaml::folded::round_trip(&s.text) {
+                s.text = changed.into();
+            }
+        }
+    }
     // Plain, untagged and read from a file: plain text that is known to
     // be plain-safe, so only its type decides how it comes back.
     let parsed_plain =

@@ -9,7 +9,7 @@
 
 pub mod emit;
 pub mod error;
-mod folded;
+pub mod folded;
 pub mod json;
 pub mod keyorder;
 pub mod node;
