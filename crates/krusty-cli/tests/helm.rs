@@ -363,20 +363,7 @@ fn cases_match_kustomize() {
 #[test]
 fn a_hanging_helm_meets_the_time_limit() {
     let dir = scratch("helm", "timeout");
-    write(
-        &dir,
-        "fake-helm",
-        "#!/bin/sh\ncase \"$1\" in version) echo v3.17.2+gdead; exit 0;; esac\necho 'rendering forever' >&2\nexec sleep 60\n",
-    );
-    let fake = dir.join("fake-helm");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    write(&dir, "app/kustomization.yaml", "helmCharts:\n- name: c\n");
-    write(
-        &dir,
-        "app/charts/c/Chart.yaml",
-        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-    );
-    write(&dir, "app/charts/c/values.yaml", "{}\n");
+    let fake = fake_helm(&dir, "echo 'rendering forever' >&2\nexec sleep 60\n");
     let started = std::time::Instant::now();
     let out = Command::new(KRUSTY)
         .args([
@@ -396,6 +383,124 @@ fn a_hanging_helm_meets_the_time_limit() {
     assert!(
         stderr.contains("rendering forever") && stderr.contains("killed after 1s (the time limit)"),
         "{stderr}"
+    );
+}
+
+/// A fake helm in `dir` that answers `version` as helm v3 does and runs
+/// `script` (sh) for any other command, with a kustomization `app/` of
+/// one local chart `c` beside it; returns the fake's path.
+fn fake_helm(dir: &Path, script: &str) -> PathBuf {
+    write(
+        dir,
+        "fake-helm",
+        &format!("#!/bin/sh\ncase \"$1\" in version) echo v3.17.2+gdead; exit 0;; esac\n{script}"),
+    );
+    let fake = dir.join("fake-helm");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write(dir, "app/kustomization.yaml", "helmCharts:\n- name: c\n");
+    write(
+        dir,
+        "app/charts/c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(dir, "app/charts/c/values.yaml", "{}\n");
+    fake
+}
+
+/// Whether the process `pid` has ended (a zombie no one reaps counts).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
+/// A helm that leaves a process behind holding its stdout (a plugin or
+/// post-renderer that starts a daemon) neither loses the chart's
+/// resources nor holds krusty: what it started in its process group is
+/// stopped as soon as helm ends.
+#[test]
+fn a_process_helm_leaves_behind_neither_hides_the_chart_nor_outlives_it() {
+    let dir = scratch("helm", "left-behind");
+    let pidfile = dir.join("sleeper.pid");
+    let fake = fake_helm(
+        &dir,
+        &format!(
+            "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: left-behind\\n'\nsleep 60 &\necho $! > '{}'\n",
+            pidfile.display()
+        ),
+    );
+    let started = std::time::Instant::now();
+    let out = Command::new(KRUSTY)
+        .args([
+            "build",
+            "--enable-helm",
+            "--no-helm-cache",
+            "--helm-command",
+        ])
+        .arg(&fake)
+        .arg(dir.join("app"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("name: left-behind"),
+        "resources lost: {stdout:?}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "krusty waited for the process helm left behind"
+    );
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    support::wait_until(
+        std::time::Duration::from_secs(3),
+        std::time::Duration::from_millis(20),
+        || gone(&pid),
+    );
+    assert!(gone(&pid), "the process helm left behind still runs");
+}
+
+/// A process that leaves helm's process group (`setsid`) and keeps its
+/// stdout cannot be stopped with helm; krusty waits a few seconds for it,
+/// then reads what helm printed: the chart's resources are all there.
+#[test]
+fn a_process_that_escapes_helm_does_not_hide_the_chart() {
+    let dir = scratch("helm", "escaped");
+    let pidfile = dir.join("sleeper.pid");
+    let fake = fake_helm(
+        &dir,
+        &format!(
+            "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: escaped\\n'\nsetsid sh -c 'echo $$ > \"{}\"; exec sleep 60' &\nwhile [ ! -s '{}' ]; do sleep 0.05; done\n",
+            pidfile.display(),
+            pidfile.display()
+        ),
+    );
+    let out = Command::new(KRUSTY)
+        .args([
+            "build",
+            "--enable-helm",
+            "--no-helm-cache",
+            "--helm-command",
+        ])
+        .arg(&fake)
+        .arg(dir.join("app"))
+        .output()
+        .unwrap();
+    let pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+    if let Ok(pid) = pid.trim().parse::<i32>() {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("name: escaped"),
+        "resources lost: {stdout:?}"
     );
 }
 

@@ -2,9 +2,10 @@
 //! drained at the same time (so large lists cannot deadlock), under a
 //! time limit and an output limit.
 //!
-//! The child leads a process group of its own: a limit, an interrupt or
-//! the end of krusty (the [`watchdog`]) kills the group, so what the child
-//! started dies with it. A memory
+//! The child leads a process group of its own: its end, a limit, an
+//! interrupt or the end of krusty (the [`watchdog`]) kills the group, so
+//! what the child started dies with it (and cannot hold its output
+//! back). A memory
 //! limit, when given, is set on the child as soon as it is started, before
 //! it is given its input (Linux's `prlimit`), so no `fork` of krusty is
 //! needed: `posix_spawn` starts the child whatever krusty's size (a fork
@@ -104,16 +105,20 @@ fn supervise(
         }
     });
     let too_much = Arc::new(AtomicBool::new(false));
-    let (out_tx, out_rx) = mpsc::channel();
+    let (out_tx, out_rx) = mpsc::channel::<()>();
     let flag = Arc::clone(&too_much);
+    // Shared, so what the process printed is at hand even when a process
+    // that left its group keeps the pipe open.
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let out_sink = Arc::clone(&printed);
     thread::spawn(move || {
-        let mut buf = Vec::new();
         if let Some(mut stdout) = stdout {
             let mut chunk = vec![0u8; 64 << 10];
             loop {
                 match stdout.read(&mut chunk) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
+                        let Ok(mut buf) = out_sink.lock() else { break };
                         if buf.len() + n > max_output {
                             flag.store(true, Ordering::SeqCst);
                             break;
@@ -123,7 +128,7 @@ fn supervise(
                 }
             }
         }
-        let _ = out_tx.send(buf);
+        let _ = out_tx.send(());
     });
     // Shared, so the start of stderr is at hand even when a process
     // left behind keeps the pipe open.
@@ -150,8 +155,13 @@ fn supervise(
     let start = Instant::now();
     let mut pause = Duration::from_micros(50);
     let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break status;
+        if has_exited(child) {
+            // What it started and left running (holding its pipes) ends
+            // with it; its group cannot be reused before it is reaped.
+            kill_group(child.id());
+            if let Ok(status) = child.wait() {
+                break status;
+            }
         }
         if too_much.load(Ordering::SeqCst) {
             kill(child, on_kill);
@@ -167,10 +177,11 @@ fn supervise(
         thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(5));
     };
-    // The process is gone; its pipes close unless it left children
-    // holding them, so do not wait forever.
+    // The process and its group are gone; its pipes close unless a
+    // process that left the group holds them, so do not wait forever.
     let grace = Duration::from_secs(5);
-    let stdout = out_rx.recv_timeout(grace).unwrap_or_default();
+    let _ = out_rx.recv_timeout(grace);
+    let stdout = printed.lock().map(|p| p.clone()).unwrap_or_default();
     if too_much.load(Ordering::SeqCst) {
         return Err(Failure::TooMuchOutput);
     }
@@ -216,6 +227,28 @@ pub fn limit_memory(pid: u32, bytes: u64) -> std::io::Result<()> {
 #[cfg(not(target_os = "linux"))]
 pub fn limit_memory(_pid: u32, _bytes: u64) -> std::io::Result<()> {
     Ok(())
+}
+
+/// Whether `child` has ended, without reaping it: while it is a zombie,
+/// its process and group ids stay its own.
+#[cfg(target_os = "linux")]
+fn has_exited(child: &mut Child) -> bool {
+    let Ok(pid) = libc::id_t::try_from(child.id()) else {
+        return matches!(child.try_wait(), Ok(Some(_)));
+    };
+    // SAFETY: waitid writes only `info`, which is zeroed first (a zero
+    // `si_pid` then means that the child has not ended).
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        libc::waitid(libc::P_PID, pid, &mut info, flags) == 0 && info.si_pid() != 0
+    }
+}
+
+/// Whether `child` has ended (elsewhere it is reaped at once).
+#[cfg(not(target_os = "linux"))]
+fn has_exited(child: &mut Child) -> bool {
+    matches!(child.try_wait(), Ok(Some(_)))
 }
 
 /// Kills every process in the group that `leader` leads.
