@@ -11,6 +11,9 @@ use crate::error::{BuildError, BuildResult};
 use crate::loader::{canonical, clean, is_within, Loader};
 use krusty_resource::RemoteRoot;
 
+/// The scheme of a repository on the build machine's own disk.
+const FILE: &str = "file://";
+
 /// How many remote references may be built one inside another.
 const MAX_DEPTH: usize = 64;
 
@@ -53,6 +56,17 @@ impl Remotes {
                 "'{}': more than {MAX_DEPTH} remote bases inside one another",
                 url.raw
             )));
+        }
+        if url.host == FILE {
+            // What a repository fetched from elsewhere names may not reach
+            // the build machine's own repositories.
+            let fetched = |raw: &&String| !GitUrl::parse(raw).is_ok_and(|u| u.host == FILE);
+            if let Some(outer) = self.chain.iter().rev().find(fetched) {
+                return Err(BuildError::new(format!(
+                    "'{}': a remote base ('{outer}') may not name a local repository (file://)",
+                    url.raw
+                )));
+            }
         }
         let checkout = self.fetcher.checkout(url)?;
         let repo = canonical(&checkout.dir)?;

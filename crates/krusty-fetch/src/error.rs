@@ -1,4 +1,5 @@
-//! What can go wrong while fetching, in Kustomize's words where it has them.
+//! What can go wrong while fetching, in Kustomize's words where it has them;
+//! credentials in the URLs they name are redacted when shown.
 
 use std::fmt;
 
@@ -7,6 +8,9 @@ use std::fmt;
 pub enum FetchError {
     /// A git command failed (its command line and output are in the text).
     Git(String),
+    /// A git URL or ref that krusty does not hand to git (it could be read
+    /// as an option, or is no valid ref name).
+    Reference(String),
     /// A git command ran out of time.
     Timeout(String),
     /// An HTTP server answered with a status outside 2xx.
@@ -37,6 +41,7 @@ impl fmt::Display for FetchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FetchError::Git(text)
+            | FetchError::Reference(text)
             | FetchError::Timeout(text)
             | FetchError::HttpTransport(text)
             | FetchError::Offline(text)

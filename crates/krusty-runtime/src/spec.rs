@@ -10,6 +10,18 @@ pub const FUNCTION_ANNOTATION: &str = "config.kubernetes.io/function";
 /// Its legacy spelling.
 pub const LEGACY_FUNCTION_ANNOTATION: &str = "config.k8s.io/function";
 
+/// Refuses an image name that a container CLI could read as something
+/// else: one that starts with `-`, or holds whitespace or a control
+/// character (no image reference does).
+pub fn check_image(image: &str) -> Result<(), String> {
+    if image.starts_with('-') || image.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "container: invalid image {image:?}: an image may not start with '-' or hold spaces or control characters"
+        ));
+    }
+    Ok(())
+}
+
 /// A bind mount for a container function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
@@ -223,6 +235,7 @@ fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
             if image.is_empty() {
                 return Err("container: an image is required".into());
             }
+            check_image(&image)?;
             let mounts = c
                 .get("mounts")
                 .and_then(Node::as_seq)
@@ -335,6 +348,8 @@ mod tests {
             ("kind: X\nruntime: {exec: {path: a}, container: {image: b}}\n", "several runtimes"),
             ("kind: X\nruntime: {wasm: {}}\n", "expected one of"),
             ("kind: X\nruntime: {container: {image: a, mounts: [{type: volume, src: a, dst: b}]}}\n", "not supported"),
+            ("kind: X\nruntime: {container: {image: --privileged}}\n", "may not start with '-'"),
+            ("kind: X\nruntime: {container: {image: \"a b\"}}\n", "invalid image"),
         ] {
             let err = runtime_of(&node(text)).unwrap_err();
             assert!(err.contains(want), "{text}: {err}");
