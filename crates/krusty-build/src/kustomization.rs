@@ -261,9 +261,19 @@ impl Kustomization {
         let mut k = Kustomization::with_kind("Kustomization");
         let mut anything_set = false;
         let mut deprecated_helm = None;
-        for (key, value) in entries {
-            let written = key.key_str().unwrap_or("");
-            // Go's JSON decoding matches field names without regard to case.
+        // Kustomize turns the file into JSON before decoding it, and Go
+        // writes a JSON object's keys sorted: fields are decoded in that
+        // order. It matters where two keys name one field (Go matches
+        // field names without regard to case): a list or string takes the
+        // later key's value, a map gets the entries of both.
+        let mut sorted: Vec<(&str, &Node, &Node)> = entries
+            .iter()
+            .map(|(key, value)| (key.key_str().unwrap_or(""), key, value))
+            .collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        // The deprecated lists are joined to their successors after them.
+        let (mut bases, mut image_tags) = (None, None);
+        for (written, key, value) in sorted {
             let Some(&name) = KNOWN_FIELDS
                 .iter()
                 .find(|f| f.eq_ignore_ascii_case(written))
@@ -274,14 +284,21 @@ impl Kustomization {
                 )));
             };
             anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
-            if name == "helmChartInflationGenerator" {
-                deprecated_helm = Some(value);
-                continue;
+            k.warn_if_deprecated(name, value);
+            match name {
+                "helmChartInflationGenerator" => deprecated_helm = Some(value),
+                "bases" => bases = Some(value),
+                "imageTags" => image_tags = Some(value),
+                _ => k.read_field(name, value, text).map_err(BuildError::from)?,
             }
-            k.read_field(name, value, text).map_err(BuildError::from)?;
         }
         if !anything_set {
             return Err(BuildError::new(EMPTY));
+        }
+        for (name, value) in [("bases", bases), ("imageTags", image_tags)] {
+            if let Some(value) = value {
+                k.read_field(name, value, text).map_err(BuildError::from)?;
+            }
         }
         if let Some(value) = deprecated_helm {
             k.add_deprecated_helm(value).map_err(BuildError::from)?;
@@ -340,11 +357,11 @@ impl Kustomization {
                 typed::string(value, at)?;
             }
             "resources" => {
-                self.resources.extend(typed::string_list(value, at)?);
-                self.positions.resources.extend(positions(value));
+                self.resources = typed::string_list(value, at)?;
+                self.positions.resources = positions(value).collect();
             }
+            // Read after `resources`, which it follows.
             "bases" => {
-                self.warnings.push(deprecated("bases", "resources"));
                 self.resources.extend(typed::string_list(value, at)?);
                 self.positions.resources.extend(positions(value));
             }
@@ -357,24 +374,30 @@ impl Kustomization {
             "namePrefix" => self.name_prefix = typed::string(value, at)?,
             "nameSuffix" => self.name_suffix = typed::string(value, at)?,
             "namespace" => self.namespace = typed::string(value, at)?,
-            "commonLabels" => {
-                if !is_empty(value) {
-                    self.warnings.push(deprecated("commonLabels", "labels"));
-                }
-                self.common_labels = typed::string_map(value, at)?
+            "commonLabels" => merge_map(&mut self.common_labels, typed::string_map(value, at)?),
+            "commonAnnotations" => {
+                merge_map(&mut self.common_annotations, typed::string_map(value, at)?)
             }
-            "commonAnnotations" => self.common_annotations = typed::string_map(value, at)?,
             "labels" => {
+                self.labels.clear();
                 for item in typed::array(value, at, "[]Label")? {
                     self.labels.push(read_labels_entry(item)?);
                 }
             }
-            "images" | "imageTags" => {
+            "images" => {
+                self.images = typed::array(value, at, "[]Image")?
+                    .iter()
+                    .map(|item| read_image(item, name))
+                    .collect::<OpResult<_>>()?;
+            }
+            // Read after `images`, whose entries it follows.
+            "imageTags" => {
                 for item in typed::array(value, at, "[]Image")? {
                     self.images.push(read_image(item, name)?);
                 }
             }
             "replicas" => {
+                self.replicas.clear();
                 for item in typed::array(value, at, "[]Replica")? {
                     self.replicas.push(read_replica(item)?);
                 }
@@ -431,6 +454,7 @@ impl Kustomization {
             }
             "buildMetadata" => self.build_metadata = typed::string_list(value, at)?,
             "patches" => {
+                self.patches.clear();
                 for item in typed::array(value, at, "[]Patch")? {
                     let entry = read_patch(item, text)?.ok_or_else(|| {
                         OpError::new(format!(
@@ -443,15 +467,10 @@ impl Kustomization {
                 }
             }
             "patchesStrategicMerge" => {
-                if !is_empty(value) {
-                    self.warnings.push(deprecated(name, "patches"));
-                }
                 self.patches_strategic_merge = typed::string_list(value, at)?
             }
             "patchesJson6902" => {
-                if !is_empty(value) {
-                    self.warnings.push(deprecated(name, "patches"));
-                }
+                self.patches_json6902.clear();
                 for item in typed::array(value, at, "[]Patch")? {
                     let entry = read_patch(item, text)?.ok_or_else(|| {
                         OpError::new("empty file path and empty jsonOp").located(None, item.pos())
@@ -464,13 +483,9 @@ impl Kustomization {
                     });
                 }
             }
-            "vars" => {
-                if !is_empty(value) {
-                    self.warnings.push("# Warning: 'vars' is deprecated. Please use 'replacements' instead. [EXPERIMENTAL] Run 'kustomize edit fix' to update your Kustomization automatically.".to_string());
-                }
-                self.vars = vars::read_vars(value)?
-            }
+            "vars" => self.vars = vars::read_vars(value)?,
             "replacements" => {
+                self.replacements.clear();
                 for item in typed::array(value, at, "[]ReplacementField")? {
                     self.replacements
                         .push(replacement::read_entry(item, Strictness::Strict)?);
@@ -537,8 +552,42 @@ impl Kustomization {
     }
 }
 
-fn deprecated(field: &str, instead: &str) -> String {
-    format!("# Warning: '{field}' is deprecated. Please use '{instead}' instead. Run 'kustomize edit fix' to update your Kustomization automatically.")
+impl Kustomization {
+    /// Kustomize's warning for a deprecated field that is set (not null:
+    /// an empty list or map counts), once per field.
+    fn warn_if_deprecated(&mut self, name: &str, value: &Node) {
+        let Some((_, instead)) = DEPRECATED.iter().find(|(field, _)| *field == name) else {
+            return;
+        };
+        let warning = match name {
+            "vars" => "# Warning: 'vars' is deprecated. Please use 'replacements' instead. [EXPERIMENTAL] Run 'kustomize edit fix' to update your Kustomization automatically.".to_string(),
+            _ => format!("# Warning: '{name}' is deprecated. Please use '{instead}' instead. Run 'kustomize edit fix' to update your Kustomization automatically."),
+        };
+        if !value.is_null() && !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+    }
+}
+
+/// The deprecated fields Kustomize warns about, and their successors.
+const DEPRECATED: [(&str, &str); 6] = [
+    ("bases", "resources"),
+    ("commonLabels", "labels"),
+    ("imageTags", "images"),
+    ("patchesJson6902", "patches"),
+    ("patchesStrategicMerge", "patches"),
+    ("vars", "replacements"),
+];
+
+/// Adds `entries` to the map `into` as Go decodes a second object into a
+/// map: a key already there takes the new value in its place.
+fn merge_map(into: &mut Vec<(String, String)>, entries: Vec<(String, String)>) {
+    for (key, value) in entries {
+        match into.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => into.push((key, value)),
+        }
+    }
 }
 
 fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
@@ -705,14 +754,6 @@ fn is_zero(n: &Node) -> bool {
             _ => matches!(krusty_yaml::resolve_input(n), krusty_yaml::Resolved::Int(0)),
         },
         _ => false,
-    }
-}
-
-fn is_empty(n: &Node) -> bool {
-    match &n.value {
-        Value::Scalar(_) => n.is_null(),
-        Value::Seq(s) => s.is_empty(),
-        Value::Map(m) => m.is_empty(),
     }
 }
 

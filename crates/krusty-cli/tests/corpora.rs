@@ -18,7 +18,9 @@
 //!   (Kustomize v5.5.0), compared byte for byte; or
 //! - `expected_error.txt`: a substring krusty's stderr must contain when the
 //!   build fails (kubectl fails too: its stderr is kept in `kubectl_error.txt`
-//!   for reference).
+//!   for reference);
+//! - `expected_stderr.txt` (optional, beside `expected.yaml`): the exact
+//!   stderr of `kubectl kustomize` (its warnings) for a build that works.
 
 mod support;
 
@@ -65,6 +67,11 @@ fn check(case: &Path) -> Result<(), String> {
             "output differs\n{}",
             diff(&String::from_utf8_lossy(&want), &stdout)
         ));
+    }
+    if let Ok(want) = std::fs::read_to_string(case.join("expected_stderr.txt")) {
+        if stderr != want {
+            return Err(format!("stderr differs\n{}", diff(&want, &stderr)));
+        }
     }
     Ok(())
 }
