@@ -657,3 +657,188 @@ fn pulled_charts_are_kept_in_the_cache() {
             .is_file());
     }
 }
+
+/// Runs `krusty build APP --enable-helm --helm-command HELM EXTRA…` with
+/// krusty's cache in `cache`; returns the exit status's success, stdout
+/// and stderr.
+fn krusty_helm(app: &Path, helm: &Path, cache: &Path, extra: &[&str]) -> (bool, String, String) {
+    let out = Command::new(KRUSTY)
+        .arg("build")
+        .arg(app)
+        .args(["--enable-helm", "--helm-command"])
+        .arg(helm)
+        .args(extra)
+        .env("KRUSTY_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = output_text(&out);
+    (out.status.success(), stdout, stderr)
+}
+
+/// No field of a chart reaches helm as an option: a value such as
+/// `--post-renderer=PROGRAM` (which would run PROGRAM) is refused with
+/// an error naming the field, or given to helm as a value.
+#[test]
+fn chart_fields_never_become_helm_options() {
+    let Some(helm3) = helm3_or_skip("chart_fields_never_become_helm_options") else {
+        return;
+    };
+    let dir = scratch("helm", "options");
+    let marker = dir.join("post-renderer-ran");
+    write(
+        &dir,
+        "evil.sh",
+        &format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()),
+    );
+    let evil = dir.join("evil.sh");
+    std::fs::set_permissions(&evil, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let option = format!("--post-renderer={}", evil.display());
+    let app = dir.join("app");
+    copy_chart("kitchen", &app.join("charts"));
+    let cases = [
+        (
+            "releaseName",
+            format!("  releaseName: '{option}'\n"),
+            Some("releaseName \"--post-renderer="),
+        ),
+        (
+            "namespace",
+            format!("  namespace: '{option}'\n"),
+            Some("namespace \"--post-renderer="),
+        ),
+        (
+            "nameTemplate",
+            format!("  nameTemplate: '{option}'\n"),
+            None,
+        ),
+        (
+            "kubeVersion",
+            format!("  kubeVersion: '{option}'\n"),
+            Some("kubeVersion \"--post-renderer="),
+        ),
+        (
+            "apiVersions",
+            format!("  apiVersions: ['{option}']\n"),
+            None,
+        ),
+        (
+            "additionalValuesFiles",
+            format!("  additionalValuesFiles: ['{option}']\n"),
+            Some("could not load additionalValuesFile"),
+        ),
+    ];
+    for (field, line, refused) in cases {
+        let _ = std::fs::remove_file(&marker);
+        write(
+            &app,
+            "kustomization.yaml",
+            &format!("helmCharts:\n- name: kitchen\n  kubeVersion: 1.31.2\n{line}"),
+        );
+        let (ok, stdout, stderr) =
+            krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
+        assert!(!marker.exists(), "{field}: helm ran the post-renderer");
+        match refused {
+            Some(message) => {
+                assert!(!ok && stdout.is_empty(), "{field}: {stdout}");
+                assert!(stderr.contains(message), "{field}: {stderr}");
+            }
+            // helm takes it as the value it is (and fails on it, or not).
+            None => assert!(!stderr.contains("unknown flag"), "{field}: {stderr}"),
+        }
+    }
+}
+
+/// A chart folder must lie in the kustomization's root, symlinks
+/// resolved, and so must every file of it (`.Files`, templates): a link
+/// out of the root is refused unless `--load-restrictor
+/// LoadRestrictionsNone`, even when no values file is read from there.
+#[test]
+fn chart_files_stay_in_the_root() {
+    let Some(helm3) = helm3_or_skip("chart_files_stay_in_the_root") else {
+        return;
+    };
+    let dir = scratch("helm", "confined");
+    write(&dir, "outside/secret.txt", "s3cr3t\n");
+    let chart = |home: &Path| {
+        write(
+            home,
+            "peek/Chart.yaml",
+            "apiVersion: v2\nname: peek\nversion: 0.1.0\n",
+        );
+        write(
+            home,
+            "peek/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: peek\ndata:\n  secret: {{ .Files.Get \"files/secret.txt\" | quote }}\n",
+        );
+    };
+    let kustomization =
+        "helmCharts:\n- name: peek\n  valuesMerge: replace\n  valuesInline:\n    a: 1\n";
+    let none = [
+        "--no-helm-cache",
+        "--load-restrictor",
+        "LoadRestrictionsNone",
+    ];
+
+    // A file of the chart that links out of the root.
+    let app = dir.join("link-in-chart");
+    chart(&app.join("charts"));
+    std::fs::create_dir_all(app.join("charts/peek/files")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.join("outside/secret.txt"),
+        app.join("charts/peek/files/secret.txt"),
+    )
+    .unwrap();
+    write(&app, "kustomization.yaml", kustomization);
+    let (ok, stdout, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
+    assert!(!ok && !stdout.contains("s3cr3t"), "{stdout}");
+    assert!(
+        stderr.contains("files/secret.txt' leads to") && stderr.contains("is not in or below"),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &none);
+    assert!(ok && stdout.contains("s3cr3t"), "{stderr}");
+
+    // A chart home that links out of the root.
+    let app = dir.join("linked-home");
+    chart(&dir.join("outside/charts"));
+    write(&dir, "outside/charts/peek/files/secret.txt", "s3cr3t\n");
+    std::fs::create_dir_all(&app).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside/charts"), app.join("charts")).unwrap();
+    write(&app, "kustomization.yaml", kustomization);
+    let (ok, stdout, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("security; chart folder '")
+            && stderr.contains("outside/charts/peek' is not in or below"),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &none);
+    assert!(ok && stdout.contains("s3cr3t"), "{stderr}");
+
+    // A chart name or chart home that climbs out of the root.
+    let app = dir.join("climbing");
+    write(&app, "kustomization.yaml", "helmGlobals:\n  chartHome: ../outside/charts\nhelmCharts:\n- name: peek\n  valuesMerge: replace\n  valuesInline:\n    a: 1\n");
+    let (ok, _, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
+    assert!(
+        !ok && stderr.contains("security; chart folder '"),
+        "{stderr}"
+    );
+    write(&app, "kustomization.yaml", "helmCharts:\n- name: ../../outside/charts/peek\n  valuesMerge: replace\n  valuesInline:\n    a: 1\n");
+    let (ok, _, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
+    assert!(
+        !ok && stderr.contains("name \"../../outside/charts/peek\": a chart name is"),
+        "{stderr}"
+    );
+
+    // helm's configuration home, where it reads credentials and writes.
+    write(
+        &app,
+        "kustomization.yaml",
+        &format!(
+            "helmGlobals:\n  configHome: {}\nhelmCharts:\n- name: peek\n",
+            dir.join("outside").display()
+        ),
+    );
+    let (ok, _, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
+    assert!(!ok && stderr.contains("security; configHome '"), "{stderr}");
+}

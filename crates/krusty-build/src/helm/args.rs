@@ -1,5 +1,7 @@
 //! The argument lists of `helm template` and `helm pull`, in Kustomize's
-//! order.
+//! order, except that every value is given in its flag's argument
+//! (`--version=V`) and the positional arguments come after `--`: a value
+//! that starts with `-` stays a value.
 
 use std::path::Path;
 
@@ -21,34 +23,30 @@ pub struct TemplateInputs<'a> {
     pub debug: bool,
 }
 
-/// `helm template …` for `chart`.
+/// `helm template …` for `chart`: the flags, each with its value in one
+/// argument (`--namespace=NS`), then `--` and the release name and chart
+/// folder, so no value can be read as an option.
 pub fn template(chart: &ChartConfig, inputs: &TemplateInputs<'_>) -> Vec<String> {
     let mut args = vec!["template".to_string()];
     if chart.release_name.is_empty() {
         args.push("--generate-name".into());
-    } else {
-        args.push(chart.release_name.clone());
     }
-    args.push(inputs.chart_dir.display().to_string());
     let mut flag = |name: &str, value: &str| {
         if !value.is_empty() {
-            args.push(name.to_string());
-            args.push(value.to_string());
+            args.push(format!("{name}={value}"));
         }
     };
     flag("--namespace", &chart.namespace);
     flag("--name-template", &chart.name_template);
-    flag("-f", &inputs.values_file.display().to_string());
+    flag("--values", &inputs.values_file.display().to_string());
     for file in inputs.additional_values_files {
-        flag("-f", &file.display().to_string());
+        flag("--values", &file.display().to_string());
     }
     for version in inputs.api_versions {
-        args.push("--api-versions".into());
-        args.push(version.clone());
+        args.push(format!("--api-versions={version}"));
     }
     if !inputs.kube_version.is_empty() {
-        args.push("--kube-version".into());
-        args.push(inputs.kube_version.to_string());
+        args.push(format!("--kube-version={}", inputs.kube_version));
     }
     for (on, name) in [
         (chart.include_crds, "--include-crds"),
@@ -60,34 +58,38 @@ pub fn template(chart: &ChartConfig, inputs: &TemplateInputs<'_>) -> Vec<String>
             args.push(name.into());
         }
     }
+    args.push("--".into());
+    if !chart.release_name.is_empty() {
+        args.push(chart.release_name.clone());
+    }
+    args.push(inputs.chart_dir.display().to_string());
     args
 }
 
 /// `helm pull …` for `chart` into `chart_home`: by `--repo` for a chart
-/// repository, by reference for an OCI registry.
+/// repository, by reference for an OCI registry; the chart after `--`.
 pub fn pull(chart: &ChartConfig, chart_home: &Path) -> Vec<String> {
     let mut args = vec![
         "pull".to_string(),
         "--untar".into(),
-        "--untardir".into(),
-        chart_home.display().to_string(),
+        format!("--untardir={}", chart_home.display()),
     ];
-    if chart.repo.starts_with("oci://") {
+    let oci = chart.repo.starts_with("oci://");
+    if !oci && !chart.repo.is_empty() {
+        args.push(format!("--repo={}", chart.repo));
+    }
+    if !chart.version.is_empty() {
+        args.push(format!("--version={}", chart.version));
+    }
+    args.push("--".into());
+    if oci {
         args.push(format!(
             "{}/{}",
             chart.repo.trim_end_matches('/'),
             chart.name
         ));
     } else {
-        if !chart.repo.is_empty() {
-            args.push("--repo".into());
-            args.push(chart.repo.clone());
-        }
         args.push(chart.name.clone());
-    }
-    if !chart.version.is_empty() {
-        args.push("--version".into());
-        args.push(chart.version.clone());
     }
     args
 }
@@ -123,7 +125,7 @@ mod tests {
         );
         assert_eq!(
             args.join(" "),
-            "template rel /k/charts/c --namespace ns --name-template t -f /tmp/x/c-kustomize-values.yaml -f /k/extra.yaml --api-versions a/v1 --api-versions b/v2 --kube-version 1.30 --include-crds --skip-tests --no-hooks --debug"
+            "template --namespace=ns --name-template=t --values=/tmp/x/c-kustomize-values.yaml --values=/k/extra.yaml --api-versions=a/v1 --api-versions=b/v2 --kube-version=1.30 --include-crds --skip-tests --no-hooks --debug -- rel /k/charts/c"
         );
     }
 
@@ -144,7 +146,10 @@ mod tests {
                 debug: false,
             },
         );
-        assert_eq!(args.join(" "), "template --generate-name /c -f /v.yaml");
+        assert_eq!(
+            args.join(" "),
+            "template --generate-name --values=/v.yaml -- /c"
+        );
     }
 
     #[test]
@@ -157,12 +162,12 @@ mod tests {
         };
         assert_eq!(
             pull(&chart, Path::new("/k/charts/c-1.2.3")).join(" "),
-            "pull --untar --untardir /k/charts/c-1.2.3 --repo https://example.com/charts c --version 1.2.3"
+            "pull --untar --untardir=/k/charts/c-1.2.3 --repo=https://example.com/charts --version=1.2.3 -- c"
         );
         chart.repo = "oci://r.example/charts/".into();
         assert_eq!(
             pull(&chart, Path::new("/h")).join(" "),
-            "pull --untar --untardir /h oci://r.example/charts/c --version 1.2.3"
+            "pull --untar --untardir=/h --version=1.2.3 -- oci://r.example/charts/c"
         );
     }
 }

@@ -8,7 +8,9 @@
 pub mod args;
 pub mod cache;
 pub mod config;
+pub mod confine;
 pub mod run;
+pub mod validate;
 pub mod values;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +23,7 @@ use krusty_resource::{Origin, ResMap, Resource};
 
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
-use crate::loader::{clean, is_within, LoadRestrictor, Loader};
+use crate::loader::{self, clean, is_within, LoadRestrictor, Loader};
 use crate::target::{Action, Step};
 use config::ChartConfig;
 use run::{Invocation, TempDir};
@@ -308,10 +310,21 @@ pub(crate) fn configure(
     if chart.name.is_empty() {
         return Err(BuildError::new("chart name cannot be empty"));
     }
+    validate::chart(&chart)?;
     if chart.globals.chart_home.is_empty() {
         chart.globals.chart_home = DEFAULT_CHART_HOME.into();
     }
     let chart_home = chart_home(&chart, &loader.root);
+    if loader.restrictor == LoadRestrictor::RootOnly {
+        confine::folder("chart folder", &chart_home.join(&chart.name), &loader.root)?;
+        if !chart.globals.config_home.is_empty() {
+            confine::folder(
+                "configHome",
+                Path::new(&chart.globals.config_home),
+                &loader.root,
+            )?;
+        }
+    }
     let values_file = match chart.values_file.as_str() {
         "" => chart_home.join(&chart.name).join("values.yaml"),
         file => PathBuf::from(file),
@@ -399,6 +412,9 @@ impl ChartStep {
     fn inflate(&self) -> BuildResult<Vec<Resource>> {
         let tmp = TempDir::new()?;
         let chart_dir = self.locate(&tmp)?;
+        if chart_dir.present {
+            self.confine(&chart_dir)?;
+        }
         let stdout = match self.helm.cache() {
             Some(cache) if chart_dir.present => {
                 let values = self.values_text(&chart_dir)?;
@@ -448,6 +464,18 @@ impl ChartStep {
             },
             None => local,
         })
+    }
+
+    /// Checks the files of the chart's folder (see [`confine`]): a chart
+    /// in the tree may not lead out of the kustomization's root (under
+    /// `LoadRestrictionsRootOnly`), a pulled one out of its own folder.
+    fn confine(&self, chart_dir: &ChartDir) -> BuildResult<()> {
+        let root = match (chart_dir.cached, self.loader.restrictor) {
+            (true, _) => Some(loader::canonical(&chart_dir.path)?),
+            (false, LoadRestrictor::RootOnly) => Some(self.loader.root.clone()),
+            (false, _) => None,
+        };
+        confine::chart_tree(&chart_dir.path, root.as_deref())
     }
 
     /// Whether a values file in the chart's folder may be read from
