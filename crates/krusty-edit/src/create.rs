@@ -40,7 +40,11 @@ pub fn create(dir: &Path, args: &CreateArgs) -> EditResult<PathBuf> {
         let patterns: Vec<String> = args.resources.split(',').map(str::to_string).collect();
         resources = expand_checked(dir, &patterns, true)?;
     }
-    if FILE_NAMES.iter().any(|name| dir.join(name).exists()) {
+    // A link to nothing counts: it is never written through.
+    if FILE_NAMES
+        .iter()
+        .any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
+    {
         return Err(EditError::new("kustomization file already exists"));
     }
     if args.autodetect {
@@ -113,9 +117,9 @@ fn detect(dir: &Path, rel: &Path, recursive: bool) -> EditResult<Vec<String>> {
     Ok(out)
 }
 
-/// The file reads as Kubernetes resources.
+/// The file is a regular file (a FIFO or device is passed over) that
+/// reads as Kubernetes resources.
 fn is_resource_file(path: &Path) -> bool {
-    std::fs::read_to_string(path)
-        .ok()
+    crate::open::read_regular(path)
         .is_some_and(|text| krusty_build::read::resources_from_text(&text, path).is_ok())
 }

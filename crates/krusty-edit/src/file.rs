@@ -10,13 +10,19 @@
 //! writer gives them. A removed field leaves its head comment behind, as in
 //! Kustomize. A file whose top-level mapping is not a block at column 1
 //! (a JSON kustomization, say) is written whole by the preserving writer.
+//!
+//! A file opened with [`KustomizationFile::find`] stays locked until the
+//! model is dropped, and is written back whole or not at all
+//! ([`crate::open`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use krusty_build::kustomization::FILE_NAMES;
 use krusty_yaml::{DuplicateKeys, Limits, Node, Value};
 
 use crate::error::{EditError, EditResult};
+use crate::open::{self, Opened};
 
 /// The order in which Kustomize's writer puts the fields it adds to a
 /// kustomization file (after the fields already there).
@@ -89,11 +95,15 @@ pub struct KustomizationFile {
     fields: Vec<Field>,
     /// Written whole by the preserving writer (no line layout to keep).
     whole: bool,
+    /// The file it was read from, locked; `None` for a new file.
+    opened: Option<Arc<Opened>>,
 }
 
 impl KustomizationFile {
     /// Opens the kustomization file of `dir`, failing as Kustomize's `edit`
-    /// fails when there is none, or more than one.
+    /// fails when there is none, or more than one, and when it is not a
+    /// regular file or is a link leading out of `dir`. The file is locked
+    /// until the returned model is dropped: another edit of it waits.
     pub fn find(dir: &Path) -> EditResult<KustomizationFile> {
         let found: Vec<&str> = FILE_NAMES
             .iter()
@@ -119,9 +129,10 @@ impl KustomizationFile {
         if path.is_dir() {
             return Err(EditError::new(format!("{name} should be a file")));
         }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| EditError::new(format!("{}: {e}", path.display())))?;
-        KustomizationFile::parse(path, &text)
+        let (opened, text) = open::open(&path, dir)?;
+        let mut file = KustomizationFile::parse(path, &text)?;
+        file.opened = Some(Arc::new(opened));
+        Ok(file)
     }
 
     /// A new, empty kustomization file at `path` (written by [`save`]).
@@ -133,11 +144,13 @@ impl KustomizationFile {
             prefix: String::new(),
             fields: Vec::new(),
             whole: false,
+            opened: None,
         }
     }
 
     /// Reads `text` as the kustomization file at `path`, checking it as a
-    /// build would (unknown fields, field types).
+    /// build would (unknown fields, field types). The model is of a new
+    /// file: [`save`](KustomizationFile::save) creates it.
     pub fn parse(path: PathBuf, text: &str) -> EditResult<KustomizationFile> {
         if let Err(e) = krusty_build::Kustomization::parse(text) {
             let message = e.to_string();
@@ -323,11 +336,15 @@ impl KustomizationFile {
         Ok(out)
     }
 
-    /// Writes the file.
+    /// Writes the file whole (or not at all): over the file it was read
+    /// from, keeping its mode and owner, or, for a new file, at its path,
+    /// failing if anything is there.
     pub fn save(&self) -> EditResult<()> {
         let text = self.render()?;
-        std::fs::write(&self.path, text)
-            .map_err(|e| EditError::new(format!("{}: {e}", self.path.display())))
+        match &self.opened {
+            Some(opened) => opened.write(&self.path, &text),
+            None => open::create(&self.path, &text),
+        }
     }
 
     fn position(&self, name: &str) -> Option<usize> {

@@ -29,9 +29,11 @@ pub mod glob;
 pub mod image;
 pub mod metadata;
 mod node;
+mod open;
 pub mod patch;
 pub mod paths;
 pub mod remote;
+pub mod replace;
 pub mod replicas;
 pub mod scalar;
 pub mod vars;
@@ -219,10 +221,12 @@ pub fn edit_build_metadata(
 /// warning when the target no longer builds, or builds differently, than
 /// before.
 pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
-    // A target that did not build counts as an empty output, as in
-    // Kustomize.
-    let before = built(dir).unwrap_or_default();
+    let mut before = String::new();
     edit_file(dir, |k, _| {
+        // Built once the file is open: a kustomization file that is not
+        // a regular file has been refused. A target that did not build
+        // counts as an empty output, as in Kustomize.
+        before = built(dir).unwrap_or_default();
         fix::fix(dir, k)?;
         if vars {
             vars::to_replacements(dir, k)?;
