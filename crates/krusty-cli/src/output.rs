@@ -2,9 +2,10 @@
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use krusty_edit::replace::{keep_mode_and_owner, sync_dir, Staged};
 use krusty_runtime::interrupt;
 
 use krusty_resource::Resource;
@@ -147,24 +148,11 @@ fn destination(path: &Path) -> io::Result<(PathBuf, Destination)> {
     }
 }
 
-/// Gives a new file the mode and owner of the file it replaces. `false`
-/// when the owner cannot be kept (a user writing someone else's file):
-/// the file must then be written in place.
-fn keep_mode_and_owner(file: &File, old: &Metadata) -> io::Result<bool> {
-    let new = file.metadata()?;
-    if (new.uid(), new.gid()) != (old.uid(), old.gid())
-        && std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err()
-    {
-        return Ok(false);
-    }
-    file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
-    Ok(true)
-}
-
 /// Writes `path` with what `write` puts in a file, the way its
 /// [`Destination`] asks: a regular file is replaced whole or not at all
-/// (a temporary file with an unpredictable name, created exclusively
-/// beside it, then renamed over it; removed on failure or interrupt).
+/// ([`Staged`]: a temporary file with an unpredictable name, created
+/// exclusively beside it, then renamed over it; removed on failure or
+/// interrupt).
 pub fn write_file(path: &Path, write: impl Fn(&mut File) -> io::Result<()>) -> Result<(), String> {
     let failed = |e: io::Error| format!("writing {}: {e}", path.display());
     let (target, destination) = destination(path).map_err(failed)?;
@@ -173,33 +161,15 @@ pub fn write_file(path: &Path, write: impl Fn(&mut File) -> io::Result<()>) -> R
         Destination::New => None,
         Destination::Replace(meta) => Some(meta),
     };
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".krusty-tmp")
-        .permissions(fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(failed)?;
-    let temp_path = temp.path().to_path_buf();
-    let _cleanup = interrupt::on_interrupt(move || {
-        let _ = fs::remove_file(&temp_path);
-    });
+    let mut staged = Staged::beside(&target).map_err(failed)?;
     if let Some(old) = &old {
-        if !keep_mode_and_owner(temp.as_file(), old).map_err(failed)? {
-            drop(temp);
+        if !staged.take_mode_and_owner(old).map_err(failed)? {
+            drop(staged);
             return write_through(&target, &write).map_err(failed);
         }
     }
-    write(temp.as_file_mut())
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(failed)?;
-    temp.persist(&target).map_err(|e| failed(e.error))?;
-    sync_dir(dir);
-    Ok(())
+    write(staged.file()).map_err(failed)?;
+    staged.replace().map_err(failed)
 }
 
 /// Opens `path` for writing (creating it, emptying it) and writes it.
@@ -210,14 +180,6 @@ fn write_through(path: &Path, write: &impl Fn(&mut File) -> io::Result<()>) -> i
         .truncate(true)
         .open(path)?;
     write(&mut file)
-}
-
-/// Makes the renames in a folder durable; a file system that cannot
-/// sync folders loses nothing by it.
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 /// Flushes every file written so far to the disk that holds `dir`: one
@@ -273,24 +235,64 @@ pub fn file_name(r: &Resource, prefixed: bool) -> String {
 }
 
 /// Writes one file per resource into an existing directory, all or
-/// nothing. Everything is rendered first; the files are written into a
-/// fresh private folder inside it (an unpredictable name, mode 0700),
-/// flushed to disk with one call, then renamed into place in one step
-/// that an interrupt waits for. Paths that are not plain files (devices,
-/// FIFOs, hard-linked files) are opened before anything is moved and
-/// written through last, as [`write_file`] does. Other files in the
-/// directory are left alone, as Kustomize leaves them; on failure or
-/// interrupt the private folder is removed and nothing else changed.
+/// nothing ([`write_all_or_nothing`]; a link at a file's name is
+/// followed, as Kustomize follows it). Everything is rendered first.
+/// Other files in the directory are left alone, as Kustomize leaves them.
 pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
     let texts = render_each(resources)?;
     let namespaces: std::collections::HashSet<&str> =
         resources.iter().filter_map(output_namespace).collect();
     let prefixed = namespaces.len() > 1;
-    let files: Vec<(String, String)> = resources
+    let names: Vec<String> = resources.iter().map(|r| file_name(r, prefixed)).collect();
+    let files: Vec<(&str, &[String])> = names
         .iter()
-        .map(|r| file_name(r, prefixed))
-        .zip(texts)
+        .map(String::as_str)
+        .zip(texts.iter().map(std::slice::from_ref))
         .collect();
+    write_all_or_nothing(dir, &files, Links::Follow)
+}
+
+/// Writes one stream per target into `dir`, all or nothing
+/// ([`write_all_or_nothing`]; a link at a target's name is replaced,
+/// never written through: the names are krusty's own).
+pub fn write_targets(dir: &Path, streams: &[(String, Stream)]) -> Result<(), String> {
+    for (name, _) in streams {
+        let path = dir.join(name);
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return Err(format!("writing {}: it is a folder", path.display()));
+        }
+    }
+    let files: Vec<(&str, &[String])> = streams
+        .iter()
+        .map(|(name, stream)| (name.as_str(), stream.0.as_slice()))
+        .collect();
+    write_all_or_nothing(dir, &files, Links::Replace)
+}
+
+/// What a link at a file's name gets in [`write_all_or_nothing`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// It is followed: what it names is written through.
+    Follow,
+    /// It is replaced by the new file.
+    Replace,
+}
+
+/// Writes `files` (each a name and its text in pieces) into `dir`, all
+/// or nothing. The files are written into a fresh private folder inside
+/// it (an unpredictable name, mode 0700), a file that replaces another
+/// with that file's mode and owner, flushed to disk with one call, then
+/// renamed into place in one step that an interrupt waits for. What must
+/// be written in place (devices, FIFOs, files with other hard links or
+/// whose owner cannot be kept, and with [`Links::Follow`] what links
+/// name) is opened before anything is moved and written last, as
+/// [`write_file`] writes it. On failure or interrupt the private folder
+/// is removed and nothing else changed.
+fn write_all_or_nothing(
+    dir: &Path,
+    files: &[(&str, &[String])],
+    links: Links,
+) -> Result<(), String> {
     let failed = |path: &Path, e: io::Error| format!("writing {}: {e}", path.display());
     let staging = tempfile::Builder::new()
         .prefix(".krusty-")
@@ -303,18 +305,23 @@ pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
 
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut staged_names = std::collections::HashSet::new();
-    let mut through: Vec<(PathBuf, &str)> = Vec::new();
-    for (name, text) in &files {
+    let mut through: Vec<(PathBuf, &[String])> = Vec::new();
+    for &(name, pieces) in files {
         let path = dir.join(name);
-        let (target, destination) = destination(&path).map_err(|e| failed(&path, e))?;
+        let is_link = || fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        let (target, destination) = if links == Links::Replace && is_link() {
+            (path.clone(), Destination::New)
+        } else {
+            destination(&path).map_err(|e| failed(&path, e))?
+        };
         let old = match destination {
             // A link is written through: what it names may be anywhere.
             _ if target != path => {
-                through.push((path, text));
+                through.push((path, pieces));
                 continue;
             }
             Destination::Through => {
-                through.push((target, text));
+                through.push((target, pieces));
                 continue;
             }
             Destination::New => None,
@@ -332,25 +339,24 @@ pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
             if !keep_mode_and_owner(&file, old).map_err(|e| failed(&path, e))? {
                 drop(file);
                 let _ = fs::remove_file(&staged_path);
-                through.push((target, text));
+                through.push((target, pieces));
                 continue;
             }
         }
-        file.write_all(text.as_bytes())
-            .map_err(|e| failed(&path, e))?;
-        if staged_names.insert(name.as_str()) {
+        write_pieces(&mut file, pieces).map_err(|e| failed(&path, e))?;
+        if staged_names.insert(name) {
             staged.push((staged_path, target));
         }
     }
     let mut opened = Vec::with_capacity(through.len());
-    for (path, text) in through {
+    for (path, pieces) in through {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
             .map_err(|e| failed(&path, e))?;
-        opened.push((path, file, text));
+        opened.push((path, file, pieces));
     }
     sync_filesystem(staging.path()).map_err(|e| failed(dir, e))?;
 
@@ -358,57 +364,20 @@ pub fn write_dir(dir: &Path, resources: &[Resource]) -> Result<(), String> {
     for (from, to) in &staged {
         fs::rename(from, to).map_err(|e| failed(to, e))?;
     }
-    for (path, mut file, text) in opened {
+    for (path, mut file, pieces) in opened {
         let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
         if regular {
             file.set_len(0).map_err(|e| failed(&path, e))?;
         }
-        file.write_all(text.as_bytes())
-            .map_err(|e| failed(&path, e))?;
+        write_pieces(&mut file, pieces).map_err(|e| failed(&path, e))?;
     }
     sync_dir(dir);
     Ok(())
 }
 
-/// Writes one stream per target into `dir`, all or nothing: each is
-/// written to a temporary file with an unpredictable name created
-/// exclusively in `dir`, every one flushed to disk, then all renamed into
-/// place in one step that an interrupt waits for. A rename replaces
-/// whatever is at a name (a link planted there included) and never
-/// writes through it. On failure or interrupt the temporary files are
-/// removed and nothing else changed.
-pub fn write_targets(dir: &Path, streams: &[(String, Stream)]) -> Result<(), String> {
-    let failed = |path: &Path, e: io::Error| format!("writing {}: {e}", path.display());
-    let mut staged = Vec::with_capacity(streams.len());
-    for (name, stream) in streams {
-        let path = dir.join(name);
-        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
-            return Err(format!("writing {}: it is a folder", path.display()));
-        }
-        let mut temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".krusty-tmp")
-            .permissions(fs::Permissions::from_mode(0o666))
-            .tempfile_in(dir)
-            .map_err(|e| failed(&path, e))?;
-        stream
-            .write_to(temp.as_file_mut())
-            .map_err(|e| failed(&path, e))?;
-        staged.push((temp, path));
-    }
-    let temps: Vec<PathBuf> = staged.iter().map(|(t, _)| t.path().to_path_buf()).collect();
-    let _cleanup = interrupt::on_interrupt(move || {
-        for t in &temps {
-            let _ = fs::remove_file(t);
-        }
-    });
-    sync_filesystem(dir).map_err(|e| failed(dir, e))?;
-    let _whole = interrupt::critical();
-    for (temp, path) in staged {
-        temp.persist(&path).map_err(|e| failed(&path, e.error))?;
-    }
-    sync_dir(dir);
-    Ok(())
+/// Writes a file's text, given in pieces.
+fn write_pieces(file: &mut File, pieces: &[String]) -> io::Result<()> {
+    pieces.iter().try_for_each(|p| file.write_all(p.as_bytes()))
 }
 
 #[cfg(test)]

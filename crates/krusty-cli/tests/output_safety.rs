@@ -401,3 +401,93 @@ fn interrupted_directory_output_leaves_nothing_behind() {
         "only the FIFO: nothing staged or moved is left"
     );
 }
+
+#[test]
+fn several_targets_keep_mode_owner_and_hard_links() {
+    let dir = scratch("targets-mode");
+    let want = tree(&dir);
+    write(&dir, "k2/kustomization.yaml", "resources:\n- ../k\n");
+    let out_dir = dir.join("out");
+    fs::create_dir(&out_dir).expect("mkdir");
+    // A Secret's file kept private, owned (as root) by someone else.
+    let secret = out_dir.join("k.yaml");
+    fs::write(&secret, "old\n").expect("write");
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o600)).expect("chmod");
+    let owner = (65534, 65534);
+    let chowned = std::os::unix::fs::chown(&secret, Some(owner.0), Some(owner.1)).is_ok();
+    // A file with another hard link, outside the output folder.
+    let linked = out_dir.join("k2.yaml");
+    fs::write(&linked, "old\n").expect("write");
+    fs::hard_link(&linked, dir.join("other-name.yaml")).expect("hard link");
+
+    let out = krusty(&dir, &["build", "k", "k2", "-o", "out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meta = fs::metadata(&secret).expect("stat");
+    assert_eq!(meta.mode() & 0o7777, 0o600, "mode kept");
+    if chowned {
+        assert_eq!((meta.uid(), meta.gid()), owner, "owner kept");
+    }
+    assert_eq!(fs::read(&secret).expect("read"), want);
+    assert_eq!(
+        fs::read(dir.join("other-name.yaml")).expect("read"),
+        want,
+        "written in place: both names see it"
+    );
+    assert_eq!(fs::metadata(&linked).expect("stat").nlink(), 2);
+    assert_eq!(listing(&out_dir), ["k.yaml", "k2.yaml"], "nothing left");
+}
+
+#[test]
+fn several_targets_write_through_a_device_node() {
+    let dir = scratch("targets-device");
+    tree(&dir);
+    write(&dir, "k2/kustomization.yaml", "resources:\n- ../k\n");
+    let out_dir = dir.join("out");
+    fs::create_dir(&out_dir).expect("mkdir");
+    let node = out_dir.join("k.yaml");
+    // SAFETY: mknod reads the path and creates one node (/dev/null's
+    // numbers, in the test's own folder).
+    let made = unsafe {
+        libc::mknod(
+            c_path(&node).as_ptr(),
+            libc::S_IFCHR | 0o666,
+            libc::makedev(1, 3),
+        )
+    };
+    if made != 0 {
+        eprintln!(
+            "SKIPPED: cannot make a device node here: {}",
+            std::io::Error::last_os_error()
+        );
+        return;
+    }
+    let out = krusty(&dir, &["build", "k", "k2", "-o", "out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        fs::symlink_metadata(&node)
+            .expect("still there")
+            .file_type()
+            .is_char_device(),
+        "the device node was replaced"
+    );
+    assert_eq!(listing(&out_dir), ["k.yaml", "k2.yaml"], "nothing left");
+}
+
+#[test]
+fn several_targets_fail_whole_when_a_write_fails() {
+    let dir = scratch("targets-fails");
+    const LIMIT: usize = 4096;
+    tree_with_large_resource(&dir, LIMIT);
+    write(&dir, "small/kustomization.yaml", "namePrefix: p-\n");
+    let out_dir = dir.join("out");
+    fs::create_dir(&out_dir).expect("mkdir");
+    fs::write(out_dir.join("small.yaml"), "old\n").expect("write");
+    let out = krusty_with_file_size_limit(&dir, LIMIT, &["build", "small", "k", "-o", "out"]);
+    assert!(!out.status.success(), "the large target cannot be written");
+    assert!(stderr(&out).contains("k.yaml"), "{}", stderr(&out));
+    assert_eq!(listing(&out_dir), ["small.yaml"], "nothing added");
+    assert_eq!(
+        fs::read_to_string(out_dir.join("small.yaml")).expect("read"),
+        "old\n"
+    );
+}
