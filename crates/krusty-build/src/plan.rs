@@ -331,11 +331,14 @@ fn configured(
         root_name: &root_name,
         files: loader,
     };
-    // Configs, and compositions (folders holding one), in entry order.
+    // Configs, and compositions (folders holding one): as in Kustomize,
+    // the configs written inline first, then those of files and folders,
+    // each in entry order.
+    let mut inline: Vec<(usize, Listed)> = Vec::new();
     let mut listed: Vec<(usize, Listed)> = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         if let Some(rs) = inline_configs(entry).map_err(|e| here(i, e))? {
-            listed.extend(rs.into_iter().map(|r| (i, Listed::Config(r))));
+            inline.extend(rs.into_iter().map(|r| (i, Listed::Config(r))));
             continue;
         }
         if let Some(file) = composition_in(loader, entry).map_err(|e| here(i, e))? {
@@ -350,7 +353,8 @@ fn configured(
                 .map(|r| (i, Listed::Config(r))),
         );
     }
-    listed
+    inline.append(&mut listed);
+    inline
         .iter()
         .map(|(i, item)| {
             let here = |e: BuildError| here(*i, e);
@@ -420,18 +424,40 @@ fn configured(
                 });
             }
             if c.kind() == crate::helm::KIND {
-                return crate::helm::config_step(c, &id, field, loader, &ctx.helm, origin)
-                    .map_err(here);
+                let step =
+                    crate::helm::config_step(c, &id, loader, &ctx.helm, origin).map_err(here)?;
+                check_role(c.kind(), &id, field).map_err(here)?;
+                return Ok(step);
             }
-            Builtin::from_config(&c.node, &id, &site)
-                .map(|builtin| Step {
-                    label: id.to_string(),
-                    action: Action::Builtin(builtin),
-                    origin,
-                })
-                .map_err(|e| here(op_err(e)))
+            let builtin = Builtin::from_config(&c.node, &id, &site).map_err(|e| here(op_err(e)))?;
+            check_role(c.kind(), &id, field).map_err(here)?;
+            Ok(Step {
+                label: id.to_string(),
+                action: Action::Builtin(builtin),
+                origin,
+            })
         })
         .collect()
+}
+
+/// The built-in generators; every other builtin is a transformer.
+const BUILTIN_GENERATORS: [&str; 3] = ["ConfigMapGenerator", "SecretGenerator", crate::helm::KIND];
+
+/// Refuses a builtin listed where its role does not fit, once it is
+/// configured, as Kustomize does: a generator under `transformers:` or
+/// `validators:` (which run as transformers), a transformer under
+/// `generators:`.
+fn check_role(kind: &str, id: &impl std::fmt::Display, field: &str) -> BuildResult<()> {
+    let generator = BUILTIN_GENERATORS.contains(&kind);
+    match (field, generator) {
+        ("generators", false) => Err(BuildError::new(format!(
+            "loading generator plugins: failed to load generator: plugin {id} not a generator"
+        ))),
+        ("transformers" | "validators", true) => {
+            Err(BuildError::new(format!("plugin {id} not a transformer")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The composition file of the folder `entry` names, if it names a local
