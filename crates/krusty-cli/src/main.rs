@@ -218,8 +218,9 @@ struct FunctionArgs {
     /// $KRUSTY_CONTAINER_CLI, else podman, else docker).
     #[arg(long = "container-cli", value_name = "CLI")]
     container_cli: Option<String>,
-    /// Run the functions of this catalog (its reference as written in
-    /// `catalogs:`, or its metadata.name); repeatable.
+    /// Run the functions of the catalog at this place: its file (a path
+    /// from the current directory), https:// URL, git reference or
+    /// oci:// reference; repeatable.
     #[arg(long = "trusted-catalog", value_name = "CATALOG")]
     trusted_catalogs: Vec<String>,
     /// Run idempotent functions every time, instead of reusing the output
@@ -234,6 +235,7 @@ impl FunctionArgs {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err("--function-timeout must be a positive number of seconds".into());
         }
+        krusty_build::catalog::check_trusted(&self.trusted_catalogs)?;
         Ok(Policy {
             enable_alpha_plugins: self.enable_alpha_plugins,
             enable_exec: self.enable_exec,

@@ -1,6 +1,8 @@
 //! `krusty view catalog REF`: what a function catalog holds (publisher,
 //! functions, versions, runtimes and hashes), to decide whether to trust
-//! it (docs/catalog.md).
+//! it (docs/catalog.md). One fact a line: a value the catalog gives that
+//! could forge or hide a line, or be read two ways, is printed quoted with
+//! its control characters escaped ([`shown`]).
 
 use std::fmt::Write;
 
@@ -46,48 +48,46 @@ pub fn describe(reference: &str, loaded: &Loaded) -> String {
         if s.is_empty() {
             "(none)".to_string()
         } else {
-            s.to_string()
+            shown(s)
         }
     };
-    let _ = writeln!(out, "catalog: {reference}");
-    let _ = writeln!(out, "read from: {}", loaded.from);
-    let _ = writeln!(out, "kind: {}", c.kind);
+    let _ = writeln!(out, "catalog: {}", shown(reference));
+    let _ = writeln!(out, "read from: {}", shown(&loaded.from));
+    let _ = writeln!(out, "kind: {}", shown(&c.kind));
     let _ = writeln!(out, "name: {}", or_none(&c.name));
-    let _ = writeln!(out, "trust it with: --trusted-catalog {reference}");
-    if !c.name.is_empty() {
-        let _ = writeln!(out, "           or: --trusted-catalog {}", c.name);
-    }
+    let _ = writeln!(out, "trust it with: --trusted-catalog {}", shown(reference));
     let _ = writeln!(out, "functions: {}", c.functions.len());
     for f in &c.functions {
-        let _ = writeln!(out, "\n- {} {}", f.group, f.kind);
+        let _ = writeln!(out, "\n- {} {}", shown(&f.group), shown(&f.kind));
         let _ = writeln!(out, "  publisher: {}", or_none(&f.publisher));
         if !f.description.is_empty() {
-            let _ = writeln!(out, "  description: {}", f.description);
+            let _ = writeln!(out, "  description: {}", shown(&f.description));
         }
         if !f.home.is_empty() {
-            let _ = writeln!(out, "  home: {}", f.home);
+            let _ = writeln!(out, "  home: {}", shown(&f.home));
         }
         if !f.maintainers.is_empty() {
-            let _ = writeln!(out, "  maintainers: {}", f.maintainers.join(", "));
+            let _ = writeln!(out, "  maintainers: {}", listed(&f.maintainers));
         }
         if !f.tags.is_empty() {
-            let _ = writeln!(out, "  tags: {}", f.tags.join(", "));
+            let _ = writeln!(out, "  tags: {}", listed(&f.tags));
         }
         for v in &f.versions {
             let _ = writeln!(
                 out,
-                "  version {} (apiVersion {}/{}):",
-                v.name, f.group, v.name
+                "  version {} (apiVersion {}):",
+                shown(&v.name),
+                shown(&format!("{}/{}", f.group, v.name))
             );
             let _ = writeln!(out, "    idempotent: {}", v.idempotent);
             if !v.spec_versions.is_empty() {
-                let _ = writeln!(out, "    function spec: {}", v.spec_versions.join(", "));
+                let _ = writeln!(out, "    function spec: {}", listed(&v.spec_versions));
             }
             if !v.license.is_empty() {
-                let _ = writeln!(out, "    license: {}", v.license);
+                let _ = writeln!(out, "    license: {}", shown(&v.license));
             }
             if !v.usage.is_empty() {
-                let _ = writeln!(out, "    usage: {}", v.usage);
+                let _ = writeln!(out, "    usage: {}", shown(&v.usage));
             }
             runtime_lines(&mut out, &v.runtime);
         }
@@ -103,7 +103,12 @@ fn runtime_lines(out: &mut String, r: &RuntimeDef) {
         None => "(no sha256)".to_string(),
     };
     if let Some(c) = &r.container {
-        let _ = writeln!(out, "    container: {} {}", c.image, hash(&c.sha256));
+        let _ = writeln!(
+            out,
+            "    container: {} {}",
+            shown(&c.image),
+            hash(&c.sha256)
+        );
         if c.require_network {
             let _ = writeln!(out, "      requires network (--network)");
         }
@@ -115,14 +120,91 @@ fn runtime_lines(out: &mut String, r: &RuntimeDef) {
         let _ = writeln!(
             out,
             "    exec {}/{}: {} from {} {}",
-            p.os,
-            p.arch,
-            p.bin,
-            p.uri,
+            shown(&p.os),
+            shown(&p.arch),
+            shown(&p.bin),
+            shown(&p.uri),
             hash(&p.sha256)
         );
     }
     if let Some(url) = &r.starlark {
-        let _ = writeln!(out, "    starlark: {url} (no hash)");
+        let _ = writeln!(out, "    starlark: {} (no hash)", shown(url));
     }
+}
+
+/// `value` as one unambiguous word of a line: as it is when it is plain
+/// (see [`needs_quotes`]), else [`quoted`]. So a catalog cannot print a
+/// line of its own, move the cursor, hide text, or pass one value off as
+/// another.
+pub fn shown(value: &str) -> String {
+    if needs_quotes(value) {
+        quoted(value)
+    } else {
+        value.to_string()
+    }
+}
+
+/// `value` in double quotes, with `"` and `\` escaped, `\n`, `\r`, `\t`
+/// and `\0` for those characters and `\u{HEX}` for every other control
+/// or invisible formatting character ([`hidden`]: ANSI escapes,
+/// bidirectional overrides, zero-width characters, line separators).
+fn quoted(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if hidden(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether `value` must be quoted to be read back exactly: it is empty;
+/// holds a [`hidden`] character or white space other than a space
+/// (every multi-line value); starts or ends with a space; or starts with
+/// `"` or `(` (the forms quoted values and `(none)` take).
+fn needs_quotes(value: &str) -> bool {
+    value.is_empty()
+        || value.starts_with(['"', '(', ' '])
+        || value.ends_with(' ')
+        || value
+            .chars()
+            .any(|c| hidden(c) || (c.is_whitespace() && c != ' '))
+}
+
+/// A character that is not printed as itself: a control character (C0,
+/// DEL, C1), or an invisible formatting one (zero-width characters,
+/// bidirectional marks and overrides, line and paragraph separators,
+/// the byte-order mark).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00ad}'
+            | '\u{061c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}')
+}
+
+/// A list of values separated by `, `: each [`shown`], and [`quoted`]
+/// when it holds a `,` (so one item cannot read as two).
+fn listed(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| if i.contains(',') { quoted(i) } else { shown(i) })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -179,6 +179,11 @@ fn one_config(dir: &Path, catalogs: &[&str], api_version: &str, kind: &str, name
 /// `krusty ARGS` in `dir`, with the test CA trusted and a cache of the
 /// test's own (`dir/../cache`).
 fn krusty(dir: &Path, args: &[&str]) -> Output {
+    krusty_in(dir, args, &[])
+}
+
+/// [`krusty`] with `envs` set besides (after the defaults, so they win).
+fn krusty_in(dir: &Path, args: &[&str], envs: &[(&str, &std::ffi::OsStr)]) -> Output {
     let world = world();
     let ca = world.dir.join("tls/ca.crt");
     Command::new(KRUSTY)
@@ -193,6 +198,7 @@ fn krusty(dir: &Path, args: &[&str]) -> Output {
             "CONTAINERS_CONF",
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf"),
         )
+        .envs(envs.iter().copied())
         .output()
         .expect("krusty runs")
 }
@@ -208,10 +214,19 @@ fn trusting<'a>(catalogs: &[&'a str]) -> Vec<&'a str> {
 /// `krusty build ARGS .` in `dir`: whether it succeeded, its stdout and
 /// its stderr.
 fn build(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    build_in(dir, args, &[])
+}
+
+/// [`build`] with `envs` set (see [`krusty_in`]).
+fn build_in(
+    dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> (bool, String, String) {
     let mut all = vec!["build"];
     all.extend_from_slice(args);
     all.push(".");
-    let out = krusty(dir, &all);
+    let out = krusty_in(dir, &all, envs);
     let (stdout, stderr) = output_text(&out);
     (out.status.success(), stdout, stderr)
 }
@@ -322,7 +337,7 @@ fn the_first_catalog_defining_a_kind_wins_and_within_one_the_first_function() {
         &catalog("annotations", &[entry(&annotations, &annotations_hash)]),
     );
     let fns = [("fn.yaml", config("example.com/v1", "Tag", "tag"))];
-    let trust = trusting(&["labels", "annotations"]);
+    let trust = trusting(&["labels.yaml", "annotations.yaml"]);
     kustomization(&dir, &["labels.yaml", "annotations.yaml"], &fns);
     let out = build_ok(&dir, &trust);
     assert_has(&out, "team: web");
@@ -362,7 +377,10 @@ fn a_base_and_an_overlay_resolve_one_kind_each_with_its_own_catalogs() {
         "fn.yaml",
         &config("example.com/v1", "Tag", "overlay"),
     );
-    let out = build_ok(&overlay, &trusting(&["base-fns", "overlay-fns"]));
+    let out = build_ok(
+        &overlay,
+        &trusting(&["../base/catalog.yaml", "catalog.yaml"]),
+    );
     assert_has(&out, "team: api");
     let log = runs_log(&root);
     assert_eq!(
@@ -376,7 +394,7 @@ fn a_base_and_an_overlay_resolve_one_kind_each_with_its_own_catalogs() {
         "kustomization.yaml",
         "resources:\n- ../base\ntransformers:\n- fn.yaml\n",
     );
-    let err = build_err(&overlay, &["--trusted-catalog", "base-fns"]);
+    let err = build_err(&overlay, &["--trusted-catalog", "../base/catalog.yaml"]);
     assert_has(
         &err,
         "is not a builtin and declares no KRM function runtime",
@@ -430,7 +448,7 @@ fn a_composition_consolidates_the_catalogs_of_its_imports() {
         ),
     );
     let mut args = vec!["--load-restrictor", "LoadRestrictionsNone"];
-    args.extend(trusting(&["shared-fns", "app-fns"]));
+    args.extend(trusting(&["../shared/catalog.yaml", "catalog.yaml"]));
     let out = build_ok(&app, &args);
     assert_has(&out, "team: api");
     let log = runs_log(&root);
@@ -441,33 +459,172 @@ fn a_composition_consolidates_the_catalogs_of_its_imports() {
 }
 
 #[test]
-fn trust_by_reference_or_by_name_and_an_untrusted_catalog_is_an_error() {
+fn trust_names_the_catalogs_file_and_a_metadata_name_trusts_nothing() {
     let dir = case("trust");
     let entry = local_set_labels(&dir, "fn.sh", "web", false);
     write(&dir, "catalog.yaml", &catalog("example-co", &[entry]));
     one_config(&dir, &["catalog.yaml"], "example.com/v1", "SetLabels", "l");
     let err = build_err(&dir, &[]);
-    assert_has(&err, "example.com/v1 SetLabels is defined by catalog 'catalog.yaml', which is not trusted: run with --trusted-catalog catalog.yaml (or --trusted-catalog example-co, its metadata.name)");
+    assert_has(&err, "example.com/v1 SetLabels is defined by catalog 'catalog.yaml', which is not trusted: run with --trusted-catalog catalog.yaml to run its functions; `krusty view catalog catalog.yaml` shows what it holds");
+    assert!(!err.contains("metadata.name"), "{err}");
     // The enable flags are no trust in a catalog.
-    let err = build_err(
-        &dir,
-        &[
-            "--enable-alpha-plugins",
-            "--enable-exec",
-            "--trusted-catalog",
-            "other",
-        ],
-    );
+    let err = build_err(&dir, &["--enable-alpha-plugins", "--enable-exec"]);
     assert_has(&err, "which is not trusted");
+    // A name is a string any tree can copy: it names no catalog.
+    let err = build_err(&dir, &["--trusted-catalog", "example-co"]);
+    assert_has(&err, "--trusted-catalog 'example-co': no such file");
+    assert_has(&err, "a metadata.name trusts nothing");
     assert_eq!(runs(&dir), 0);
-    for trust in ["catalog.yaml", "example-co"] {
+    let absolute = std::fs::canonicalize(dir.join("catalog.yaml")).unwrap();
+    for trust in [
+        "catalog.yaml",
+        "./catalog.yaml",
+        "../case/catalog.yaml",
+        absolute.to_str().unwrap(),
+    ] {
         assert_has(&build_ok(&dir, &["--trusted-catalog", trust]), "team: web");
     }
     assert_eq!(
         runs(&dir),
-        2,
+        4,
         "trusted functions run without --enable-alpha-plugins"
     );
+}
+
+#[test]
+fn a_catalog_of_the_same_relative_path_in_another_layer_is_not_trusted() {
+    let root = case("same-path");
+    let (base_fn, base_hash) = counting_function(&root, "base.sh", "base");
+    let (overlay_fn, overlay_hash) = counting_function(&root, "overlay.sh", "overlay");
+    let base = root.join("base");
+    let overlay = root.join("overlay");
+    // Both layers name a `catalog.yaml` of their own, of the same name.
+    write(
+        &base,
+        "catalog.yaml",
+        &catalog(
+            "shared-name",
+            &[local_entry("Tag", &base_fn, &base_hash, false)],
+        ),
+    );
+    write(
+        &overlay,
+        "catalog.yaml",
+        &catalog(
+            "shared-name",
+            &[local_entry("Owner", &overlay_fn, &overlay_hash, false)],
+        ),
+    );
+    one_config(&base, &["catalog.yaml"], "example.com/v1", "Tag", "base");
+    write(
+        &overlay,
+        "kustomization.yaml",
+        "resources:\n- ../base\ncatalogs:\n- catalog.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    write(&overlay, "fn.yaml", &config("example.com/v1", "Owner", "o"));
+    // Trusting the overlay's catalog.yaml trusts that file only.
+    let err = build_err(&overlay, &["--trusted-catalog", "catalog.yaml"]);
+    let base_catalog = std::fs::canonicalize(base.join("catalog.yaml")).unwrap();
+    assert_has(
+        &err,
+        &format!(
+            "example.com/v1 Tag is defined by catalog 'catalog.yaml', which is not trusted: run with --trusted-catalog {}",
+            base_catalog.display()
+        ),
+    );
+    assert_eq!(runs(&root), 0, "{}", runs_log(&root));
+    let out = build_ok(
+        &overlay,
+        &trusting(&["catalog.yaml", "../base/catalog.yaml"]),
+    );
+    assert_has(&out, "team: overlay");
+    assert_eq!(runs_log(&root), "base.sh\noverlay.sh\n");
+}
+
+#[test]
+fn a_catalog_in_a_remote_base_is_trusted_by_its_git_reference_only() {
+    let world = world();
+    let root = case("remote-base");
+    let (remote_fn, remote_hash) = counting_function(&root, "remote.sh", "remote");
+    let (local_fn, local_hash) = counting_function(&root, "local.sh", "local");
+    // The remote base's catalog copies the local one's path and name.
+    let remote_catalog = catalog(
+        "example-co",
+        &[local_entry("Tag", &remote_fn, &remote_hash, false)],
+    );
+    git_repository(
+        "remote-base",
+        &[
+            (
+                "base/kustomization.yaml",
+                "resources:\n- cm.yaml\ncatalogs:\n- catalog.yaml\ntransformers:\n- fn.yaml\n"
+                    .into(),
+            ),
+            ("base/cm.yaml", CONFIG_MAP.into()),
+            ("base/fn.yaml", config("example.com/v1", "Tag", "t")),
+            ("base/catalog.yaml", remote_catalog),
+        ],
+    );
+    let app = root.join("app");
+    write(
+        &app,
+        "catalog.yaml",
+        &catalog(
+            "example-co",
+            &[local_entry("Owner", &local_fn, &local_hash, false)],
+        ),
+    );
+    let base_url = format!("{}/remote-base.git//base?ref=v1", world.git);
+    write(
+        &app,
+        "kustomization.yaml",
+        &format!("resources:\n- {base_url}\ncatalogs:\n- catalog.yaml\ntransformers:\n- fn.yaml\n"),
+    );
+    write(&app, "fn.yaml", &config("example.com/v1", "Owner", "o"));
+    let git_reference = format!("{}/remote-base.git//base/catalog.yaml?ref=v1", world.git);
+    let err = build_err(&app, &["--trusted-catalog", "catalog.yaml"]);
+    assert_has(
+        &err,
+        &format!("example.com/v1 Tag is defined by catalog 'catalog.yaml', which is not trusted: run with --trusted-catalog '{git_reference}'"),
+    );
+    assert_eq!(runs(&root), 0);
+    // Another ref of the same repository is another place.
+    let other_ref = git_reference.replace("ref=v1", "ref=main");
+    build_err(&app, &trusting(&["catalog.yaml", &other_ref]));
+    assert_eq!(runs(&root), 0);
+    // The folder's reference, written another way, names the same file.
+    let folder = format!(
+        "{}/remote-base.git//./base/?ref=v1",
+        world.git.replace("http://", "HTTP://")
+    );
+    for trusted in [git_reference.as_str(), folder.as_str()] {
+        let out = build_ok(&app, &trusting(&["catalog.yaml", trusted]));
+        assert_has(&out, "team: local");
+    }
+    assert_eq!(runs_log(&root), "remote.sh\nlocal.sh\n".repeat(2));
+}
+
+#[test]
+fn a_url_is_trusted_in_its_normal_form() {
+    let world = world();
+    let dir = case("normal-url");
+    let text = catalog("c", &[local_set_labels(&dir, "fn.sh", "web", false)]);
+    write(&world.dir.join("www"), "normal-url/catalog.yaml", &text);
+    let url = format!("{}/normal-url/catalog.yaml", world.files);
+    one_config(&dir, &[&url], "example.com/v1", "SetLabels", "l");
+    let spelled = url
+        .replace("https://", "HTTPS://")
+        .replace("/normal-url/", "/x/../normal-url/./");
+    assert_has(
+        &build_ok(&dir, &["--trusted-catalog", &spelled]),
+        "team: web",
+    );
+    let elsewhere = url.replace("/normal-url/", "/other/");
+    assert_has(
+        &build_err(&dir, &["--trusted-catalog", &elsewhere]),
+        "which is not trusted",
+    );
+    assert_eq!(runs(&dir), 1);
 }
 
 #[test]
@@ -481,12 +638,12 @@ fn a_hash_mismatch_or_a_missing_hash_runs_nothing() {
         &catalog("c", &[local_entry("SetLabels", &script, &wrong, false)]),
     );
     one_config(&dir, &["catalog.yaml"], "example.com/v1", "SetLabels", "l");
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(&err, "sha256");
     let no_hash = local_entry("SetLabels", &script, &hash, false)
         .replace(&format!("            sha256: {hash}\n"), "");
     write(&dir, "catalog.yaml", &catalog("c", &[no_hash]));
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(
         &err,
         "gives no sha256: an executable runs only when its hash is known",
@@ -508,7 +665,10 @@ fn a_catalog_is_fetched_only_when_a_lookup_needs_it() {
         "SetLabels",
         "l",
     );
-    assert_has(&build_ok(&dir, &["--trusted-catalog", "c"]), "team: web");
+    assert_has(
+        &build_ok(&dir, &["--trusted-catalog", "catalog.yaml"]),
+        "team: web",
+    );
     // No function at all: nothing is fetched.
     write(
         &dir,
@@ -524,12 +684,12 @@ fn a_catalog_is_fetched_only_when_a_lookup_needs_it() {
         "SetLabels",
         "l",
     );
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(&err, &format!("catalog '{unreachable}'"));
     assert_has(&err, "kustomization.yaml, line 5, column 3");
     // No catalog defines it: the catalogs searched are listed.
     one_config(&dir, &["catalog.yaml"], "example.com/v2", "SetLabels", "l");
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(&err, "no catalog defines apiVersion example.com/v2 kind SetLabels; catalogs searched: 'catalog.yaml'");
 }
 
@@ -554,13 +714,13 @@ fn a_function_requiring_network_or_storage_needs_the_flags() {
     ];
     write(&dir, "catalog.yaml", &catalog("c", &functions));
     one_config(&dir, &["catalog.yaml"], "example.com/v1", "Net", "n");
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(
         &err,
         "the function asks for network access: run with --network to allow it",
     );
     one_config(&dir, &["catalog.yaml"], "example.com/v1", "Disk", "d");
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(
         &err,
         "the function requires a storage mount: run with --mount",
@@ -576,7 +736,7 @@ fn a_catalog_that_does_not_read_is_an_error_naming_file_line_and_field() {
         "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {kind: K}\n    versions:\n    - name: v1\n      runtime: {container: {image: i, requireNetwork: yes please}}\n",
     );
     one_config(&dir, &["catalog.yaml"], "example.com/v1", "K", "k");
-    let err = build_err(&dir, &["--trusted-catalog", "c"]);
+    let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(
         &err,
         &format!(
@@ -622,7 +782,7 @@ fn view_catalog_prints_functions_versions_runtimes_and_hashes() {
         "amd64"
     };
     let want = format!(
-        "catalog: {url}\nread from: {url}\nkind: Catalog\nname: example-co\ntrust it with: --trusted-catalog {url}\n           or: --trusted-catalog example-co\nfunctions: 2\n\n- example.com SetLabels\n  publisher: example.com\n  version v1 (apiVersion example.com/v1):\n    idempotent: true\n    exec linux/{arch}: fn from https://example.com/fn.tar.gz sha256:{hash}\n\n- example.com Net\n  publisher: (none)\n  version v2 (apiVersion example.com/v2):\n    idempotent: false\n    container: example/net:v1 sha256:{hash}\n      requires network (--network)\n"
+        "catalog: {url}\nread from: {url}\nkind: Catalog\nname: example-co\ntrust it with: --trusted-catalog {url}\nfunctions: 2\n\n- example.com SetLabels\n  publisher: example.com\n  version v1 (apiVersion example.com/v1):\n    idempotent: true\n    exec linux/{arch}: fn from https://example.com/fn.tar.gz sha256:{hash}\n\n- example.com Net\n  publisher: (none)\n  version v2 (apiVersion example.com/v2):\n    idempotent: false\n    container: example/net:v1 sha256:{hash}\n      requires network (--network)\n"
     );
     assert_eq!(stdout, want);
 }
@@ -739,7 +899,7 @@ fn the_keps_user_stories_run() {
             ),
         ],
     );
-    let out = build_ok(&app, &["--trusted-catalog", "example-co-functions"]);
+    let out = build_ok(&app, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(&out, "app: my-app");
     assert_has(&out, "team: secrets");
     // Story 3: a Composition names the published catalog by URL and pins
@@ -778,7 +938,7 @@ fn the_keps_user_stories_run() {
     // A digest that is not the image's runs nothing.
     let wrong = published.replace(hex, &"0".repeat(64));
     write(&app, "catalog.yaml", &wrong);
-    build_err(&app, &["--trusted-catalog", "example-co-functions"]);
+    build_err(&app, &["--trusted-catalog", "catalog.yaml"]);
 }
 
 #[test]
@@ -841,6 +1001,21 @@ fn catalogs_definitions_and_exec_programs_come_from_an_oci_registry() {
         );
     }
     assert_eq!(runs(&dir), 3);
+    // A catalog named by digest is trusted by that digest, with or without
+    // the tag; the tag alone names what it points to when the build runs,
+    // not this digest.
+    let digest = pushed.by_digest.rsplit_once('@').unwrap().1;
+    kustomization(&dir, &[&pushed.by_digest], &fns);
+    let tag_and_digest = format!("{}@{digest}", pushed.reference);
+    assert_has(
+        &build_ok(&dir, &["--trusted-catalog", &tag_and_digest]),
+        "team: oci",
+    );
+    assert_has(
+        &build_err(&dir, &["--trusted-catalog", &pushed.reference]),
+        "which is not trusted",
+    );
+    assert_eq!(runs(&dir), 4);
     // `view catalog` reads it from the registry too.
     let out = krusty(&dir, &["view", "catalog", &pushed.reference]);
     let (stdout, stderr) = output_text(&out);
@@ -857,10 +1032,10 @@ fn catalogs_definitions_and_exec_programs_come_from_an_oci_registry() {
     );
     kustomization(&dir, &[&bad.reference], &fns);
     assert_has(
-        &build_err(&dir, &["--trusted-catalog", "oci-fns"]),
+        &build_err(&dir, &["--trusted-catalog", &bad.reference]),
         "sha256",
     );
-    assert_eq!(runs(&dir), 3);
+    assert_eq!(runs(&dir), 4);
 }
 
 #[test]
@@ -872,7 +1047,7 @@ fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes(
     };
     catalog_with("one");
     one_config(&dir, &["catalog.yaml"], "example.com/v1", "SetLabels", "l");
-    let trust = ["--trusted-catalog", "c"];
+    let trust = ["--trusted-catalog", "catalog.yaml"];
     let first = build_ok(&dir, &trust);
     assert_has(&first, "team: one");
     assert_eq!(runs(&dir), 1);
@@ -888,7 +1063,10 @@ fn an_idempotent_functions_results_are_reused_until_its_input_or_digest_changes(
     catalog_with("two");
     assert_has(&build_ok(&dir, &trust), "team: two");
     assert_eq!(runs(&dir), 3, "another digest: run");
-    build_ok(&dir, &["--trusted-catalog", "c", "--no-function-cache"]);
+    build_ok(
+        &dir,
+        &["--trusted-catalog", "catalog.yaml", "--no-function-cache"],
+    );
     assert_eq!(runs(&dir), 4, "--no-function-cache: run");
 }
 
@@ -914,7 +1092,7 @@ fn a_component_looks_its_configs_up_in_its_own_catalogs() {
         "resources:\n- cm.yaml\ncomponents:\n- comp\n",
     );
     write(&root, "cm.yaml", CONFIG_MAP);
-    let out = build_ok(&root, &["--trusted-catalog", "component-fns"]);
+    let out = build_ok(&root, &["--trusted-catalog", "comp/catalog.yaml"]);
     assert_has(&out, "team: component");
     assert_eq!(runs(&root), 1);
 }
@@ -948,6 +1126,318 @@ fn a_starlark_program_by_url_runs_from_a_trusted_catalog() {
             config("example.com/v1", "GroovyApplication", "g"),
         )],
     );
-    let out = build_ok(&dir, &["--trusted-catalog", "star"]);
+    let out = build_ok(&dir, &["--trusted-catalog", "catalog.yaml"]);
     assert_has(&out, "from: starlark");
+}
+
+/// A plain-HTTP server on `ip` (any free port) answering every request
+/// with its current body, one request a connection, counting the
+/// connections it accepts: a build that must not connect is seen not to.
+struct CountingServer {
+    addr: std::net::SocketAddr,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    body: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl CountingServer {
+    fn start(ip: std::net::IpAddr, body: &str) -> CountingServer {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind((ip, 0)).expect("a free port");
+        let addr = listener.local_addr().unwrap();
+        let server = CountingServer {
+            addr,
+            connections: Default::default(),
+            body: std::sync::Arc::new(std::sync::Mutex::new(body.to_string())),
+        };
+        let (connections, body) = (server.connections.clone(), server.body.clone());
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                connections.fetch_add(1, Ordering::SeqCst);
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let body = body.lock().unwrap().clone();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        server
+    }
+
+    /// `http://ADDR/path`, with `host` for the address's IP.
+    fn url(&self, host: &str, path: &str) -> String {
+        format!("http://{host}:{}/{path}", self.addr.port())
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn serve(&self, body: &str) {
+        *self.body.lock().unwrap() = body.to_string();
+    }
+}
+
+/// This machine's address on the network (not loopback), if it has one.
+fn network_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("192.0.2.1:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn a_catalog_over_plain_http_is_read_only_from_loopback() {
+    let dir = case("plain-http");
+    let text = catalog("c", &[local_set_labels(&dir, "fn.sh", "web", false)]);
+    let server = CountingServer::start("0.0.0.0".parse().unwrap(), &text);
+    let loopback = server.url("127.0.0.1", "catalog.yaml");
+    let other_loopback = server.url("127.1.2.3", "catalog.yaml");
+    for url in [&loopback, &other_loopback] {
+        one_config(&dir, &[url], "example.com/v1", "SetLabels", "l");
+        assert_has(&build_ok(&dir, &["--trusted-catalog", url]), "team: web");
+    }
+    let served = server.connections();
+    assert_eq!(served, 2);
+    // The same server by its network address: refused before connecting.
+    let Some(ip) = network_address() else {
+        eprintln!("SKIPPED: no network address: plain http off loopback not tried");
+        return;
+    };
+    let remote = server.url(&ip.to_string(), "catalog.yaml");
+    one_config(&dir, &[&remote], "example.com/v1", "SetLabels", "l");
+    let err = build_err(&dir, &["--trusted-catalog", &remote]);
+    assert_has(
+        &err,
+        &format!("catalog '{remote}': '{remote}': plain http:// is refused for a host that is not loopback"),
+    );
+    let out = krusty(&dir, &["view", "catalog", &remote]);
+    assert!(!out.status.success());
+    assert_has(&output_text(&out).1, "plain http:// is refused");
+    assert_eq!(server.connections(), served, "no connection was made");
+    assert_eq!(runs(&dir), 2);
+}
+
+#[test]
+fn a_semver_tagged_image_without_a_sha256_never_runs() {
+    let dir = case("semver");
+    let functions = [
+        container_function(
+            "example.com",
+            "v1",
+            "Release",
+            "localhost/krusty-catalog-release:v1.2.3",
+            "",
+        ),
+        container_function(
+            "example.com",
+            "v1",
+            "Candidate",
+            "localhost:5000/team/krusty-catalog-release:1.3.0-rc.1",
+            "",
+        ),
+    ];
+    write(&dir, "catalog.yaml", &catalog("c", &functions));
+    for (kind, image, tag) in [
+        (
+            "Release",
+            "localhost/krusty-catalog-release:v1.2.3",
+            "v1.2.3",
+        ),
+        (
+            "Candidate",
+            "localhost:5000/team/krusty-catalog-release:1.3.0-rc.1",
+            "1.3.0-rc.1",
+        ),
+    ] {
+        one_config(&dir, &["catalog.yaml"], "example.com/v1", kind, "r");
+        let err = build_err(&dir, &["--trusted-catalog", "catalog.yaml"]);
+        assert_has(
+            &err,
+            &format!("image '{image}' has the semantic-version tag '{tag}' and the catalog gives no sha256: a versioned image runs only by its digest (KEP-2906)"),
+        );
+    }
+}
+
+#[test]
+fn view_catalog_escapes_what_could_forge_or_hide_a_line() {
+    let dir = case("view-escapes");
+    let arch = if cfg!(target_arch = "aarch64") {
+        "arm64"
+    } else {
+        "amd64"
+    };
+    let hash = "b".repeat(64);
+    write(
+        &dir,
+        "catalog.yaml",
+        &format!(
+            r#"apiVersion: config.kubernetes.io/v1alpha1
+kind: Catalog
+metadata:
+  name: "honest\rtrusted-name"
+spec:
+  krmFunctions:
+  - group: example.com
+    names:
+      kind: "SetLabels\e[8m"
+    description: "Sets labels\e[2K\r\n- example.com Forged\n  publisher: trusted.example\n"
+    publisher: "\u202Eelpmaxe\x7f"
+    home: "(none)"
+    maintainers: ["a@example.com, b@example.com", "c\0d", " padded"]
+    tags: [plain, "two words"]
+    versions:
+    - name: v1
+      usage: "line one\u2028line two\x85"
+      runtime:
+        exec:
+          platforms:
+          - bin: "fn\nexec linux/{arch}: fn from https://trusted.example/fn sha256:{hash}"
+            os: linux
+            arch: {arch}
+            uri: "https://example.com/fn\u200B"
+            sha256: {hash}
+"#
+        ),
+    );
+    let out = krusty(&dir, &["view", "catalog", "catalog.yaml"]);
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let from = std::fs::canonicalize(dir.join("catalog.yaml")).unwrap();
+    let want = format!(
+        r#"catalog: catalog.yaml
+read from: {}
+kind: Catalog
+name: "honest\rtrusted-name"
+trust it with: --trusted-catalog catalog.yaml
+functions: 1
+
+- example.com "SetLabels\u{{1b}}[8m"
+  publisher: "\u{{202e}}elpmaxe\u{{7f}}"
+  description: "Sets labels\u{{1b}}[2K\r\n- example.com Forged\n  publisher: trusted.example\n"
+  home: "(none)"
+  maintainers: "a@example.com, b@example.com", "c\0d", " padded"
+  tags: plain, two words
+  version v1 (apiVersion example.com/v1):
+    idempotent: false
+    usage: "line one\u{{2028}}line two\u{{85}}"
+    exec linux/{arch}: "fn\nexec linux/{arch}: fn from https://trusted.example/fn sha256:{hash}" from "https://example.com/fn\u{{200b}}" sha256:{hash}
+"#,
+        from.display()
+    );
+    assert_eq!(stdout, want);
+    assert!(
+        !stdout.contains([
+            '\r', '\u{1b}', '\0', '\u{7f}', '\u{85}', '\u{202e}', '\u{200b}', '\u{2028}'
+        ]),
+        "{stdout:?}"
+    );
+}
+
+/// A Starlark program setting the label `from: VALUE` on every item.
+fn starlark_labels(value: &str) -> String {
+    format!("for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"].setdefault(\"labels\", {{}})[\"from\"] = \"{value}\"\n")
+}
+
+/// A catalog whose `example.com/v1 Star` runs the Starlark program at
+/// `url`.
+fn starlark_catalog(url: &str, idempotent: bool) -> String {
+    catalog(
+        "star",
+        &[format!(
+            "  - group: example.com\n    names:\n      kind: Star\n    versions:\n    - name: v1\n      idempotent: {idempotent}\n      runtime:\n        starlark: {url}\n"
+        )],
+    )
+}
+
+#[test]
+fn a_catalogs_starlark_program_comes_through_the_fetch_layer_and_offline_connects_to_nothing() {
+    let root = scratch("catalogs", "starlark-offline");
+    let dir = root.join("case");
+    let server = CountingServer::start("127.0.0.1".parse().unwrap(), &starlark_labels("fetched"));
+    let url = server.url("127.0.0.1", "labels.star");
+    write(&dir, "catalog.yaml", &starlark_catalog(&url, false));
+    kustomization(
+        &dir,
+        &["catalog.yaml"],
+        &[
+            ("one.yaml", config("example.com/v1", "Star", "one")),
+            ("two.yaml", config("example.com/v1", "Star", "two")),
+        ],
+    );
+    let trust = ["--trusted-catalog", "catalog.yaml"];
+    let out = build_ok(&dir, &trust);
+    assert_has(&out, "from: fetched");
+    assert_eq!(server.connections(), 1, "fetched once for the build");
+    let offline = build_ok(&dir, &["--offline", "--trusted-catalog", "catalog.yaml"]);
+    assert_eq!(offline, out, "--offline runs the program kept in the cache");
+    assert_eq!(server.connections(), 1, "--offline connects to nothing");
+    // Another cache, offline: an error, and still no connection.
+    let fresh = root.join("fresh");
+    write(&fresh, "catalog.yaml", &starlark_catalog(&url, false));
+    one_config(&fresh, &["catalog.yaml"], "example.com/v1", "Star", "s");
+    let (ok, _, err) = build_in(
+        &fresh,
+        &["--offline", "--trusted-catalog", "catalog.yaml"],
+        &[("KRUSTY_CACHE_DIR", root.join("fresh-cache").as_os_str())],
+    );
+    assert!(!ok);
+    assert_has(&err, &format!("starlark program '{url}'"));
+    assert_has(&err, "--offline");
+    assert_eq!(server.connections(), 1);
+    // Plain http off loopback is refused for programs too.
+    if let Some(ip) = network_address() {
+        let remote = url.replace("127.0.0.1", &ip.to_string());
+        write(&dir, "catalog.yaml", &starlark_catalog(&remote, false));
+        assert_has(&build_err(&dir, &trust), "plain http:// is refused");
+        assert_eq!(server.connections(), 1);
+    }
+}
+
+#[test]
+fn an_idempotent_starlark_functions_results_are_kept_by_its_programs_digest() {
+    let dir = case("starlark-idempotent");
+    // The Starlark runtime, behind a script that counts its runs.
+    let runtime = Path::new(KRUSTY).with_file_name("krusty-starlark");
+    let log = dir.join("runs.log");
+    write(
+        &dir,
+        "counting-starlark",
+        &format!(
+            "#!/bin/sh\necho run >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            runtime.display()
+        ),
+    );
+    let wrapper = dir.join("counting-starlark");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = CountingServer::start("127.0.0.1".parse().unwrap(), &starlark_labels("one"));
+    let url = server.url("127.0.0.1", "labels.star");
+    write(&dir, "catalog.yaml", &starlark_catalog(&url, true));
+    one_config(&dir, &["catalog.yaml"], "example.com/v1", "Star", "s");
+    let env = [("KRUSTY_STARLARK", wrapper.as_os_str())];
+    let trust = ["--trusted-catalog", "catalog.yaml"];
+    let build = || {
+        let (ok, stdout, stderr) = build_in(&dir, &trust, &env);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    let first = build();
+    assert_has(&first, "from: one");
+    assert_eq!(build(), first);
+    assert_eq!(
+        runs(&dir),
+        1,
+        "the same program, config and input: run once"
+    );
+    server.serve(&starlark_labels("two"));
+    assert_has(&build(), "from: two");
+    assert_eq!(runs(&dir), 2, "another program: run");
 }

@@ -6,20 +6,25 @@
 //! match wins. Catalogs are fetched only when a lookup needs them, once per
 //! build. `docs/catalog.md` states the rules.
 
+mod image;
+pub mod location;
 pub mod official;
 mod resolve;
 pub mod schema;
 pub mod source;
+pub mod trust;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use krusty_fetch::Fetcher;
 use krusty_yaml::Pos;
 
+pub use location::Location;
 pub use resolve::resolve;
 pub use schema::{Catalog, FunctionDef, VersionDef};
+pub use trust::Trust;
 
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
@@ -59,11 +64,15 @@ impl CatalogRef {
             .collect()
     }
 
-    /// The key a loaded catalog is kept under: the file for a local path,
-    /// else the reference.
+    /// The key a loaded catalog is kept under: the file for a local path;
+    /// a git reference (which may name a local file) with the folder it is
+    /// written in; else the reference.
     fn key(&self) -> String {
         match source::Source::of(&self.written) {
             source::Source::Local(_) => self.loader.root.join(&self.written).display().to_string(),
+            source::Source::Git(_) => {
+                format!("{}\0{}", self.written, self.loader.root.display())
+            }
             _ => self.written.clone(),
         }
     }
@@ -76,26 +85,35 @@ pub struct Loaded {
     pub catalog: Catalog,
     /// The file or URL it was read from.
     pub from: String,
+    /// Where it is, as `--trusted-catalog` names it (`None`: nothing
+    /// can trust it).
+    pub location: Option<Location>,
 }
 
 type Slot = Arc<OnceLock<Result<Arc<Loaded>, BuildError>>>;
 
 /// The catalogs of one build: each is fetched and read once, when a
-/// lookup first needs it; and the ones the user trusts.
+/// lookup first needs it; and the places the user trusts.
 #[derive(Debug)]
 pub struct Store {
     fetcher: Arc<Fetcher>,
-    trusted: Vec<String>,
+    trust: Trust,
     loaded: Mutex<HashMap<String, Slot>>,
 }
 
 impl Store {
-    /// A store fetching with `fetcher`, trusting the catalogs `trusted`
-    /// names (by reference as written, or by `metadata.name`).
+    /// A store fetching with `fetcher`, trusting the catalogs at the
+    /// places the `--trusted-catalog` values `trusted` name (local paths
+    /// from the current directory; see [`Trust`]).
     pub fn new(fetcher: Arc<Fetcher>, trusted: Vec<String>) -> Store {
+        Store::trusting(fetcher, Trust::new(&trusted, &current_dir()))
+    }
+
+    /// A store fetching with `fetcher`, trusting what `trust` names.
+    pub fn trusting(fetcher: Arc<Fetcher>, trust: Trust) -> Store {
         Store {
             fetcher,
-            trusted,
+            trust,
             loaded: Mutex::new(HashMap::new()),
         }
     }
@@ -105,11 +123,17 @@ impl Store {
         &self.fetcher
     }
 
-    /// Whether the user trusts `reference`, whose catalog is `catalog`.
-    pub fn trusts(&self, reference: &CatalogRef, catalog: &Catalog) -> bool {
-        self.trusted
-            .iter()
-            .any(|t| *t == reference.written || (!catalog.name.is_empty() && *t == catalog.name))
+    /// The places the user trusts.
+    pub fn trust(&self) -> &Trust {
+        &self.trust
+    }
+
+    /// Whether the user trusts the catalog `loaded`, by where it is.
+    pub fn trusts(&self, loaded: &Loaded) -> bool {
+        loaded
+            .location
+            .as_ref()
+            .is_some_and(|at| self.trust.trusts(at))
     }
 
     /// The catalog `reference` names, fetched and read on first use.
@@ -122,12 +146,33 @@ impl Store {
     }
 
     fn fetch(&self, reference: &CatalogRef) -> BuildResult<Arc<Loaded>> {
-        let (from, text) = source::read(&reference.written, &reference.loader, &self.fetcher)
+        let read = source::read(&reference.written, &reference.loader, &self.fetcher)
             .map_err(|e| e.context(format!("catalog '{}'", reference.written)))?;
-        let catalog = schema::parse(&text)
-            .map_err(|e| BuildError::new(format!("catalog {}", e.in_file(&from))))?;
-        Ok(Arc::new(Loaded { catalog, from }))
+        let catalog = schema::parse(&read.text)
+            .map_err(|e| BuildError::new(format!("catalog {}", e.in_file(&read.from))))?;
+        Ok(Arc::new(Loaded {
+            catalog,
+            from: read.from,
+            location: read.location,
+        }))
     }
+}
+
+/// The current directory, canonical (empty when it cannot be known:
+/// relative paths are then resolved by the system as they are).
+fn current_dir() -> PathBuf {
+    std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .unwrap_or_default()
+}
+
+/// Checks `--trusted-catalog` values: each must name a place (see
+/// [`Trust`]); the error says which does not, and why.
+pub fn check_trusted(values: &[String]) -> Result<(), String> {
+    let cwd = current_dir();
+    values
+        .iter()
+        .try_for_each(|v| trust::places(v, &cwd).map(drop))
 }
 
 /// The version of `function` serving configs of `group`/`version`
@@ -162,7 +207,7 @@ pub fn find<'a>(
 /// restrictions; the rest is fetched as a build fetches it.
 pub fn read_one(
     reference: &str,
-    dir: &std::path::Path,
+    dir: &Path,
     options: krusty_fetch::FetchOptions,
 ) -> BuildResult<Loaded> {
     let loader = Loader::new(dir, crate::loader::LoadRestrictor::None)?;
@@ -177,5 +222,6 @@ pub fn read_one(
     Ok(Loaded {
         catalog: loaded.catalog.clone(),
         from: loaded.from.clone(),
+        location: loaded.location.clone(),
     })
 }

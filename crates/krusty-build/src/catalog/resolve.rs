@@ -8,8 +8,9 @@ use krusty_fn::object;
 use krusty_resource::Resource;
 use krusty_runtime::{FunctionCall, Policy, Runtime, ServerProtocol, StarlarkSource, Traits};
 
+use super::image::{by_digest, without_sha256};
 use super::schema::{Catalog, ContainerDef, FunctionDef, Platform, VersionDef};
-use super::{official, CatalogRef, Store};
+use super::{official, CatalogRef, Loaded, Store};
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
 
@@ -71,12 +72,9 @@ pub(crate) fn lookup(
         let Some((f, v)) = super::find(&loaded.catalog, group, version, kind) else {
             continue;
         };
-        if !store.trusts(reference, &loaded.catalog) {
+        if !store.trusts(&loaded) {
             return Err(in_config(BuildError::new(untrusted(
-                reference,
-                &loaded.catalog,
-                f,
-                v,
+                reference, &loaded, store, f, v,
             ))));
         }
         // A relative `file://` exec uri of a local catalog is relative to
@@ -107,20 +105,31 @@ pub(crate) fn lookup(
     ))))
 }
 
-/// The message for a function found in a catalog the user does not trust.
-fn untrusted(reference: &CatalogRef, catalog: &Catalog, f: &FunctionDef, v: &VersionDef) -> String {
-    let by_name = if catalog.name.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (or --trusted-catalog {}, its metadata.name)",
-            catalog.name
-        )
-    };
-    format!(
-        "{}/{} {} is defined by catalog '{}', which is not trusted: run with --trusted-catalog {}{by_name} to run its functions; `krusty view catalog {}` shows what it holds",
-        f.group, v.name, f.kind, reference.written, reference.written, reference.written
-    )
+/// The message for a function found in a catalog the user does not
+/// trust: the `--trusted-catalog` value naming where it is.
+fn untrusted(
+    reference: &CatalogRef,
+    loaded: &Loaded,
+    store: &Store,
+    f: &FunctionDef,
+    v: &VersionDef,
+) -> String {
+    let what = format!(
+        "{}/{} {} is defined by catalog '{}'",
+        f.group, v.name, f.kind, reference.written
+    );
+    match &loaded.location {
+        Some(at) => {
+            let value = store.trust().suggestion(at);
+            format!(
+                "{what}, which is not trusted: run with --trusted-catalog {value} to run its functions; `krusty view catalog {value}` shows what it holds"
+            )
+        }
+        None => format!(
+            "{what}, a file ({}) of the remote repository built as the target, which no --trusted-catalog value names: name the catalog by its git reference in catalogs: to trust it",
+            loaded.from
+        ),
+    }
 }
 
 /// A function version found, and the catalog it is in (for messages).
@@ -209,11 +218,14 @@ fn runtime(
         return exec(p, store, dir);
     }
     if let Some(c) = &v.runtime.container {
-        return container(c, policy);
+        return container(c, policy, store.fetcher());
     }
     if let Some(url) = &v.runtime.starlark {
-        let program = krusty_runtime::starlark::fetch(url, policy).map_err(BuildError::new)?;
-        return Ok((Runtime::Starlark(StarlarkSource::Inline(program)), None));
+        let (program, digest) = super::source::starlark_program(store.fetcher(), url)?;
+        return Ok((
+            Runtime::Starlark(StarlarkSource::Inline(program)),
+            Some(digest),
+        ));
     }
     Err(BuildError::new(format!(
         "it has no exec platform for {}/{} and no container or starlark runtime",
@@ -244,17 +256,24 @@ fn exec(
     ))
 }
 
-/// A container runtime: by digest when the catalog gives one.
-fn container(c: &ContainerDef, policy: &Policy) -> BuildResult<(Runtime, Option<String>)> {
+/// A container runtime: by digest when the catalog gives one; without
+/// one, a semantic-version tag is refused. With `--verify-key`, the image
+/// runs only once its signature is checked ([`krusty_fetch::Fetcher::verify_image`]).
+fn container(
+    c: &ContainerDef,
+    policy: &Policy,
+    fetcher: &krusty_fetch::Fetcher,
+) -> BuildResult<(Runtime, Option<String>)> {
+    let image = match &c.sha256 {
+        Some(hex) => by_digest(&c.image, hex)?,
+        None => without_sha256(&c.image)?,
+    };
     if c.require_storage_mount && policy.mounts.is_empty() {
         return Err(BuildError::new(
             "the function requires a storage mount: run with --mount type=bind,src=PATH,dst=PATH[,rw=true] to give it one",
         ));
     }
-    let image = match &c.sha256 {
-        Some(hex) => by_digest(&c.image, hex)?,
-        None => c.image.clone(),
-    };
+    fetcher.verify_image(&image)?;
     Ok((
         Runtime::Container {
             image,
@@ -264,25 +283,6 @@ fn container(c: &ContainerDef, policy: &Policy) -> BuildResult<(Runtime, Option<
         },
         c.sha256.as_ref().map(|h| format!("sha256:{h}")),
     ))
-}
-
-/// `image` named by its digest: `repo@sha256:HEX` (a tag is dropped; a
-/// digest already written must be the same).
-pub(crate) fn by_digest(image: &str, hex: &str) -> BuildResult<String> {
-    if let Some((repo, written)) = image.split_once('@') {
-        if written.strip_prefix("sha256:") != Some(hex) {
-            return Err(BuildError::new(format!(
-                "image '{image}' names a digest other than its sha256 ({hex})"
-            )));
-        }
-        return Ok(format!("{repo}@sha256:{hex}"));
-    }
-    let name_start = image.rfind('/').map_or(0, |i| i + 1);
-    let repo = match image[name_start..].rfind(':') {
-        Some(colon) => &image[..name_start + colon],
-        None => image,
-    };
-    Ok(format!("{repo}@sha256:{hex}"))
 }
 
 /// This machine's operating system, as Go names it.
@@ -339,9 +339,11 @@ mod tests {
         (loader, refs)
     }
 
-    fn store(trusted: &[&str]) -> Store {
+    /// A store trusting `trusted`, paths from `loader`'s folder.
+    fn store(loader: &Loader, trusted: &[&str]) -> Store {
         let fetcher = Arc::new(krusty_fetch::Fetcher::new(Default::default()));
-        Store::new(fetcher, trusted.iter().map(|t| t.to_string()).collect())
+        let values: Vec<String> = trusted.iter().map(|t| t.to_string()).collect();
+        Store::trusting(fetcher, crate::catalog::Trust::new(&values, &loader.root))
     }
 
     fn image(call: &FunctionCall) -> String {
@@ -359,7 +361,7 @@ mod tests {
             &config("example.com/v1"),
             &loader,
             &refs,
-            &store(&[]),
+            &store(&loader, &[]),
             &Policy::default(),
             official.as_ref(),
         )
@@ -375,7 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn catalogs_are_searched_in_order_and_need_trust_by_reference_or_name() {
+    fn catalogs_are_searched_in_order_and_need_trust_by_their_file() {
         let (loader, refs) = setup(
             "order",
             &[
@@ -389,26 +391,27 @@ mod tests {
                 &config("example.com/v1"),
                 &loader,
                 &refs,
-                &store(trusted),
+                &store(&loader, trusted),
                 &policy,
                 None,
             )
         };
         assert_eq!(
-            image(&found(&["one"]).unwrap().unwrap()),
-            format!("one@sha256:{A}")
-        );
-        assert_eq!(
             image(&found(&["one.yaml"]).unwrap().unwrap()),
             format!("one@sha256:{A}")
         );
-        let err = found(&["two"]).unwrap_err().to_string();
-        assert!(err.contains("catalog 'one.yaml', which is not trusted: run with --trusted-catalog one.yaml (or --trusted-catalog one, its metadata.name)"), "{err}");
+        let err = found(&["two.yaml"]).unwrap_err().to_string();
+        assert!(err.contains("catalog 'one.yaml', which is not trusted: run with --trusted-catalog one.yaml to run its functions"), "{err}");
+        let err = found(&["one"]).unwrap_err().to_string();
+        assert!(
+            err.contains("which is not trusted"),
+            "a metadata.name trusts nothing: {err}"
+        );
         let none = lookup(
             &config("example.com/v2"),
             &loader,
             &refs,
-            &store(&["one"]),
+            &store(&loader, &["one.yaml"]),
             &policy,
             None,
         )
@@ -419,7 +422,7 @@ mod tests {
             &config("example.com/v1"),
             &loader,
             &[],
-            &store(&[]),
+            &store(&loader, &[]),
             &policy,
             None
         )
@@ -439,7 +442,7 @@ mod tests {
                 &config("example.com/v1"),
                 &loader,
                 &refs,
-                &store(&["v2"]),
+                &store(&loader, &["c.yaml"]),
                 &Policy::default(),
                 None,
             );
@@ -470,7 +473,7 @@ mod tests {
                 config,
                 &loader,
                 &refs,
-                &store(&["s"]),
+                &store(&loader, &["c.yaml"]),
                 &Policy::default(),
                 None,
             )
@@ -501,22 +504,5 @@ mod tests {
             err.contains("labels.replicas: must be of type string, not integer"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn images_run_by_digest() {
-        for (image, want) in [
-            ("repo", "repo@sha256:"),
-            ("repo:v1", "repo@sha256:"),
-            ("host:5000/team/repo:v1", "host:5000/team/repo@sha256:"),
-            ("host:5000/repo", "host:5000/repo@sha256:"),
-        ] {
-            assert_eq!(by_digest(image, A).unwrap(), format!("{want}{A}"));
-        }
-        assert_eq!(
-            by_digest(&format!("r@sha256:{A}"), A).unwrap(),
-            format!("r@sha256:{A}")
-        );
-        assert!(by_digest("r@sha256:bbbb", A).is_err());
     }
 }
