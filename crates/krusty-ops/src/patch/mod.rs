@@ -224,19 +224,65 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
         return Err(OpError::new("empty json patch operations"));
     }
     // Text that starts with `[` is decoded as JSON, strictly.
-    if text.starts_with('[') {
+    let text = if text.starts_with('[') {
         if let Some((message, pos)) = json_syntax::error(text) {
             return Err(OpError::new(message).located(None, pos));
         }
-    }
+        json_surrogates_as_yaml(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     // Other text is converted to JSON with go-yaml v2, where a repeated
     // key replaces the earlier one.
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
-    let docs = krusty_yaml::parse_stream_with(text, limits)?;
+    let docs = krusty_yaml::parse_stream_with(&text, limits)?;
     match docs.into_iter().next().and_then(|d| d.root) {
         Some(root) => JsonPatch::from_node(&root),
         None => Ok(JsonPatch::default()),
     }
+}
+
+/// Valid JSON `text` with its UTF-16 surrogate escapes written as YAML
+/// reads them: a pair (`\ud83d\ude80`) as the one character it encodes
+/// (`\U0001f680`), a lone surrogate as U+FFFD, as Go's JSON decoder reads
+/// them (YAML has no surrogate escapes). Everything else is unchanged.
+fn json_surrogates_as_yaml(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\u") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let unit = |at: usize| -> Option<u32> {
+        let hex = text.get(at..at + 6)?.strip_prefix("\\u")?;
+        u32::from_str_radix(hex, 16).ok()
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(high) = unit(i).filter(|u| (0xD800..0xE000).contains(u)) else {
+            // Another escape: skip it whole (`\\` included).
+            i += 2;
+            continue;
+        };
+        out.push_str(&text[rest..i]);
+        let low = unit(i + 6).filter(|u| (0xDC00..0xE000).contains(u));
+        let (ch, len) = match low {
+            Some(low) if high < 0xDC00 => {
+                let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                (char::from_u32(code).unwrap_or('\u{FFFD}'), 12)
+            }
+            _ => ('\u{FFFD}', 6),
+        };
+        out.push_str(&format!("\\U{:08x}", ch as u32));
+        i += len;
+        rest = i;
+    }
+    out.push_str(&text[rest..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Why `text`, which is neither, is not a strategic merge patch nor a JSON
@@ -707,6 +753,19 @@ mod tests {
             .expect("a patch");
         let text = node.as_str().expect("text").trim().to_string();
         (node, text)
+    }
+
+    #[test]
+    fn json_surrogate_escapes_read_as_go_reads_them() {
+        let cases = [
+            (r#"["\ud83d\ude80"]"#, r#"["\U0001f680"]"#),
+            (r#"["\ud83d x"]"#, r#"["\U0000fffd x"]"#),
+            (r#"["\ude80\ud83d"]"#, r#"["\U0000fffd\U0000fffd"]"#),
+            (r#"["\\ud83d", "\u00e9"]"#, r#"["\\ud83d", "\u00e9"]"#),
+        ];
+        for (json, yaml) in cases {
+            assert_eq!(json_surrogates_as_yaml(json), yaml, "{json}");
+        }
     }
 
     #[test]
