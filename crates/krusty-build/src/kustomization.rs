@@ -456,7 +456,7 @@ impl Kustomization {
             "patches" => {
                 self.patches.clear();
                 for item in typed::array(value, at, "[]Patch")? {
-                    let entry = read_patch(item, text)?.ok_or_else(|| {
+                    let entry = read_patch(item, text, Trim::Both)?.ok_or_else(|| {
                         OpError::new(format!(
                             "must specify one of patch and path in\n{}",
                             krusty_yaml::to_kustomize_yaml(item).unwrap_or_default()
@@ -472,7 +472,7 @@ impl Kustomization {
             "patchesJson6902" => {
                 self.patches_json6902.clear();
                 for item in typed::array(value, at, "[]Patch")? {
-                    let entry = read_patch(item, text)?.ok_or_else(|| {
+                    let entry = read_patch(item, text, Trim::No)?.ok_or_else(|| {
                         OpError::new("empty file path and empty jsonOp").located(None, item.pos())
                     })?;
                     self.patches_json6902.push(Json6902Entry {
@@ -622,7 +622,17 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
 
 /// One `patches:` (or `patchesJson6902:`) entry; `None` when it has
 /// neither `patch` nor `path`. `text` is the kustomization's text.
-fn read_patch(item: &Node, text: &str) -> OpResult<Option<PatchEntry>> {
+/// Whether an inline patch's text is trimmed: Kustomize trims a
+/// `patches:` entry's, and hands a `patchesJson6902:` entry's to its
+/// decoder as written (a leading blank keeps it from reading as JSON, a
+/// final newline of a block scalar stays in the value).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trim {
+    Both,
+    No,
+}
+
+fn read_patch(item: &Node, text: &str, trim: Trim) -> OpResult<Option<PatchEntry>> {
     let at = |path| At {
         owner: "Patch",
         path,
@@ -664,7 +674,9 @@ fn read_patch(item: &Node, text: &str) -> OpResult<Option<PatchEntry>> {
             _ => return Err(typed::unknown_field(k)),
         }
     }
-    let patch = patch.trim().to_string();
+    if trim == Trim::Both {
+        patch = patch.trim().to_string();
+    }
     entry.text_at = patch_node.and_then(|n| TextPlace::of_literal(n, text, &patch));
     entry.source = match (patch.is_empty(), path.is_empty()) {
         (false, false) => {
