@@ -228,6 +228,10 @@ struct FunctionArgs {
     /// digest, config and input.
     #[arg(long = "no-function-cache")]
     no_function_cache: bool,
+    /// Run at most this many spec v2 function servers at once (the least
+    /// recently used idle one is stopped for another).
+    #[arg(long = "max-function-servers", value_name = "N", default_value_t = krusty_runtime::server::DEFAULT_MAX_SERVERS)]
+    max_servers: usize,
 }
 
 impl FunctionArgs {
@@ -236,6 +240,9 @@ impl FunctionArgs {
             return Err("--function-timeout must be a positive number of seconds".into());
         }
         krusty_build::catalog::check_trusted(&self.trusted_catalogs)?;
+        if self.max_servers == 0 {
+            return Err("--max-function-servers must be at least 1".into());
+        }
         Ok(Policy {
             enable_alpha_plugins: self.enable_alpha_plugins,
             enable_exec: self.enable_exec,
@@ -350,6 +357,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
         },
         fetcher: None,
     };
+    krusty_runtime::server::set_max_servers(args.functions.max_servers);
     if let [_, _, ..] = args.dirs.as_slice() {
         return targets::build_all(&args.dirs, args.output.as_deref(), &opts);
     }

@@ -15,7 +15,13 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
+use support::examples::example;
+use support::podman::with_podman_conf;
 use support::{available, normalized_items, skip, text, wait_until, write};
+
+/// How long a container server may outlive a krusty killed outright (the
+/// watchdog's `podman rm`; a few seconds on this project's machines).
+const CONTAINER_GRACE: Duration = Duration::from_secs(15);
 
 fn scratch(name: &str) -> PathBuf {
     support::scratch("function-servers", name)
@@ -537,4 +543,297 @@ fn a_krusty_killed_outright_leaves_nothing_for_long() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!folder.exists(), "{} is left", folder.display());
     assert_nothing_left(&dir);
+}
+
+/// podman, or a loud skip.
+fn podman_ready() -> bool {
+    let ready = with_podman_conf(Command::new("podman"))
+        .arg("info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ready {
+        skip("podman cannot run containers here: container servers are not tested");
+    }
+    ready
+}
+
+/// The containers (any state) of krusty process `pid`.
+fn containers_of(pid: u32) -> String {
+    support::run(
+        with_podman_conf(Command::new("podman"))
+            .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
+            .arg(format!("name=^krusty-fn-{pid}-")),
+    )
+    .trim()
+    .to_string()
+}
+
+/// An image `image` of the SDK's example `bin`, packaged by the SDK's
+/// script (no label: the config's opt-in makes it a server).
+fn package_example(bin: &str, image: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-fn/scripts/package.sh");
+    support::run(
+        with_podman_conf(Command::new(script))
+            .arg("--prebuilt")
+            .arg(example(bin))
+            .args(["--cli", "podman", bin, image]),
+    );
+}
+
+/// An executable shell script `dir/rel` running `body`.
+fn script(dir: &Path, rel: &str, body: &str) -> PathBuf {
+    write(dir, rel, &format!("#!/bin/sh\n{body}\n"));
+    let path = dir.join(rel);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    path
+}
+
+#[test]
+fn a_container_server_is_removed_soon_after_krusty_is_killed_outright() {
+    if !podman_ready() {
+        return;
+    }
+    let dir = scratch("container-sigkill");
+    let image = "localhost/krusty-test/v2srv-sigkill:v1";
+    package_example("krm-set-annotations", image);
+    // The container server answers the first transformer and stays up
+    // for the run; the second, a spec v1 exec function, hangs.
+    let hanging = dir.join("hanging");
+    script(
+        &dir,
+        "bin/hang",
+        &format!("touch {}\nexec sleep 600", hanging.display()),
+    );
+    write(&dir, "resources.yaml", &resources(3, 10));
+    write(
+        &dir,
+        "a.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owners\n  annotations:\n    krusty.dev/function-server: http\n    config.kubernetes.io/function: |\n      container:\n        image: {image}\ndata:\n  example.com/owner: platform\n"),
+    );
+    write(
+        &dir,
+        "b.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hang\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: bin/hang\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- a.yaml\n- b.yaml\n",
+    );
+    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        .args(["build", "--enable-alpha-plugins", "--enable-exec", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty runs");
+    let pid = child.id();
+    wait_until(Duration::from_secs(60), Duration::from_millis(100), || {
+        hanging.exists()
+    });
+    assert!(hanging.exists(), "the build reached the hanging function");
+    assert_ne!(containers_of(pid), "", "the server's container runs");
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    let killed = Instant::now();
+    wait_until(CONTAINER_GRACE, Duration::from_millis(100), || {
+        containers_of(pid).is_empty()
+    });
+    assert_eq!(
+        containers_of(pid),
+        "",
+        "the server's container outlived krusty by {CONTAINER_GRACE:?}"
+    );
+    assert!(killed.elapsed() < CONTAINER_GRACE);
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn a_server_whose_log_passes_its_bound_is_stopped_and_fails_the_build() {
+    let Some(dir) = fixture_folder("log-bound", &resources(3, 10)) else {
+        return;
+    };
+    let log = dir.join("starts.log");
+    let fn_py = dir.join("bin/fn.py");
+    // 17 MB before it serves; then, a server that writes without end
+    // while it serves.
+    for (name, noise) in [
+        ("chatty-at-start", "yes chatty | head -c 17000000 >&2"),
+        ("chatty-always", "yes chatty >&2 &"),
+    ] {
+        script(
+            &dir,
+            &format!("bin/{name}"),
+            &format!("{noise}\nexec python3 {} \"$@\"", fn_py.display()),
+        );
+        kustomization(&dir, &format!("bin/{name}"), 2, true, "");
+        let started = Instant::now();
+        let out = krusty(&dir, &log, &["."]);
+        assert!(!out.status.success(), "{name}");
+        assert!(started.elapsed() < Duration::from_secs(60), "{name}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("/fn-0.")
+                && stderr.contains("more than 16 MiB on stdout and stderr")
+                && stderr.contains("and was stopped; its log starts with: chatty\nchatty"),
+            "{name}: {stderr}"
+        );
+        assert!(!stderr.contains("Warning"), "no fallback: {stderr}");
+        assert_nothing_left(&dir);
+    }
+}
+
+#[test]
+fn an_answer_over_the_output_bound_stops_its_server_and_fails_the_build() {
+    let Some(dir) = fixture_folder("answer-bound", &resources(20, 100)) else {
+        return;
+    };
+    kustomization(&dir, "bin/fn.py", 1, true, "");
+    let out = krusty(
+        &dir,
+        &dir.join("starts.log"),
+        &["--function-max-output", "4000", "."],
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("/fn-0.")
+            && stderr.contains("larger than --function-max-output (4000 bytes)")
+            && stderr.contains("its server was stopped"),
+        "{stderr}"
+    );
+    assert_nothing_left(&dir);
+    // The same bound over gRPC, on the SDK's example.
+    let tree = dir.join("grpc");
+    write(&tree, "resources.yaml", &resources(20, 100));
+    write(
+        &tree,
+        "fn.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owners\n  annotations:\n    krusty.dev/function-server: grpc\n    config.kubernetes.io/function: |\n      exec:\n        path: {}\ndata:\n  example.com/owner: platform\n", example("krm-set-annotations").display()),
+    );
+    write(
+        &tree,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    let out = krusty(
+        &tree,
+        &dir.join("starts.log"),
+        &["--function-max-output", "4000", "."],
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("/owners.")
+            && stderr.contains("larger than --function-max-output (4000 bytes)")
+            && stderr.contains("its server was stopped"),
+        "{stderr}"
+    );
+}
+
+/// Two server functions, `dir/bin/a` and `dir/bin/b` (wrappers of the
+/// fixture), called alternately four times by the kustomization in
+/// `dir/base`; each start logs how many servers of the two were live then
+/// in `dir/others.log`.
+fn two_functions_alternately(dir: &Path) {
+    let fn_py = dir.join("bin/fn.py");
+    let live = dir.join("live");
+    for name in ["a", "b"] {
+        script(
+            dir,
+            &format!("bin/{name}"),
+            &format!(
+                "mkdir -p {live}\nn=0\nfor f in {live}/*; do [ -e \"$f\" ] && kill -0 \"${{f##*/}}\" 2>/dev/null && n=$((n+1)); done\necho $n >> {others}\ntouch {live}/$$\nexec python3 {fn_py} \"$@\"",
+                live = live.display(),
+                others = dir.join("others.log").display(),
+                fn_py = fn_py.display()
+            ),
+        );
+    }
+    let base = dir.join("base");
+    write(&base, "resources.yaml", &resources(3, 10));
+    let mut k = String::from("resources:\n- resources.yaml\ntransformers:\n");
+    for (i, name) in ["a", "b", "a", "b"].iter().enumerate() {
+        write(
+            &base,
+            &format!("fn-{i}.yaml"),
+            &config(
+                &format!("fn-{i}"),
+                &dir.join("bin").join(name).to_string_lossy(),
+                true,
+                &format!("fn.example.com/step-{i}"),
+                &i.to_string(),
+                "",
+            ),
+        );
+        k.push_str(&format!("- fn-{i}.yaml\n"));
+    }
+    write(&base, "kustomization.yaml", &k);
+}
+
+/// The counts `dir/others.log` holds, emptied.
+fn live_at_starts(dir: &Path) -> Vec<String> {
+    let path = dir.join("others.log");
+    let counts = std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let _ = std::fs::remove_file(path);
+    counts
+}
+
+#[test]
+fn the_number_of_live_servers_is_bounded_and_builds_stay_correct() {
+    let Some(dir) = fixture_folder("max-servers", &resources(3, 10)) else {
+        return;
+    };
+    let log = dir.join("starts.log");
+    two_functions_alternately(&dir);
+    let unbounded = krusty(&dir, &log, &["base"]);
+    assert!(unbounded.status.success(), "{}", text(&unbounded.stderr));
+    assert_eq!(starts(&log), 2, "one server each");
+    assert_eq!(live_at_starts(&dir), ["0", "1"]);
+    // One at a time: the idle one is stopped for the other, four times.
+    std::fs::remove_file(&log).expect("reset");
+    let one = krusty(&dir, &log, &["--max-function-servers", "1", "base"]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    assert_eq!(text(&one.stdout), text(&unbounded.stdout));
+    assert_eq!(starts(&log), 4, "{}", text(&one.stderr));
+    assert_eq!(live_at_starts(&dir), ["0", "0", "0", "0"]);
+    assert!(!text(&one.stderr).contains("Warning"), "no fallback");
+    assert_nothing_left(&dir);
+    // Several targets built at once, sharing one place: each gets its
+    // own build's output.
+    for t in ["t1", "t2", "t3"] {
+        write(
+            &dir,
+            &format!("{t}/kustomization.yaml"),
+            "resources:\n- ../base\n",
+        );
+    }
+    let out = krusty(
+        &dir,
+        &log,
+        &["--max-function-servers", "1", "t1", "t2", "t3", "-o", "out"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let counts = live_at_starts(&dir);
+    assert!(counts.iter().all(|n| n == "0"), "{counts:?}");
+    for t in ["t1", "t2", "t3"] {
+        let single = krusty(&dir, &log, &[t]);
+        let file = std::fs::read_to_string(dir.join(format!("out/{t}.yaml"))).expect("read");
+        assert_eq!(file, text(&single.stdout), "{t}");
+    }
+    assert_nothing_left(&dir);
+    let zero = krusty(&dir, &log, &["--max-function-servers", "0", "base"]);
+    assert!(!zero.status.success());
+    assert!(
+        text(&zero.stderr).contains("--max-function-servers must be at least 1"),
+        "{}",
+        text(&zero.stderr)
+    );
 }

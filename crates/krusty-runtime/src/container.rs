@@ -358,17 +358,24 @@ pub fn untrack(registration: Registration) {
 /// period a stop gives (podman waits 10 s by default; docker's `rm -f`
 /// kills at once).
 pub fn remove(cli: &Path, names: &[String]) {
+    let mut cmd = Command::new(cli);
+    quiet(&mut cmd).arg("rm").args(remove_options(cli));
+    let _ = cmd.arg("--").args(names).status();
+}
+
+/// The options after `rm` that remove a container of `cli` at once:
+/// `-f`, and podman's `-t 0` (no grace period).
+pub fn remove_options(cli: &Path) -> &'static [&'static str] {
     let podman = PREPARED
         .lock()
         .ok()
         .and_then(|p| p.iter().find(|(c, _)| c == cli).map(|(_, podman)| *podman))
         .unwrap_or(false);
-    let mut cmd = Command::new(cli);
-    quiet(&mut cmd).args(["rm", "-f"]);
     if podman {
-        cmd.args(["-t", "0"]);
+        &["-f", "-t", "0"]
+    } else {
+        &["-f"]
     }
-    let _ = cmd.args(names).status();
 }
 
 #[cfg(test)]

@@ -25,7 +25,13 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, Error> {
         .ok_or_else(|| Error::Malformed("cannot start the gRPC client's runtime".into()))
 }
 
-/// Sends the ResourceList `text` (YAML) to the server on `socket`.
+/// Room in a response for what is not the list (`log`, `tag`, framing)
+/// beyond the list's own bound.
+const ENVELOPE: usize = 1 << 20;
+
+/// Sends the ResourceList `text` (YAML) to the server on `socket`; a
+/// response larger than `max_body` bytes (plus [`ENVELOPE`]) is refused
+/// before it is read, one whose list is larger after it is.
 pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Result<Answer, Error> {
     let address = format!("unix://{}", socket.display());
     let request = RunRequest {
@@ -35,10 +41,15 @@ pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Res
         tag: String::new(),
     };
     let call = async {
-        let mut client = connect(&address).await.map_err(|e| match e {
-            ConnectError::Transport(..) => Error::Connection(std::io::Error::other(e.to_string())),
-            ConnectError::Address(why) => Error::Malformed(why),
-        })?;
+        let mut client = connect(&address)
+            .await
+            .map_err(|e| match e {
+                ConnectError::Transport(..) => {
+                    Error::Connection(std::io::Error::other(e.to_string()))
+                }
+                ConnectError::Address(why) => Error::Malformed(why),
+            })?
+            .max_decoding_message_size(max_body.saturating_add(ENVELOPE));
         client
             .run(request)
             .await
@@ -74,8 +85,14 @@ pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Res
 fn status_error(status: &tonic::Status) -> Error {
     let broken = status.code() == tonic::Code::Unavailable
         || (status.code() == tonic::Code::Unknown && status.message().contains("transport"));
+    // tonic's own refusal of a response over the decoding limit.
+    let too_large = status.code() == tonic::Code::OutOfRange
+        && status
+            .message()
+            .contains("decoded message length too large");
     match status.code() {
         _ if broken => Error::Connection(std::io::Error::other(status.to_string())),
+        _ if too_large => Error::TooLarge,
         tonic::Code::DeadlineExceeded => Error::Timeout,
         code => Error::Malformed(format!("gRPC status {code:?}: {}", status.message())),
     }

@@ -15,11 +15,20 @@
 //! a warning) when its metadata says it supports v1, else the call fails
 //! with the server's stderr. Every server is stopped at the end of the
 //! process (and on SIGINT, SIGTERM or SIGHUP); see [`stop_all`].
+//!
+//! Servers are bounded: an answer holds at most the policy's
+//! `max_output` bytes, a server's log (stdout and stderr) at most 16 MiB
+//! in a run (past either, the server is stopped and the call fails), and
+//! at most [`max_servers`] run at once (the least recently used idle one
+//! is stopped for a new one). A container server is removed by the
+//! watchdog when krusty is killed outright.
 
 mod answer;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod http;
+mod limit;
+mod log;
 mod metadata;
 mod pool;
 
@@ -27,9 +36,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use krusty_fn::ResourceList;
 
-use crate::process::stderr_excerpt;
 use crate::{Failed, FunctionCall, Policy, Runtime, ServerProtocol};
 
+pub use limit::{max_servers, set_max_servers, DEFAULT_MAX_SERVERS};
 pub use metadata::{definition_protocol, DEFINITION_LABEL, V2};
 pub use pool::stop_all;
 
@@ -154,9 +163,4 @@ fn key(parts: &[&str], more: &[String], envs: &[String]) -> String {
 fn next_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// A server's stderr so far, for messages.
-fn stderr_of(path: &std::path::Path) -> String {
-    stderr_excerpt(&std::fs::read(path).unwrap_or_default())
 }

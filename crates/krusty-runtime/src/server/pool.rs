@@ -1,5 +1,7 @@
 //! The servers of this process: started on first use, shared by every
-//! later call of the same function, restarted once, stopped at the end.
+//! later call of the same function, restarted once, stopped at the end,
+//! at most [`limit::max_servers`] at once (the least recently used idle
+//! one is stopped for a new one).
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -11,13 +13,15 @@ use std::time::{Duration, Instant};
 
 use krusty_fn::ResourceList;
 
-use super::http;
-use super::{next_id, stderr_of, Plan};
+use super::log::Log;
+use super::{http, limit};
+use super::{next_id, Plan};
 use crate::interrupt::{self, Registration};
 use crate::{container, exec, watchdog, Failed, FunctionCall, Policy, Runtime, ServerProtocol};
 
-/// How many times a server is started in a run, at most.
-const STARTS: u32 = 2;
+/// How many servers of a function may fail (not ready, or dead) in a
+/// run before it runs as spec v1.
+const FAILURES: u32 = 2;
 
 /// The folder of the socket inside a container.
 const CONTAINER_SOCKET_DIR: &str = "/krm-function";
@@ -29,9 +33,17 @@ const SOCKET: &str = "fn.sock";
 #[derive(Default)]
 struct Slot {
     server: Option<Server>,
-    starts: u32,
+    /// How many of its servers failed.
+    failures: u32,
     /// It failed too often: the function runs as spec v1 from now on.
     fallen_back: bool,
+    /// A server of it passed a bound that fails the build: every call
+    /// fails with this.
+    fatal: Option<String>,
+    /// Calls sent to its server and not answered yet.
+    in_flight: usize,
+    /// When a call last ended (or the server started).
+    last_used: Option<Instant>,
 }
 
 /// A running server.
@@ -40,8 +52,8 @@ struct Server {
     socket: PathBuf,
     /// The process serving (for a container, the CLI's `run`).
     child: Child,
-    /// Where its stderr goes.
-    stderr: PathBuf,
+    /// Its stdout and stderr.
+    log: Arc<Log>,
     /// Its entry in [`LIVE`].
     live: u64,
 }
@@ -73,6 +85,9 @@ fn slot(key: &str) -> Arc<Mutex<Slot>> {
 enum Down {
     /// It did not become ready, or died: its stderr.
     Failed(String),
+    /// It passed a bound: the call fails, with no new server and no
+    /// fallback.
+    Fatal(String),
 }
 
 /// Runs `call` on its server; `Err(input)`: run it as spec v1.
@@ -83,8 +98,14 @@ pub(crate) fn call(
     policy: &Policy,
 ) -> Result<Result<ResourceList, Failed>, ResourceList> {
     let slot = slot(&plan.key);
-    if slot.lock().unwrap_or_else(|e| e.into_inner()).fallen_back {
-        return Err(input);
+    {
+        let s = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if s.fallen_back {
+            return Err(input);
+        }
+        if let Some(fatal) = &s.fatal {
+            return Ok(Err(Failed::new(fatal.clone())));
+        }
     }
     let sent = match input.to_yaml_tracked() {
         Ok(s) => s,
@@ -94,16 +115,31 @@ pub(crate) fn call(
         let socket = match ready_socket(&slot, call, plan, policy) {
             Ok(socket) => socket,
             Err(Down::Failed(stderr)) => return give_up(&slot, plan, call, input, &stderr),
+            Err(Down::Fatal(why)) => return Ok(Err(Failed::new(why))),
         };
-        match super::send(plan.protocol, &socket, &sent.text, policy) {
-            Ok(answer) => return Ok(super::answer::read(answer, &sent, input.items)),
+        let sent_to = super::send(plan.protocol, &socket, &sent.text, policy);
+        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+        s.in_flight = s.in_flight.saturating_sub(1);
+        s.last_used = Some(Instant::now());
+        if s.in_flight == 0 {
+            limit::idle();
+        }
+        // A log past its bound fails the call, whatever the answer.
+        if let Some(why) = log_over(&mut s) {
+            return Ok(Err(Failed::new(why)));
+        }
+        let failure = match sent_to {
+            Ok(answer) => {
+                drop(s);
+                return Ok(super::answer::read(answer, &sent, input.items));
+            }
             Err(http::Error::Connection(e)) => {
                 // Dead or dying: stopped, and started again on the next turn.
-                let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(server) = take_if_serving(&mut s, &socket) {
-                    let stderr = stderr_of(&server.stderr);
+                    let stderr = server.log.excerpt();
                     stop(server);
-                    if s.starts >= STARTS {
+                    s.failures += 1;
+                    if s.failures >= FAILURES {
                         drop(s);
                         return give_up(
                             &slot,
@@ -114,30 +150,48 @@ pub(crate) fn call(
                         );
                     }
                 }
+                continue;
             }
-            Err(http::Error::Timeout) => {
-                let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-                let server = take_if_serving(&mut s, &socket);
-                let stderr = server.as_ref().map(|sv| stderr_of(&sv.stderr));
-                if let Some(server) = server {
-                    stop(server);
-                }
-                return Ok(Err(Failed::new(format!(
-                    "timed out after {} s and its server was stopped; its stderr: {}",
-                    policy.timeout.as_secs_f64(),
-                    stderr.unwrap_or_default()
-                ))));
-            }
+            Err(http::Error::Timeout) => format!(
+                "timed out after {} s and its server was stopped",
+                policy.timeout.as_secs_f64()
+            ),
+            Err(http::Error::TooLarge) => format!(
+                "its server's answer is larger than --function-max-output ({} bytes) and its server was stopped",
+                policy.max_output
+            ),
             Err(e) => {
-                let s = slot.lock().unwrap_or_else(|e| e.into_inner());
-                let stderr = s.server.as_ref().map(|sv| stderr_of(&sv.stderr));
+                let stderr = s.server.as_ref().map(|sv| sv.log.excerpt());
                 return Ok(Err(Failed::new(format!(
                     "its server gave no usable answer: {e}; its stderr: {}",
                     stderr.unwrap_or_default()
                 ))));
             }
+        };
+        // A limit: the server is stopped (the next call starts another).
+        let server = take_if_serving(&mut s, &socket);
+        drop(s);
+        let stderr = server.as_ref().map(|sv| sv.log.excerpt());
+        if let Some(server) = server {
+            stop(server);
+        }
+        return Ok(Err(Failed::new(format!(
+            "{failure}; its stderr: {}",
+            stderr.unwrap_or_default()
+        ))));
+    }
+}
+
+/// When the slot's server wrote more than its log's bound: the server
+/// is stopped, and the function fails from now on; why.
+fn log_over(slot: &mut Slot) -> Option<String> {
+    if slot.fatal.is_none() && slot.server.as_ref().is_some_and(|sv| sv.log.over()) {
+        if let Some(server) = slot.server.take() {
+            slot.fatal = Some(server.log.over_message());
+            stop(server);
         }
     }
+    slot.fatal.clone()
 }
 
 /// The slot's server if it is still the one on `socket` (another call
@@ -187,8 +241,8 @@ fn give_up(
     Err(input)
 }
 
-/// The socket of the slot's server, started (at most [`STARTS`] times in
-/// all) when none runs.
+/// The socket of the slot's server, started when none runs (unless
+/// [`FAILURES`] of its servers failed), with the call counted in flight.
 fn ready_socket(
     slot: &Mutex<Slot>,
     call: &FunctionCall,
@@ -196,75 +250,152 @@ fn ready_socket(
     policy: &Policy,
 ) -> Result<PathBuf, Down> {
     let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(fatal) = &s.fatal {
+        return Err(Down::Fatal(fatal.clone()));
+    }
     if let Some(server) = &s.server {
-        return Ok(server.socket.clone());
+        let socket = server.socket.clone();
+        s.in_flight += 1;
+        return Ok(socket);
     }
     let mut last = String::from("(it was not started)");
-    while !s.fallen_back && s.starts < STARTS {
-        s.starts += 1;
+    while !s.fallen_back && s.failures < FAILURES {
+        limit::take(|| stop_idle(slot));
         match start(call, plan, policy) {
             Ok(server) => {
                 let socket = server.socket.clone();
                 s.server = Some(server);
+                s.in_flight += 1;
+                s.last_used = Some(Instant::now());
                 return Ok(socket);
             }
-            Err(why) => last = why,
+            Err(Down::Failed(why)) => {
+                s.failures += 1;
+                last = why;
+            }
+            Err(Down::Fatal(why)) => {
+                s.fatal = Some(why.clone());
+                return Err(Down::Fatal(why));
+            }
         }
     }
     Err(Down::Failed(last))
 }
 
-/// Starts the server for `call` and waits until its socket answers.
-fn start(call: &FunctionCall, plan: &Plan, policy: &Policy) -> Result<Server, String> {
+/// Stops the least recently used server with no call in flight, other
+/// than `except`'s; whether it found one. Slots in use by another thread
+/// are passed over (never waited for: the caller holds `except`).
+fn stop_idle(except: &Mutex<Slot>) -> bool {
+    let slots: Vec<Arc<Mutex<Slot>>> = SLOTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|m| m.values().cloned().collect())
+        .unwrap_or_default();
+    let idle = |s: &Slot| s.server.is_some() && s.in_flight == 0;
+    let oldest = slots
+        .iter()
+        .filter(|other| !std::ptr::eq(other.as_ref(), except))
+        .filter_map(|other| {
+            let s = other.try_lock().ok()?;
+            idle(&s).then(|| (s.last_used, Arc::clone(other)))
+        })
+        .min_by_key(|(used, _)| *used);
+    let Some((_, victim)) = oldest else {
+        return false;
+    };
+    let Ok(mut s) = victim.try_lock() else {
+        return false;
+    };
+    if !idle(&s) {
+        return false;
+    }
+    // A log past its bound is kept as the function's failure.
+    if log_over(&mut s).is_some() {
+        return true;
+    }
+    let Some(server) = s.server.take() else {
+        return false;
+    };
+    drop(s);
+    stop(server);
+    true
+}
+
+/// Starts the server for `call` and waits until its socket answers. It
+/// holds the place its caller took ([`limit::take`]): given back here if
+/// it does not start, else when it leaves [`LIVE`].
+fn start(call: &FunctionCall, plan: &Plan, policy: &Policy) -> Result<Server, Down> {
     use std::os::unix::process::CommandExt;
-    let dir = private_dir().map_err(|e| format!("cannot make a folder for the server: {e}"))?;
+    let failed = |why: String| {
+        limit::give_back();
+        Down::Failed(why)
+    };
+    let dir =
+        private_dir().map_err(|e| failed(format!("cannot make a folder for the server: {e}")))?;
     let sockets = dir.join("socket");
-    let stderr_path = dir.join("stderr");
     let made = std::fs::create_dir(&sockets)
         // Written by the container's user (nobody).
         .and_then(|()| std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o777)))
-        .and_then(|()| std::fs::File::create(&stderr_path));
-    let stderr_file = match made {
-        Ok(f) => f,
+        .and_then(|()| Log::pipe());
+    let (log, log_reader, log_writer) = match made {
+        Ok(made) => made,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&dir);
-            return Err(format!("cannot make a folder for the server: {e}"));
+            return Err(failed(format!("cannot make a folder for the server: {e}")));
         }
     };
     let socket = sockets.join(SOCKET);
     let (mut cmd, container) = command(call, plan, policy, &sockets, &socket);
+    let program = cmd.get_program().to_string_lossy().into_owned();
     cmd.stdin(Stdio::null())
         .stdout(
-            stderr_file
+            log_writer
                 .try_clone()
                 .map_or_else(|_| Stdio::null(), Stdio::from),
         )
-        .stderr(Stdio::from(stderr_file))
+        .stderr(Stdio::from(log_writer))
         .process_group(0);
-    let child = match cmd.spawn() {
+    // Watched before it exists: a krusty killed while it starts leaves
+    // no container either.
+    if let Some((cli, name)) = &container {
+        watchdog::watch_container(cli, container::remove_options(cli), name);
+    }
+    let spawned = cmd.spawn();
+    // The write ends now belong to the server alone: its log ends with it.
+    drop(cmd);
+    let child = match spawned {
         Ok(c) => c,
         Err(e) => {
+            if let Some((cli, name)) = &container {
+                watchdog::forget_container(cli, name);
+            }
             let _ = std::fs::remove_dir_all(&dir);
-            let program = cmd.get_program().to_string_lossy().into_owned();
-            return Err(format!("cannot start '{program}': {e}"));
+            return Err(failed(format!("cannot start '{program}': {e}")));
         }
     };
     let pid = child.id();
     watchdog::watch(pid);
     let live = next_id();
     register(live, pid, container, dir);
+    log.read_from(log_reader, move || halt_live(live));
     let mut server = Server {
         socket,
         child,
-        stderr: stderr_path,
+        log,
         live,
     };
     match wait_ready(&mut server, policy.timeout) {
         Ok(()) => Ok(server),
-        Err(why) => {
-            let stderr = stderr_of(&server.stderr);
+        Err(_) if server.log.over() => {
+            let why = server.log.over_message();
             stop(server);
-            Err(format!("{why}; its stderr: {stderr}"))
+            Err(Down::Fatal(why))
+        }
+        Err(why) => {
+            let stderr = server.log.excerpt();
+            stop(server);
+            Err(Down::Failed(format!("{why}; its stderr: {stderr}")))
         }
     }
 }
@@ -332,6 +463,9 @@ fn wait_ready(server: &mut Server, timeout: Duration) -> Result<(), String> {
     let started = Instant::now();
     let mut pause = Duration::from_micros(200);
     loop {
+        if server.log.over() {
+            return Err("its log passed its bound".into());
+        }
         if server.socket.exists() && UnixStream::connect(&server.socket).is_ok() {
             return Ok(());
         }
@@ -424,21 +558,30 @@ fn register(live: u64, pid: u32, container: Option<(PathBuf, String)>, dir: Path
 
 /// Stops a server and waits for its process.
 fn stop(mut server: Server) {
+    halt_live(server.live);
+    let _ = server.child.wait();
+}
+
+/// Halts the server [`LIVE`] lists as `live` and gives its place back,
+/// unless it is halted already (by its log's reader, or by [`stop`]):
+/// each server gives its place back once, when it leaves [`LIVE`].
+fn halt_live(live: u64) {
     let stopper = LIVE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_mut()
-        .and_then(|m| m.remove(&server.live));
+        .and_then(|m| m.remove(&live));
     if let Some(s) = stopper {
         halt(s.pid, s.container.as_ref(), &s.dir);
+        limit::give_back();
     }
-    let _ = server.child.wait();
 }
 
 /// Kills a server's process group, removes its container and its folder.
 fn halt(pid: u32, container: Option<&(PathBuf, String)>, dir: &Path) {
     if let Some((cli, name)) = container {
         container::remove(cli, std::slice::from_ref(name));
+        watchdog::forget_container(cli, name);
     }
     if let Ok(id) = libc::pid_t::try_from(pid) {
         // SAFETY: kill(2) touches no memory of ours.
@@ -482,8 +625,10 @@ pub fn stop_all() {
     let containers: Vec<_> = rest.iter().filter_map(|s| s.container.clone()).collect();
     for s in &rest {
         halt(s.pid, None, &s.dir);
+        limit::give_back();
     }
     for (cli, name) in containers {
-        container::remove(&cli, &[name]);
+        container::remove(&cli, std::slice::from_ref(&name));
+        watchdog::forget_container(&cli, &name);
     }
 }
