@@ -77,9 +77,7 @@ impl SetNamespace {
             return Ok(());
         }
         if n.as_map().is_some() || n.as_seq().is_some() {
-            return Err(OpError::new(
-                "namespace field specs must target scalar nodes",
-            ));
+            return Err(crate::path::wrong_kind("ScalarNode", n));
         }
         n.replace_keeping_pos(Node::string(self.namespace.as_str()));
         Ok(())
@@ -94,7 +92,7 @@ impl SetNamespace {
                 &gvk,
                 &FieldSpec::any("metadata/namespace", true),
                 CreateKind::Scalar,
-                &mut |n: &mut Node| self.set_value(n),
+                &mut |n: &mut Node| self.set_value(n).map_err(not_scalar),
             )?;
         }
         let is_binding = gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding";
@@ -108,16 +106,34 @@ impl SetNamespace {
             if spec.path == "metadata/name" && api_version != "v1" {
                 continue;
             }
-            if is_binding && spec.path == "subjects" {
+            // Kustomize drops a binding kind's own spec for its subjects'
+            // namespaces (the subjects rule above decides them); a spec
+            // for any kind, or one naming `subjects` itself, applies.
+            if is_binding && !spec.gvk.kind.is_empty() && spec.path == "subjects/namespace" {
                 continue;
             }
+            // A value of the wrong kind is reported with the field and
+            // the object, as Kustomize reports it.
+            let mut reached_a_collection = false;
             apply(
                 &mut r.node,
                 &gvk,
                 spec,
                 CreateKind::Scalar,
-                &mut |n: &mut Node| self.set_value(n),
-            )?;
+                &mut |n: &mut Node| {
+                    let set = self.set_value(n);
+                    reached_a_collection = set.is_err();
+                    set
+                },
+            )
+            .map_err(|e| match reached_a_collection {
+                true => not_scalar(e.context(format!(
+                    "considering field '{}' of object {}",
+                    spec.path,
+                    r.id()
+                ))),
+                false => e,
+            })?;
         }
         Ok(())
     }
@@ -146,9 +162,15 @@ impl SetNamespace {
                 s.set("namespace", Node::string(""));
             }
             if let Some(ns) = s.get_mut("namespace") {
-                self.set_value(ns)?;
+                self.set_value(ns).map_err(not_scalar)?;
             }
         }
         Ok(())
     }
+}
+
+/// Kustomize's words for a namespace field spec that reaches a map or a
+/// list.
+fn not_scalar(e: OpError) -> OpError {
+    e.context("namespace field specs must target scalar nodes")
 }

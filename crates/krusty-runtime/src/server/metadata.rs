@@ -57,7 +57,7 @@ pub fn of_image(cli: &Path, image: &str) -> Arc<ImageMeta> {
 fn inspect(cli: &Path, image: &str) -> ImageMeta {
     let format = format!("{{{{.Id}}}}\n{{{{index .Config.Labels \"{DEFINITION_LABEL}\"}}}}");
     let out = Command::new(cli)
-        .args(["image", "inspect", "--format", &format, image])
+        .args(["image", "inspect", "--format", &format, "--", image])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output();
