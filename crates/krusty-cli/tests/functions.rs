@@ -1306,3 +1306,59 @@ fn container_functions_run_in_podman_like_kustomize() {
     let out = podman_build(&tree, &[]);
     expect_stderr(&out, "run with --network");
 }
+
+/// A spec v1 container does not outlive a krusty killed outright, even
+/// under a CLI with no time limit of its own (docker): krusty's watchdog
+/// removes it. The CLI is a stand-in whose `run` hangs and whose `rm`
+/// records the names it is given.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_spec_v1_container_is_removed_soon_after_krusty_is_killed_outright() {
+    let dir = scratch("v1-container-sigkill");
+    let removed = dir.join("removed.log");
+    let running = dir.join("running");
+    write_script(
+        &dir,
+        "bin/fake-docker",
+        &format!(
+            "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'Docker version 0.0.0' ;;\n  run) touch '{running}'; exec sleep 600 ;;\n  rm) echo \"$*\" >> '{removed}' ;;\nesac\n",
+            running = running.display(),
+            removed = removed.display()
+        ),
+    );
+    write(&dir, "resources.yaml", RESOURCES);
+    write(
+        &dir,
+        "fn.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hang\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: example.com/hang:v1\n",
+    );
+    write(
+        &dir,
+        "kustomization.yaml",
+        "resources:\n- resources.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(["build", "--enable-alpha-plugins", "."])
+        .env("KRUSTY_CONTAINER_CLI", dir.join("bin/fake-docker"))
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("krusty starts");
+    wait_until(Duration::from_secs(60), Duration::from_millis(20), || {
+        running.exists()
+    });
+    assert!(running.exists(), "the container never started");
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    wait_until(Duration::from_secs(10), Duration::from_millis(50), || {
+        std::fs::read_to_string(&removed).is_ok_and(|r| r.contains("krusty-fn-"))
+    });
+    let log = std::fs::read_to_string(&removed).unwrap_or_default();
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("rm -f -- krusty-fn-")
+                || l.starts_with("rm -f -t 0 -- krusty-fn-")),
+        "the container was not removed after krusty was killed: {log:?}"
+    );
+}

@@ -81,10 +81,14 @@ pub fn invoke(
             let prepared = container::prepare(&cli, podman, image, *network, &envs, dir, policy);
             let registration = container::track(&prepared.cli, &prepared.name);
             let (cli, name) = (prepared.cli.clone(), prepared.name.clone());
+            // Removed by the watchdog if krusty is killed outright (docker
+            // has no time limit of its own).
+            watchdog::watch_container(&cli, container::remove_options(&cli), &name);
             let memory = Some(policy.max_memory);
             let result = run_process(prepared.command, input, policy, memory, &|| {
                 container::remove(&cli, std::slice::from_ref(&name))
             });
+            watchdog::forget_container(&cli, &name);
             container::untrack(registration);
             result
         }
