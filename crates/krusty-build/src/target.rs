@@ -120,7 +120,11 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
             krusty_runtime::Host::new(opts.functions.clone())
                 .with_result_cache(opts.fetch.function_cache()),
         ),
-        helm: Arc::new(crate::helm::Helm::new(opts.helm.clone())),
+        helm: Arc::new(crate::helm::Helm::new(
+            opts.helm.clone(),
+            Arc::clone(&remotes.fetcher),
+            opts.fetch.offline,
+        )),
         read_ahead: Arc::default(),
         catalogs: Arc::new(crate::catalog::Store::new(
             Arc::clone(&remotes.fetcher),

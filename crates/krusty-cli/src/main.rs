@@ -144,6 +144,10 @@ struct HelmArgs {
     /// Stop a helm command that runs longer than this many seconds.
     #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300.0)]
     helm_timeout: f64,
+    /// Stop a helm command that prints more than this on stdout: bytes,
+    /// or with a unit (512Mi, 1Gi).
+    #[arg(long = "helm-max-output", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_build::parse_size)]
+    helm_max_output: u64,
     /// Run helm for every chart, instead of reusing the output kept in
     /// krusty's cache from an earlier run with the same chart, values,
     /// flags and helm binary.
@@ -163,6 +167,7 @@ impl HelmArgs {
             kube_version: self.helm_kube_version.clone(),
             debug: self.helm_debug,
             timeout: std::time::Duration::from_secs_f64(self.helm_timeout),
+            max_output: usize::try_from(self.helm_max_output).unwrap_or(usize::MAX),
             cache: !self.no_helm_cache,
         })
     }

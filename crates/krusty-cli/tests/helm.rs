@@ -62,10 +62,83 @@ fn helm3_or_skip(test: &str) -> Option<PathBuf> {
 struct World {
     repo: String,
     ca: PathBuf,
-    /// Keeps the server's stdin open: it stops when the tests end.
-    _server: Child,
+    /// Serves until the tests end.
+    _repo: ChartRepo,
     /// The OCI registry, when docker-registry is installed.
     oci: Option<Registry>,
+}
+
+/// A chart repository (an `index.yaml` and the packaged charts) served
+/// over HTTPS on loopback, with a throwaway CA.
+struct ChartRepo {
+    /// `https://127.0.0.1:PORT`.
+    url: String,
+    /// The CA that signed the server's certificate.
+    ca: PathBuf,
+    /// The folder served.
+    dir: PathBuf,
+    /// helm's configuration for packaging.
+    helm_home: PathBuf,
+    /// Keeps the server's stdin open: it stops when dropped.
+    server: Child,
+}
+
+impl ChartRepo {
+    /// Packages the chart folders `charts` with `helm3` into `dir/repo`,
+    /// indexes them and serves the folder.
+    fn start(dir: &Path, helm3: &Path, charts: &[PathBuf]) -> ChartRepo {
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let tls = make_certificates(&dir.join("tls"));
+        let (crt, key) = (tls.join("server.crt"), tls.join("server.key"));
+        let (server, port) = serve(&[
+            "0".as_ref(),
+            repo.as_os_str(),
+            crt.as_os_str(),
+            key.as_os_str(),
+            "--static".as_ref(),
+        ]);
+        let served = ChartRepo {
+            url: format!("https://127.0.0.1:{port}"),
+            ca: tls.join("ca.crt"),
+            dir: repo,
+            helm_home: dir.join("helm"),
+            server,
+        };
+        for chart in charts {
+            served.publish(helm3, chart);
+        }
+        served
+    }
+
+    /// Packages the chart folder `chart` into the repository (over a
+    /// package of the same name and version) and indexes it again.
+    fn publish(&self, helm3: &Path, chart: &Path) -> PathBuf {
+        let out = run(Command::new(helm3)
+            .arg("package")
+            .arg(chart)
+            .arg("--destination")
+            .arg(&self.dir)
+            .env("HELM_CONFIG_HOME", &self.helm_home));
+        run(Command::new(helm3)
+            .args(["repo", "index"])
+            .arg(&self.dir)
+            .env("HELM_CONFIG_HOME", &self.helm_home));
+        let package = out.trim().rsplit(": ").next().unwrap_or_default();
+        PathBuf::from(package)
+    }
+
+    /// Stops serving: a build that connects fails.
+    fn stop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+impl Drop for ChartRepo {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 /// An OCI registry (docker-registry) on loopback over plain HTTP, holding
@@ -85,34 +158,13 @@ fn world(helm3: &Path) -> &'static World {
 impl World {
     fn start(helm3: &Path) -> World {
         let dir = scratch("helm", "world");
-        let repo = dir.join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        for chart in ["kitchen", "webapp"] {
-            run(Command::new(helm3)
-                .arg("package")
-                .arg(fixtures().join("charts").join(chart))
-                .arg("--destination")
-                .arg(&repo)
-                .env("HELM_CONFIG_HOME", dir.join("helm")));
-        }
-        run(Command::new(helm3)
-            .args(["repo", "index"])
-            .arg(&repo)
-            .env("HELM_CONFIG_HOME", dir.join("helm")));
-        let tls = make_certificates(&dir.join("tls"));
-        let (crt, key) = (tls.join("server.crt"), tls.join("server.key"));
-        let (child, port) = serve(&[
-            "0".as_ref(),
-            repo.as_os_str(),
-            crt.as_os_str(),
-            key.as_os_str(),
-            "--static".as_ref(),
-        ]);
-        let oci = Registry::start(&dir, helm3, &repo);
+        let charts = ["kitchen", "webapp"].map(|c| fixtures().join("charts").join(c));
+        let repo = ChartRepo::start(&dir, helm3, &charts);
+        let oci = Registry::start(&dir, helm3, &repo.dir);
         World {
-            repo: format!("https://127.0.0.1:{port}"),
-            ca: tls.join("ca.crt"),
-            _server: child,
+            repo: repo.url.clone(),
+            ca: repo.ca.clone(),
+            _repo: repo,
             oci,
         }
     }
@@ -599,7 +651,8 @@ fn copy_chart(name: &str, dir: &Path) {
 /// A chart with `repo` that is not in the chart home is pulled once into
 /// krusty's cache, not into the chart home; later builds (another copy of
 /// the tree, new values) inflate it from there without pulling again.
-/// `--no-helm-cache` pulls into the chart home, as Kustomize does.
+/// `--no-helm-cache` pulls into the chart home with helm, as Kustomize
+/// does.
 #[test]
 fn pulled_charts_are_kept_in_the_cache() {
     let Some(helm3) = helm3_or_skip("pulled_charts_are_kept_in_the_cache") else {
@@ -639,8 +692,9 @@ fn pulled_charts_are_kept_in_the_cache() {
             );
             app
         };
+        // At an exact version, krusty fetches the chart itself.
         let first = build(&tree("a", 2), &[]);
-        assert_eq!(drain(&log), ["version", "pull", "template"], "{kind}");
+        assert_eq!(drain(&log), ["version", "template"], "{kind}");
         assert!(
             !dir.join("a/charts").exists(),
             "{kind}: pulled into the chart home"
@@ -841,4 +895,278 @@ fn chart_files_stay_in_the_root() {
     );
     let (ok, _, stderr) = krusty_helm(&app, &helm3, &dir.join("cache"), &["--no-helm-cache"]);
     assert!(!ok && stderr.contains("security; configHome '"), "{stderr}");
+}
+
+/// Pushes the packaged chart `package` to `url` (`oci://HOST/PATH`).
+fn helm_push(helm3: &Path, package: &Path, url: &str, dir: &Path) {
+    run(Command::new(helm3)
+        .arg("push")
+        .arg(package)
+        .arg(url)
+        .arg("--plain-http")
+        .env("HELM_CONFIG_HOME", dir.join("helm")));
+}
+
+/// Packages the chart folder `chart` into `dest`; the package's path.
+fn helm_package(helm3: &Path, chart: &Path, dest: &Path, dir: &Path) -> PathBuf {
+    let out = run(Command::new(helm3)
+        .arg("package")
+        .arg(chart)
+        .arg("--destination")
+        .arg(dest)
+        .env("HELM_CONFIG_HOME", dir.join("helm")));
+    PathBuf::from(out.trim().rsplit(": ").next().unwrap_or_default())
+}
+
+/// A kustomization `dir/name` of one chart `chart` of `repo`, with
+/// `more` lines of its entry and `replicas` inline.
+fn pulling_tree(
+    dir: &Path,
+    name: &str,
+    chart: &str,
+    repo: &str,
+    more: &str,
+    replicas: u32,
+) -> PathBuf {
+    let app = dir.join(name);
+    write(
+        &app,
+        "kustomization.yaml",
+        &format!("helmCharts:\n- name: {chart}\n  repo: {repo}\n  releaseName: c\n  kubeVersion: 1.31.2\n{more}  valuesInline:\n    replicas: {replicas}\n"),
+    );
+    app
+}
+
+/// A chart pulled at an exact version follows its repository: a version
+/// published again under the same number (a new archive in a chart
+/// repository's index, a moved tag in an OCI registry) is noticed on the
+/// next build, fetched and used; `--offline` then uses the copy last
+/// pulled.
+#[test]
+fn charts_at_a_version_follow_their_repository() {
+    let Some(helm3) = helm3_or_skip("charts_at_a_version_follow_their_repository") else {
+        return;
+    };
+    let dir = scratch("helm", "republish");
+    copy_chart("kitchen", &dir.join("v1"));
+    copy_chart("kitchen", &dir.join("v2"));
+    write(
+        &dir.join("v2/kitchen"),
+        "templates/republished.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: republished\n",
+    );
+    let repo = ChartRepo::start(&dir.join("https"), &helm3, &[dir.join("v1/kitchen")]);
+    let mut sources = vec![("https", repo.url.clone())];
+    // The shared registry, in a repository of this test's own.
+    match &world(&helm3).oci {
+        Some(oci) => {
+            let url = oci.url.replace("/charts", "/republish");
+            let v1 = helm_package(&helm3, &dir.join("v1/kitchen"), &dir.join("pkg1"), &dir);
+            helm_push(&helm3, &v1, &url, &dir);
+            sources.push(("oci", url));
+        }
+        None => eprintln!("SKIPPED the OCI part of charts_at_a_version_follow_their_repository"),
+    }
+    let log = dir.join("helm.log");
+    let helm = logging_helm(&dir, &helm3, &log);
+    for (kind, url) in sources {
+        let cache = dir.join(format!("cache-{kind}"));
+        let build = |app: &Path, extra: &[&str]| {
+            let out = Command::new(KRUSTY)
+                .arg("build")
+                .arg(app)
+                .args(["--enable-helm", "--helm-command"])
+                .arg(&helm)
+                .args(extra)
+                .env("SSL_CERT_FILE", &repo.ca)
+                .env("KRUSTY_CACHE_DIR", &cache)
+                .output()
+                .unwrap();
+            let (stdout, stderr) = output_text(&out);
+            assert!(out.status.success(), "{kind}: {stderr}");
+            stdout
+        };
+        let version = "  version: 1.2.3\n";
+        let first = build(
+            &pulling_tree(&dir, &format!("{kind}-a"), "kitchen", &url, version, 2),
+            &[],
+        );
+        assert!(!first.contains("name: republished"), "{kind}");
+        match kind {
+            "https" => {
+                repo.publish(&helm3, &dir.join("v2/kitchen"));
+            }
+            _ => {
+                let v2 = helm_package(&helm3, &dir.join("v2/kitchen"), &dir.join("pkg2"), &dir);
+                helm_push(&helm3, &v2, &url, &dir);
+            }
+        }
+        drain(&log);
+        let again = build(
+            &pulling_tree(&dir, &format!("{kind}-b"), "kitchen", &url, version, 2),
+            &[],
+        );
+        assert!(
+            again.contains("name: republished"),
+            "{kind}: the old chart was used"
+        );
+        assert_eq!(drain(&log), ["version", "template"], "{kind}");
+        let offline = build(
+            &pulling_tree(&dir, &format!("{kind}-c"), "kitchen", &url, version, 3),
+            &["--offline"],
+        );
+        assert!(
+            offline.contains("name: republished") && offline.contains("replicas: 3"),
+            "{kind}"
+        );
+    }
+}
+
+/// `--offline` reaches Helm: no `helm pull` runs and nothing connects; a
+/// chart pulled before (at an exact version, a range or the latest) comes
+/// from krusty's cache, even with `--no-helm-cache`, and one never pulled
+/// is an error saying so.
+#[test]
+fn offline_builds_pull_no_chart() {
+    let Some(helm3) = helm3_or_skip("offline_builds_pull_no_chart") else {
+        return;
+    };
+    let dir = scratch("helm", "offline");
+    let charts = ["kitchen", "webapp"].map(|c| fixtures().join("charts").join(c));
+    let mut repo = ChartRepo::start(&dir.join("https"), &helm3, &charts);
+    let ca = repo.ca.clone();
+    let log = dir.join("helm.log");
+    let helm = logging_helm(&dir, &helm3, &log);
+    let build = |app: &Path, extra: &[&str]| {
+        let out = Command::new(KRUSTY)
+            .arg("build")
+            .arg(app)
+            .args(["--enable-helm", "--helm-command"])
+            .arg(&helm)
+            .args(extra)
+            .env("SSL_CERT_FILE", &ca)
+            .env("KRUSTY_CACHE_DIR", dir.join("cache"))
+            .output()
+            .unwrap();
+        let (stdout, stderr) = output_text(&out);
+        (out.status.success(), stdout, stderr)
+    };
+    let url = repo.url.clone();
+    let kinds = [
+        ("exact", "kitchen", "  version: 1.2.3\n"),
+        ("range", "kitchen", "  version: ~1.2.0\n"),
+        ("latest", "webapp", ""),
+    ];
+    for (name, chart, more) in kinds {
+        let (ok, _, stderr) = build(
+            &pulling_tree(&dir, &format!("{name}-online"), chart, &url, more, 2),
+            &[],
+        );
+        assert!(ok, "{name}: {stderr}");
+    }
+    drain(&log);
+    repo.stop();
+    for (name, chart, more) in kinds {
+        for extra in [&["--offline"][..], &["--offline", "--no-helm-cache"]] {
+            let app = pulling_tree(&dir, &format!("{name}-offline"), chart, &url, more, 4);
+            let (ok, stdout, stderr) = build(&app, extra);
+            // webapp has no `replicas` value: its output is the same.
+            let want = if chart == "kitchen" {
+                "replicas: 4"
+            } else {
+                "kind: Deployment"
+            };
+            assert!(ok && stdout.contains(want), "{name} {extra:?}: {stderr}");
+            assert!(
+                !app.join("charts").exists(),
+                "{name} {extra:?}: pulled into the chart home"
+            );
+        }
+    }
+    for (name, more) in [
+        ("exact", "  version: 1.2.4\n"),
+        ("range", "  version: ~2.0.0\n"),
+    ] {
+        let app = pulling_tree(&dir, &format!("{name}-missing"), "kitchen", &url, more, 2);
+        let (ok, stdout, stderr) = build(&app, &["--offline"]);
+        assert!(!ok && stdout.is_empty(), "{name}");
+        assert!(
+            stderr.contains("--offline: the chart kitchen") && stderr.contains("is not in"),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(
+        !drain(&log).iter().any(|c| c == "pull"),
+        "helm pull ran offline"
+    );
+}
+
+/// `--helm-timeout` bounds `helm pull` too: a repository that never
+/// answers fails the build at the limit.
+#[test]
+fn helm_pulls_meet_the_time_limit() {
+    let Some(helm3) = helm3_or_skip("helm_pulls_meet_the_time_limit") else {
+        return;
+    };
+    let dir = scratch("helm", "pull-timeout");
+    std::fs::create_dir_all(dir.join("served")).unwrap();
+    let (_server, port) = serve(&[
+        "0".as_ref(),
+        dir.join("served").as_os_str(),
+        "--hang".as_ref(),
+    ]);
+    let app = pulling_tree(
+        &dir,
+        "app",
+        "kitchen",
+        &format!("http://127.0.0.1:{port}"),
+        "  version: ~1.2.0\n",
+        2,
+    );
+    let started = std::time::Instant::now();
+    let (ok, stdout, stderr) =
+        krusty_helm(&app, &helm3, &dir.join("cache"), &["--helm-timeout", "2"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(" pull ") && stderr.contains("killed after 2s (the time limit)"),
+        "{stderr}"
+    );
+}
+
+/// `--helm-max-output` bounds what helm may print.
+#[test]
+fn helm_output_is_bounded() {
+    let dir = scratch("helm", "max-output");
+    let fake = fake_helm(&dir, "head -c 3000000 /dev/zero | tr '\\0' 'x'\n");
+    let (ok, stdout, stderr) = krusty_helm(
+        &dir.join("app"),
+        &fake,
+        &dir.join("cache"),
+        &["--helm-max-output", "1Mi"],
+    );
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("killed after printing more than 1048576 bytes (the output limit)"),
+        "{stderr}"
+    );
+}
+
+/// A chart may sit in a folder of the chart home (`name: team/c`).
+#[test]
+fn a_chart_in_a_folder_of_the_chart_home() {
+    let dir = scratch("helm", "nested-name");
+    let fake = fake_helm(
+        &dir,
+        "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: nested\\n'\n",
+    );
+    std::fs::create_dir_all(dir.join("app/charts/team")).unwrap();
+    std::fs::rename(dir.join("app/charts/c"), dir.join("app/charts/team/c")).unwrap();
+    write(
+        &dir,
+        "app/kustomization.yaml",
+        "helmCharts:\n- name: team/c\n",
+    );
+    let (ok, stdout, stderr) = krusty_helm(&dir.join("app"), &fake, &dir.join("cache"), &[]);
+    assert!(ok && stdout.contains("name: nested"), "{stderr}");
 }

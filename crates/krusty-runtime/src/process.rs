@@ -233,9 +233,7 @@ pub fn limit_memory(_pid: u32, _bytes: u64) -> std::io::Result<()> {
 /// its process and group ids stay its own.
 #[cfg(target_os = "linux")]
 fn has_exited(child: &mut Child) -> bool {
-    let Ok(pid) = libc::id_t::try_from(child.id()) else {
-        return matches!(child.try_wait(), Ok(Some(_)));
-    };
+    let pid: libc::id_t = child.id();
     // SAFETY: waitid writes only `info`, which is zeroed first (a zero
     // `si_pid` then means that the child has not ended).
     unsafe {

@@ -9,7 +9,9 @@
 //! every file of the chart's folder (names, kinds and contents).
 //!
 //! Charts pulled from a repository are kept there too, in `helm-charts/`,
-//! one folder per repository, name and version, published whole.
+//! published whole: those pulled at an exact version by the digest of
+//! their archive (with a record of the digest each version had when last
+//! pulled, for `--offline`), others by repository, name and version.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -96,6 +98,23 @@ const CHART_LAYOUT: &str = "krusty-helm-chart-v1";
 pub fn chart_entry(cache: &Cache, repo: &str, name: &str, version: &str) -> PathBuf {
     let digest = krusty_fetch::cache::key(&format!("{CHART_LAYOUT}\0{repo}\0{name}\0{version}"));
     cache.entry(&["helm-charts", &digest])
+}
+
+/// The version of the layout of charts kept by digest.
+const VERIFIED_LAYOUT: &str = "krusty-helm-chart-v2";
+
+/// The folder of krusty's cache holding the chart whose archive has the
+/// digest `digest` (`sha256:<hex>`), unpacked as the folder `name` in it.
+pub fn verified_chart_entry(cache: &Cache, digest: &str, name: &str) -> PathBuf {
+    let key = krusty_fetch::cache::key(&format!("{VERIFIED_LAYOUT}\0{digest}\0{name}"));
+    cache.entry(&["helm-charts", &key])
+}
+
+/// The file of krusty's cache recording the digest that the chart `name`
+/// at `version` of `repo` had when last pulled (for `--offline`).
+pub fn version_record(cache: &Cache, repo: &str, name: &str, version: &str) -> PathBuf {
+    let key = krusty_fetch::cache::key(&format!("{VERIFIED_LAYOUT}\0{repo}\0{name}\0{version}"));
+    cache.entry(&["helm-charts", "versions", &key])
 }
 
 #[cfg(test)]

@@ -5,10 +5,12 @@
 //! what it prints becomes resources, as in Kustomize. Helm v3 and v4 both
 //! work.
 
+pub mod archive;
 pub mod args;
 pub mod cache;
 pub mod config;
 pub mod confine;
+pub mod pull;
 pub mod run;
 pub mod validate;
 pub mod values;
@@ -17,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use krusty_fetch::Cache;
+use krusty_fetch::{Cache, FetchError, Fetcher};
 use krusty_ops::absorb::absorb;
 use krusty_resource::{Origin, ResMap, Resource};
 
@@ -52,6 +54,8 @@ pub struct HelmOptions {
     pub debug: bool,
     /// The longest one helm command may run.
     pub timeout: Duration,
+    /// The most one helm command may print on stdout.
+    pub max_output: usize,
     /// Keep helm's output in krusty's cache and reuse it (see [`cache`]).
     pub cache: bool,
 }
@@ -65,23 +69,27 @@ impl Default for HelmOptions {
             kube_version: String::new(),
             debug: false,
             timeout: Duration::from_secs(300),
+            max_output: 512 << 20,
             cache: true,
         }
     }
 }
 
 /// Helm for one build: the options, the version of the binary (asked
-/// once), and the API versions charts share.
+/// once), the API versions charts share, and the build's fetcher (its
+/// cache, and charts pulled at an exact version).
 #[derive(Debug)]
 pub(crate) struct Helm {
     /// The flags.
     pub opts: HelmOptions,
+    /// Fetches charts pulled at an exact version; its cache is krusty's.
+    fetcher: Arc<Fetcher>,
+    /// `--offline`: no pull, charts come from the chart home or the cache.
+    offline: bool,
     version: OnceLock<Result<String, BuildError>>,
     /// The storage of `--helm-api-versions`, which charts share in
     /// Kustomize (see [`ApiVersions`]): as long as Go's slice has room.
     shared_api_versions: Mutex<Vec<String>>,
-    /// krusty's cache, when charts' output is cached (found on first use).
-    cache: OnceLock<Option<Cache>>,
 }
 
 /// The API versions a chart passes to helm.
@@ -103,23 +111,29 @@ enum ApiVersions {
 }
 
 impl Helm {
-    /// Helm with these flags.
-    pub(crate) fn new(opts: HelmOptions) -> Helm {
+    /// Helm with these flags, fetching through `fetcher` (`offline`: from
+    /// its cache only).
+    pub(crate) fn new(opts: HelmOptions, fetcher: Arc<Fetcher>, offline: bool) -> Helm {
         let mut shared = opts.api_versions.clone();
         shared.resize(go_capacity(shared.len()), String::new());
         Helm {
             opts,
+            fetcher,
+            offline,
             version: OnceLock::new(),
             shared_api_versions: Mutex::new(shared),
-            cache: OnceLock::new(),
         }
     }
 
     /// The cache for charts' output, unless turned off or not found.
     fn cache(&self) -> Option<&Cache> {
-        self.cache
-            .get_or_init(|| self.opts.cache.then(|| Cache::locate().ok()).flatten())
-            .as_ref()
+        self.opts.cache.then(|| self.chart_cache()).flatten()
+    }
+
+    /// The cache pulled charts are kept in (krusty's, as the build's
+    /// fetcher finds it), unless not found.
+    fn chart_cache(&self) -> Option<&Cache> {
+        self.fetcher.cache().ok()
     }
 
     /// The API versions of a chart whose own are `own`, as Kustomize
@@ -183,6 +197,7 @@ impl Helm {
             command: &self.opts.command,
             config_home,
             timeout: self.opts.timeout,
+            max_output: self.opts.max_output,
         }
     }
 }
@@ -241,7 +256,7 @@ pub(crate) fn field_steps(
                 globals: globals.clone(),
                 ..chart.clone()
             };
-            let shown = chart.to_yaml();
+            let shown = krusty_fetch::redact(&chart.to_yaml()).into_owned();
             let step = configure(chart, loader, helm).map_err(|e| {
                 e.context(format!(
                     "trouble configuring builtin {KIND} with config: `\n{shown}`"
@@ -263,21 +278,15 @@ pub(crate) fn field_steps(
 }
 
 /// The step of an `apiVersion: builtin` `HelmChartInflationGenerator`
-/// config `c` (named `id`) listed in `field`, recording `origin`.
+/// config `c` (named `id`), recording `origin`.
 pub(crate) fn config_step(
     c: &Resource,
     id: &krusty_resource::ResId,
-    field: &str,
     loader: &Loader,
     helm: &Arc<Helm>,
     origin: Origin,
 ) -> BuildResult<Step> {
     let fails = |e: BuildError| e.context(format!("plugin {id} fails configuration"));
-    if field != "generators" {
-        return Err(BuildError::new(format!(
-            "{field}: {id} is a generator; it cannot be used in '{field}'"
-        )));
-    }
     if !helm.opts.enabled {
         return Err(fails(BuildError::new("must specify --enable-helm")));
     }
@@ -440,9 +449,9 @@ impl ChartStep {
     }
 
     /// The chart's folder, and whether it is there: the chart home's when
-    /// present; else, for a chart with `repo` and krusty's cache in use,
-    /// the cache's (pulled into it on first use); else the chart home's,
-    /// where helm is to pull it, as Kustomize does.
+    /// present; else, for a chart with `repo` and krusty's cache in use
+    /// (or `--offline`), the cache's (pulled into it on first use); else
+    /// the chart home's, where helm is to pull it, as Kustomize does.
     fn locate(&self, tmp: &TempDir) -> BuildResult<ChartDir> {
         let local = ChartDir {
             present: is_dir(&self.chart_home.join(&self.chart.name)),
@@ -452,7 +461,8 @@ impl ChartStep {
         if local.present || self.chart.repo.is_empty() || !self.values_readable_from_cache() {
             return Ok(local);
         }
-        let pulled = match self.helm.cache() {
+        let use_cache = self.helm.opts.cache || self.helm.offline;
+        let pulled = match self.helm.chart_cache().filter(|_| use_cache) {
             Some(cache) => self.pulled(cache, tmp)?,
             None => None,
         };
@@ -488,10 +498,20 @@ impl ChartStep {
             || is_within(&self.chart_home.join(&self.chart.name), &self.loader.root)
     }
 
-    /// The chart in krusty's cache, pulled into it (once, published
-    /// whole) when missing; `None` when the cache cannot be written, so
-    /// that the chart is pulled into the chart home instead.
+    /// The chart in krusty's cache, pulled into it when missing: at an
+    /// exact version by the fetch layer, checked against the repository's
+    /// digest on every build (see [`pull`]); else by `helm pull`, once,
+    /// published whole. `None` when the cache cannot be written, so that
+    /// the chart is pulled into the chart home instead.
     fn pulled(&self, cache: &Cache, tmp: &TempDir) -> BuildResult<Option<PathBuf>> {
+        if validate::is_exact_version(&self.chart.version) {
+            // helm is asked its version before a first pull, as Kustomize
+            // asks it before anything else.
+            if !self.helm.offline && pull::recorded(cache, &self.chart).is_none() {
+                self.helm.version(&self.config_home(tmp))?;
+            }
+            return pull::chart(&self.helm.fetcher, self.helm.offline, cache, &self.chart);
+        }
         let entry = cache::chart_entry(
             cache,
             &self.chart.repo,
@@ -501,6 +521,9 @@ impl ChartStep {
         let dir = entry.join(&self.chart.name);
         if is_dir(&dir) {
             return Ok(Some(dir));
+        }
+        if self.helm.offline {
+            return Err(self.offline_miss(Some(cache)));
         }
         let config_home = self.config_home(tmp);
         self.helm.version(&config_home)?;
@@ -522,6 +545,24 @@ impl ChartStep {
             ))
         })?;
         Ok(Some(dir))
+    }
+
+    /// The error of `--offline` for a chart that is neither in the chart
+    /// home nor in `cache`.
+    fn offline_miss(&self, cache: Option<&Cache>) -> BuildError {
+        let version = match self.chart.version.as_str() {
+            "" => String::new(),
+            v => format!(" {v}"),
+        };
+        let cache = cache.map_or(String::new(), |c| {
+            format!(" nor in the cache ({})", c.root().display())
+        });
+        BuildError::Fetch(FetchError::Offline(format!(
+            "--offline: the chart {}{version} of {} is not in the chart home ({}){cache}; build once without --offline to pull it",
+            self.chart.name,
+            krusty_fetch::redact(&self.chart.repo),
+            self.chart_home.display(),
+        )))
     }
 
     /// `HELM_CONFIG_HOME` for the chart: its `configHome`, else a folder
@@ -555,15 +596,21 @@ impl ChartStep {
                     "no repo specified for pull, no chart found at '{shown}'"
                 )));
             }
+            if self.helm.offline {
+                return Err(self.offline_miss(self.helm.chart_cache()));
+            }
             helm.run(&args::pull(&self.chart, &self.chart_home))?;
         }
         let values = match values {
             Some(v) => v,
             None => self.values_text(chart_dir)?,
         };
-        let values_file = tmp
-            .path()
-            .join(format!("{}-kustomize-values.yaml", self.chart.name));
+        // A chart in a folder of the chart home (`team/app`) gets a file
+        // of the temporary folder too.
+        let values_file = tmp.path().join(format!(
+            "{}-kustomize-values.yaml",
+            self.chart.name.replace('/', "_")
+        ));
         std::fs::write(&values_file, values)
             .map_err(|e| BuildError::new(format!("failed to write values file: {e}")))?;
         helm.run(&self.template_args(&chart_dir.path, &values_file))
@@ -641,14 +688,54 @@ mod tests {
     use super::*;
 
     fn helm(flags: &[&str]) -> Helm {
-        Helm::new(HelmOptions {
+        let opts = HelmOptions {
             api_versions: flags.iter().map(|s| s.to_string()).collect(),
             ..HelmOptions::default()
-        })
+        };
+        Helm::new(opts, Arc::default(), false)
     }
 
     fn list(items: &[&str]) -> Option<Vec<String>> {
         Some(items.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// The output cache and pulled charts live in the cache the build's
+    /// fetch options name, not in the one the environment would give.
+    #[test]
+    fn helm_uses_the_cache_the_build_is_given() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = TempDir::new().unwrap();
+        let root = tmp.path();
+        let fake = root.join("fake-helm");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\ncase \"$1\" in version) echo v3.17.2+gdead;; *) printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: c\\n';; esac\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(root.join("app/charts/c")).unwrap();
+        std::fs::write(
+            root.join("app/kustomization.yaml"),
+            "helmCharts:\n- name: c\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("app/charts/c/Chart.yaml"), "name: c\n").unwrap();
+        std::fs::write(root.join("app/charts/c/values.yaml"), "{}\n").unwrap();
+        let opts = crate::BuildOptions {
+            helm: HelmOptions {
+                enabled: true,
+                command: fake.display().to_string(),
+                ..HelmOptions::default()
+            },
+            fetch: crate::FetchOptions {
+                cache_dir: Some(root.join("given-cache")),
+                ..crate::FetchOptions::default()
+            },
+            ..crate::BuildOptions::default()
+        };
+        let built = crate::build(&root.join("app"), &opts).unwrap();
+        assert_eq!(built.resources.len(), 1);
+        assert!(root.join("given-cache/helm").is_dir());
     }
 
     #[test]

@@ -10,9 +10,6 @@ use krusty_runtime::process::{self, Failure};
 
 use crate::error::{BuildError, BuildResult};
 
-/// The most helm may print on stdout.
-const MAX_OUTPUT: usize = 1 << 30;
-
 /// The helm command and its environment for one chart.
 pub struct Invocation<'a> {
     /// The command (a path, or a name looked up on `PATH`).
@@ -21,6 +18,8 @@ pub struct Invocation<'a> {
     pub config_home: &'a Path,
     /// The longest helm may run.
     pub timeout: Duration,
+    /// The most helm may print on stdout.
+    pub max_output: usize,
 }
 
 impl Invocation<'_> {
@@ -51,7 +50,7 @@ impl Invocation<'_> {
             let message = format!(
                 "unable to run: '{} {}' with env=[{}] (is '{}' installed?): {why}",
                 self.command,
-                args.join(" "),
+                krusty_fetch::redact(&args.join(" ")),
                 env.join(" "),
                 self.command
             );
@@ -69,7 +68,7 @@ impl Invocation<'_> {
                 cmd.env(name, value);
             }
         }
-        match process::run(cmd, Vec::new(), self.timeout, MAX_OUTPUT, None, &|| {}) {
+        match process::run(cmd, Vec::new(), self.timeout, self.max_output, None, &|| {}) {
             Ok(done) if done.status.success() => Ok(done.stdout),
             Ok(done) => Err(fail(&done.stderr, &done.stdout, go_exit(done.status))),
             Err(Failure::Spawn(e)) => Err(fail(
@@ -88,7 +87,10 @@ impl Invocation<'_> {
             Err(Failure::TooMuchOutput) => Err(fail(
                 b"",
                 b"",
-                format!("killed after printing more than {MAX_OUTPUT} bytes"),
+                format!(
+                    "killed after printing more than {} bytes (the output limit)",
+                    self.max_output
+                ),
             )),
         }
     }
@@ -278,6 +280,7 @@ mod tests {
                 command,
                 config_home: home.path(),
                 timeout: Duration::from_secs(5),
+                max_output: 1 << 20,
             }
             .run(&["version".to_string()])
             .unwrap_err()
@@ -305,6 +308,7 @@ mod tests {
             command: "/bin/sh",
             config_home: home.path(),
             timeout: Duration::from_secs(5),
+            max_output: 1 << 20,
         }
         .run(&["-c".into(), "echo oops >&2; exit 3".into()])
         .unwrap_err()

@@ -127,7 +127,7 @@ fn repo(repo: &str) -> BuildResult<()> {
     }
     Err(invalid(
         "repo",
-        repo,
+        &krusty_fetch::redact(repo),
         "a chart repository is an http://, https:// or oci:// URL with a host (helm pulls from nothing else)",
     ))
 }
