@@ -247,15 +247,16 @@ pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
 
 impl Selector {
     /// Whether a resource id is selected by this selector's id part
-    /// (exact names; empty fields match anything).
+    /// (exact names; empty fields match anything). As in Kustomize, a
+    /// resource without a namespace, cluster-scoped ones included, is in
+    /// `default` here.
     pub fn selects_id(&self, id: &ResId) -> bool {
         let ns_ok = self.namespace.is_empty() || {
-            let own = ResId {
-                gvk: self.gvk.clone(),
-                name: Default::default(),
-                namespace: self.namespace.as_str().into(),
+            let namespace = match id.namespace.as_str() {
+                "" => "default",
+                ns => ns,
             };
-            own.effective_namespace() == id.effective_namespace()
+            self.namespace == namespace
         };
         (self.name.is_empty() || self.name == id.name) && ns_ok && id.gvk.is_selected_by(&self.gvk)
     }
