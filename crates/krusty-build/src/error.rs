@@ -108,8 +108,19 @@ impl BuildError {
 }
 
 impl std::fmt::Display for BuildError {
+    /// The message, with the user information of every URL in it
+    /// redacted (`https://***@host/...`), whatever part of it names one.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
+        f.write_str(&krusty_fetch::redact(&Unredacted(self).to_string()))
+    }
+}
+
+/// A build error's message as its parts give it.
+struct Unredacted<'a>(&'a BuildError);
+
+impl std::fmt::Display for Unredacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
             BuildError::Message(m) => f.write_str(m),
             BuildError::Op(e) => e.fmt(f),
             BuildError::Resource(e) => e.fmt(f),

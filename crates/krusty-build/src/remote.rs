@@ -98,7 +98,7 @@ impl Remotes {
             Arc::new(RemoteRoot {
                 root: root.clone(),
                 prefix: PathBuf::from(prefix),
-                repo: url.clone_url(),
+                repo: krusty_fetch::redact(&url.clone_url()).into_owned(),
                 reference: url.reference.clone(),
             })
         });

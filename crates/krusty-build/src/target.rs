@@ -837,8 +837,10 @@ impl Context {
             Ok(body) => {
                 let text = std::str::from_utf8(&body)
                     .map_err(|_| BuildError::new(from("the file is not UTF-8 text".to_string())));
+                // The origin records the URL without its credentials.
+                let shown = krusty_fetch::redact(entry);
                 match text.and_then(|t| {
-                    self.resources_in_text(t, Path::new(entry), entry, loader.remote.as_ref())
+                    self.resources_in_text(t, Path::new(&*shown), entry, loader.remote.as_ref())
                 }) {
                     Ok(gathered) => return Ok(gathered),
                     Err(e) => match git {

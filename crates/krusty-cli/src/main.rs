@@ -114,6 +114,14 @@ struct BuildArgs {
     /// one missing from it is an error.
     #[arg(long = "offline")]
     offline: bool,
+    /// Stop a download (a remote file, catalog or program, an OCI pull)
+    /// that has not ended after this many seconds, redirects included.
+    #[arg(long = "fetch-timeout", value_name = "SECONDS", default_value_t = 300.0)]
+    fetch_timeout: f64,
+    /// Refuse a download larger than this: bytes, or with a unit (256Mi,
+    /// 1Gi, 500M).
+    #[arg(long = "fetch-max-size", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_build::parse_size)]
+    fetch_max_size: u64,
     #[command(flatten)]
     functions: FunctionArgs,
     #[command(flatten)]
@@ -348,6 +356,19 @@ fn run_cache(command: &CacheCommand) -> Result<(), String> {
     Ok(())
 }
 
+/// The bounds on each download, from `--fetch-timeout` and
+/// `--fetch-max-size`.
+fn fetch_limits(args: &BuildArgs) -> Result<krusty_build::FetchLimits, String> {
+    let timeout = std::time::Duration::try_from_secs_f64(args.fetch_timeout)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or("--fetch-timeout must be a positive number of seconds")?;
+    Ok(krusty_build::FetchLimits {
+        timeout,
+        max_bytes: args.fetch_max_size,
+    })
+}
+
 fn run_build(args: &BuildArgs) -> Result<(), String> {
     let opts = BuildOptions {
         load_restrictor: args.load_restrictor,
@@ -359,6 +380,7 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
             progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             cache_dir: None,
             function_cache: !args.functions.no_function_cache,
+            limits: fetch_limits(args)?,
         },
         fetcher: None,
     };

@@ -35,6 +35,9 @@ pub enum FetchError {
     Verify(String),
     /// An executable's source, hash or archive is unusable.
     Artifact(String),
+    /// An OCI artifact carries no signature by the `--verify-key` keys,
+    /// or a key file is unusable.
+    Signature(String),
 }
 
 impl fmt::Display for FetchError {
@@ -48,7 +51,8 @@ impl fmt::Display for FetchError {
             | FetchError::Cache(text)
             | FetchError::Oci(text)
             | FetchError::Verify(text)
-            | FetchError::Artifact(text) => f.write_str(text),
+            | FetchError::Artifact(text)
+            | FetchError::Signature(text) => f.write_str(text),
             FetchError::HttpStatus { code, reason } => {
                 write!(f, "HTTP Error: status code {code} ({reason})")
             }

@@ -26,6 +26,7 @@ pub mod go;
 pub mod http;
 pub mod oci;
 mod progress;
+mod redact;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,11 +36,12 @@ use std::time::Duration;
 pub use cache::Cache;
 pub use error::FetchError;
 pub use git_url::GitUrl;
-pub use http::is_http_url;
+pub use http::{is_http_url, Limits};
 pub use oci::{
     is_oci_reference, OciBlob, OciReference, CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE,
     EXEC_MEDIA_TYPE, STARLARK_MEDIA_TYPE,
 };
+pub use redact::{redact, REDACTED};
 
 use crate::git::{is_commit_id, Git};
 use crate::progress::Progress;
@@ -56,6 +58,9 @@ pub struct FetchOptions {
     /// Keep the results of idempotent functions in the cache and reuse
     /// them (see [`FetchOptions::function_cache`]).
     pub function_cache: bool,
+    /// The time and size bounds on each download (`--fetch-timeout`,
+    /// `--fetch-max-size`).
+    pub limits: Limits,
 }
 
 impl FetchOptions {
@@ -143,7 +148,13 @@ impl Fetcher {
             let parsed = OciReference::parse(reference)?;
             let cache = self.cache()?;
             let _progress = Progress::start(self.options.progress, reference);
-            oci::pull_layer(cache, self.options.offline, &parsed, accepted_media_types)
+            oci::pull_layer(
+                cache,
+                self.options.offline,
+                &parsed,
+                accepted_media_types,
+                self.options.limits,
+            )
         })
         .clone()
     }
@@ -185,7 +196,7 @@ impl Fetcher {
                     )));
                 }
                 let _progress = Progress::start(self.options.progress, &url);
-                http::get(&url, HTTP_TIMEOUT, artifact::MAX_PROGRAM_BYTES)?
+                http::download(&url, HTTP_TIMEOUT, self.options.limits)?
             }
         };
         artifact::verify(uri, &expected, &bytes)?;
@@ -205,7 +216,7 @@ impl Fetcher {
             });
         }
         let _progress = Progress::start(self.options.progress, url);
-        let body = http::get(url, timeout, http::MAX_BYTES)?;
+        let body = http::download(url, timeout, self.options.limits)?;
         // The copy only serves --offline builds; failing to keep it is no
         // reason to fail this one.
         let _ = cache.write_file(&copy, &body);

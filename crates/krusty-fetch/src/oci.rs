@@ -14,19 +14,24 @@
 //! registry over HTTPS. Credentials come from the docker configuration
 //! (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`: `auths`,
 //! `credHelpers` and `credsStore`); a registry that asks for a bearer
-//! token gets one from its token service with them.
+//! token gets one from its token service with them (the token service
+//! over HTTPS, or plain HTTP on loopback).
+//!
+//! Every request goes through [`crate::http`]: one deadline for the whole
+//! pull (token, manifest and layer; `--fetch-timeout`), manifests of at
+//! most 4 MiB, token answers of at most 256 KiB and layers of at most the
+//! size their manifest gives (and `--fetch-max-size`), each bound applied
+//! before the bytes are buffered; redirects (blob stores) by the HTTP
+//! layer's rules, the registry's credentials only to the registry.
 
 use std::fmt;
 use std::sync::Arc;
 
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::manifest::{IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE};
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
 use sha2::{Digest, Sha256};
 
 use crate::cache::{self, Cache};
 use crate::error::FetchError;
+use crate::http::{self, Answer, Deadline, Failure, Limits};
 
 /// The media type of a layer holding a function catalog (KEP-2906).
 pub const CATALOG_MEDIA_TYPE: &str =
@@ -46,11 +51,15 @@ pub const STARLARK_MEDIA_TYPE: &str =
 /// The scheme of OCI references.
 const SCHEME: &str = "oci://";
 
-/// The largest layer pulled.
+/// The largest exec program read from a file or unpacked from an
+/// archive.
 pub const MAX_LAYER_BYTES: u64 = 512 << 20;
 
 /// The largest manifest read.
-const MAX_MANIFEST_BYTES: usize = 4 << 20;
+const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+
+/// The largest answer of a token service read.
+const MAX_TOKEN_BYTES: u64 = 256 << 10;
 
 /// Whether `text` is an `oci://` reference (scheme in any case).
 pub fn is_oci_reference(text: &str) -> bool {
@@ -148,21 +157,6 @@ impl OciReference {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| ip.is_loopback())
     }
-
-    fn client_reference(&self) -> Reference {
-        match (&self.digest, &self.tag) {
-            (Some(digest), _) => Reference::with_digest(
-                self.registry.clone(),
-                self.repository.clone(),
-                digest.clone(),
-            ),
-            (None, tag) => Reference::with_tag(
-                self.registry.clone(),
-                self.repository.clone(),
-                tag.clone().unwrap_or_else(|| "latest".to_string()),
-            ),
-        }
-    }
 }
 
 impl fmt::Display for OciReference {
@@ -232,15 +226,19 @@ struct Layer {
 }
 
 /// Pulls the first layer of `reference` whose media type is one of
-/// `accepted`, through `cache`; with `offline`, from the cache only.
+/// `accepted`, through `cache`, within `limits` (one deadline for the
+/// whole pull); with `offline`, from the cache only.
 pub(crate) fn pull_layer(
     cache: &Cache,
     offline: bool,
     reference: &OciReference,
     accepted: &[&str],
+    limits: Limits,
 ) -> Result<OciBlob, FetchError> {
+    let deadline = Deadline::after(limits.timeout);
+    let connect = || Registry::connect(reference, deadline, limits.max_bytes);
     let mut registry = None;
-    let manifest = manifest(cache, offline, reference, &mut registry)?;
+    let manifest = manifest(cache, offline, reference, &mut registry, connect)?;
     let layer = pick_layer(reference, &manifest, accepted)?;
     if let Some(bytes) = cached_blob(cache, &layer.digest) {
         return Ok(blob(layer, bytes));
@@ -248,16 +246,13 @@ pub(crate) fn pull_layer(
     if offline {
         return Err(offline_miss(cache, reference));
     }
-    if layer.size > MAX_LAYER_BYTES {
+    if layer.size > limits.max_bytes {
         return Err(FetchError::Oci(format!(
-            "{reference}: the layer {} is {} bytes, more than the {MAX_LAYER_BYTES} krusty pulls",
-            layer.digest, layer.size
+            "{reference}: the layer {} is {} bytes, more than the {} krusty pulls (--fetch-max-size)",
+            layer.digest, layer.size, limits.max_bytes
         )));
     }
-    let registry = match registry {
-        Some(r) => r,
-        None => Registry::connect(reference)?,
-    };
+    let mut registry = registry.unwrap_or_else(connect);
     let bytes = registry.blob(&layer)?;
     check_digest(reference, "layer", &layer.digest, &bytes)?;
     // The copy only spares later pulls; failing to keep it fails nothing.
@@ -275,12 +270,13 @@ fn blob(layer: Layer, bytes: Vec<u8>) -> OciBlob {
 
 /// The manifest of `reference`: from the cache when its digest is known
 /// (named, or recorded for the tag with `offline`), else from the
-/// registry (connected into `registry`).
+/// registry (connected into `registry` by `connect`).
 fn manifest(
     cache: &Cache,
     offline: bool,
     reference: &OciReference,
     registry: &mut Option<Registry>,
+    connect: impl FnOnce() -> Registry,
 ) -> Result<Vec<u8>, FetchError> {
     let record = tag_record(cache, reference);
     if let Some(digest) = &reference.digest {
@@ -299,8 +295,8 @@ fn manifest(
     if offline {
         return Err(offline_miss(cache, reference));
     }
-    let connected = registry.insert(Registry::connect(reference)?);
-    let (bytes, digest) = connected.manifest()?;
+    let connected = registry.insert(connect());
+    let (bytes, digest) = connected.manifest(reference)?;
     if let Some(named) = &reference.digest {
         check_digest(reference, "manifest", named, &bytes)?;
     } else if let Some(told) = parse_digest(&digest) {
@@ -405,139 +401,275 @@ fn offline_miss(cache: &Cache, reference: &OciReference) -> FetchError {
     ))
 }
 
-/// A connection to one registry: the OCI client on a small runtime of
-/// its own (krusty is not async elsewhere).
+/// A connection to one registry, through the fetch layer's HTTP client
+/// (its bounds and redirect rules): the distribution API's manifest and
+/// blob GETs, with a bearer token from the registry's token service, or
+/// the basic credentials, once the registry asks for them.
 struct Registry {
-    runtime: tokio::runtime::Runtime,
-    client: Client,
-    reference: Reference,
+    /// `http://host[:port]` or `https://host[:port]`.
+    base: String,
+    /// `/v2/REPOSITORY`.
+    repository: String,
+    /// The reference as written, for messages.
     display: String,
-    auth: RegistryAuth,
+    /// The registry's `host:port`, as the docker configuration names it.
+    registry: String,
+    /// The `Authorization` value once the registry asked for one.
+    authorization: Option<String>,
+    deadline: Deadline,
+    max_bytes: u64,
 }
 
+/// The media types of manifests asked for.
+const MANIFEST_MEDIA_TYPES: &str =
+    "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
+
 impl Registry {
-    fn connect(reference: &OciReference) -> Result<Registry, FetchError> {
-        // reqwest's rustls needs a process-wide crypto provider: ring, which
-        // ureq uses too. Another caller may have installed one already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                FetchError::Oci(format!("{reference}: cannot start the OCI client: {e}"))
-            })?;
-        let protocol = if reference.plain_http() {
-            ClientProtocol::HttpsExcept(vec![reference.registry.clone()])
+    fn connect(reference: &OciReference, deadline: Deadline, max_bytes: u64) -> Registry {
+        let scheme = if reference.plain_http() {
+            "http"
         } else {
-            ClientProtocol::Https
+            "https"
         };
-        let config = ClientConfig {
-            protocol,
-            connect_timeout: Some(crate::HTTP_TIMEOUT),
-            read_timeout: Some(crate::HTTP_TIMEOUT),
-            ..ClientConfig::default()
+        // Docker Hub's API is not served at its name.
+        let host = match reference.registry.as_str() {
+            "docker.io" => "index.docker.io",
+            other => other,
         };
-        let client = Client::try_from(config).map_err(|e| {
-            FetchError::Oci(format!("{reference}: cannot start the OCI client: {e}"))
-        })?;
-        Ok(Registry {
-            runtime,
-            client,
-            reference: reference.client_reference(),
+        Registry {
+            base: format!("{scheme}://{host}"),
+            repository: format!("/v2/{}", reference.repository),
             display: reference.to_string(),
-            auth: credentials(&reference.registry),
-        })
+            registry: reference.registry.clone(),
+            authorization: None,
+            deadline,
+            max_bytes,
+        }
     }
 
     /// The manifest's bytes and the digest the registry gives for them.
-    fn manifest(&self) -> Result<(Vec<u8>, String), FetchError> {
-        let accepted = [OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE];
-        let (bytes, digest) = self
-            .runtime
-            .block_on(
-                self.client
-                    .pull_manifest_raw(&self.reference, &self.auth, &accepted),
-            )
-            .map_err(|e| self.error("reading the manifest", e))?;
-        if bytes.len() > MAX_MANIFEST_BYTES {
-            return Err(FetchError::Oci(format!(
-                "{}: the manifest is larger than {MAX_MANIFEST_BYTES} bytes",
-                self.display
-            )));
-        }
-        Ok((bytes.to_vec(), digest))
+    fn manifest(&mut self, reference: &OciReference) -> Result<(Vec<u8>, String), FetchError> {
+        let name = reference
+            .digest
+            .clone()
+            .or_else(|| reference.tag.clone())
+            .unwrap_or_else(|| "latest".to_string());
+        let max = self.max_bytes.min(MAX_MANIFEST_BYTES);
+        let path = format!("{}/manifests/{name}", self.repository);
+        let answer = self.get(&path, MANIFEST_MEDIA_TYPES, max, "reading the manifest")?;
+        let digest = answer
+            .header("docker-content-digest")
+            .unwrap_or_default()
+            .to_string();
+        Ok((answer.body, digest))
     }
 
     /// The bytes of `layer`, of at most the size the manifest gives.
-    fn blob(&self, layer: &Layer) -> Result<Vec<u8>, FetchError> {
-        let mut out = Bounded {
-            bytes: Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0)),
-            limit: layer.size,
-        };
-        self.runtime
-            .block_on(
-                self.client
-                    .pull_blob(&self.reference, layer.digest.as_str(), &mut out),
-            )
-            .map_err(|e| self.error(&format!("pulling the layer {}", layer.digest), e))?;
-        Ok(out.bytes)
+    fn blob(&mut self, layer: &Layer) -> Result<Vec<u8>, FetchError> {
+        let path = format!("{}/blobs/{}", self.repository, layer.digest);
+        let doing = format!("pulling the layer {}", layer.digest);
+        Ok(self.get(&path, "*/*", layer.size, &doing)?.body)
     }
 
-    fn error(&self, doing: &str, e: oci_client::errors::OciDistributionError) -> FetchError {
-        FetchError::Oci(format!("{}: {doing}: {e}", self.display))
-    }
-}
-
-/// A buffer that refuses to grow past `limit` bytes (a registry sending
-/// more than the manifest announced is cut off, not followed).
-struct Bounded {
-    bytes: Vec<u8>,
-    limit: u64,
-}
-
-impl tokio::io::AsyncWrite for Bounded {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        data: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        if (self.bytes.len() + data.len()) as u64 > self.limit {
-            let limit = self.limit;
-            return std::task::Poll::Ready(Err(std::io::Error::other(format!(
-                "the registry sent more than the {limit} bytes the manifest gives"
-            ))));
+    /// GETs `path` of the registry, authenticating once when it asks; an
+    /// answer outside 2xx is an error.
+    fn get(
+        &mut self,
+        path: &str,
+        accept: &str,
+        max: u64,
+        doing: &str,
+    ) -> Result<Answer, FetchError> {
+        let url = format!("{}{path}", self.base);
+        let mut answer = self.send(&url, accept, max, doing)?;
+        if answer.status == 401 && self.authorization.is_none() {
+            if let Some(challenge) = answer.header("www-authenticate").map(str::to_string) {
+                if self.authenticate(&challenge)? {
+                    answer = self.send(&url, accept, max, doing)?;
+                }
+            }
         }
-        self.bytes.extend_from_slice(data);
-        std::task::Poll::Ready(Ok(data.len()))
+        if !(200..300).contains(&answer.status) {
+            return Err(FetchError::Oci(format!(
+                "{}: {doing}: {}",
+                self.display,
+                status_text(&answer)
+            )));
+        }
+        Ok(answer)
     }
 
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
+    fn send(&self, url: &str, accept: &str, max: u64, doing: &str) -> Result<Answer, FetchError> {
+        let mut headers = vec![("Accept", accept.to_string())];
+        if let Some(authorization) = &self.authorization {
+            headers.push(("Authorization", authorization.clone()));
+        }
+        http::exchange(url, headers, crate::HTTP_TIMEOUT, self.deadline, max)
+            .map_err(|f| self.failure(doing, max, f, url))
     }
 
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
+    /// Answers the registry's challenge: a bearer token from its token
+    /// service (with the docker configuration's credentials, if any), or
+    /// those credentials themselves for a basic one. `false` when there is
+    /// nothing to answer it with.
+    fn authenticate(&mut self, challenge: &str) -> Result<bool, FetchError> {
+        let (scheme, params) = parse_challenge(challenge);
+        let credentials = credentials(&self.registry);
+        if scheme.eq_ignore_ascii_case("basic") {
+            self.authorization = credentials.map(|(u, p)| http::basic(&u, &p));
+            return Ok(self.authorization.is_some());
+        }
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Ok(false);
+        }
+        let param = |name: &str| {
+            params
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        };
+        let doing = "getting a token";
+        let bad = |why: String| FetchError::Oci(format!("{}: {doing}: {why}", self.display));
+        let realm = param("realm").ok_or_else(|| bad("the challenge names no realm".into()))?;
+        let mut url = url::Url::parse(realm)
+            .map_err(|e| bad(format!("the realm {realm:?} is not a URL: {e}")))?;
+        let loopback = url.host().is_some_and(|h| match h {
+            url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+            url::Host::Ipv4(ip) => ip.is_loopback(),
+            url::Host::Ipv6(ip) => ip.is_loopback(),
+        });
+        if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
+            return Err(bad(format!(
+                "the token service {:?} is not https:// (plain http only on loopback)",
+                crate::redact(realm)
+            )));
+        }
+        let scope = format!("repository:{}:pull", &self.repository["/v2/".len()..]);
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("scope", param("scope").unwrap_or(&scope));
+            if let Some(service) = param("service") {
+                query.append_pair("service", service);
+            }
+        }
+        let mut headers = Vec::new();
+        if let Some((user, password)) = &credentials {
+            headers.push(("Authorization", http::basic(user, password)));
+        }
+        let answer = http::exchange(
+            url.as_str(),
+            headers,
+            crate::HTTP_TIMEOUT,
+            self.deadline,
+            MAX_TOKEN_BYTES,
+        )
+        .map_err(|f| self.failure(doing, MAX_TOKEN_BYTES, f, url.as_str()))?;
+        if !(200..300).contains(&answer.status) {
+            return Err(bad(status_text(&answer)));
+        }
+        let json: serde_json::Value = serde_json::from_slice(&answer.body)
+            .map_err(|e| bad(format!("the token service's answer is not JSON: {e}")))?;
+        let token = ["token", "access_token"]
+            .iter()
+            .find_map(|k| {
+                json.get(k)
+                    .and_then(|t| t.as_str())
+                    .filter(|t| !t.is_empty())
+            })
+            .ok_or_else(|| bad("the token service's answer holds no token".into()))?;
+        self.authorization = Some(format!("Bearer {token}"));
+        Ok(true)
+    }
+
+    /// The error for an exchange with `url` that failed while `doing`.
+    fn failure(&self, doing: &str, max: u64, failure: Failure, url: &str) -> FetchError {
+        let why = match failure {
+            Failure::TooLarge(_) if doing.starts_with("pulling the layer") => {
+                format!("the registry sent more than the {max} bytes the manifest gives")
+            }
+            Failure::TooLarge(_) => format!("the answer is larger than {max} bytes"),
+            other => other.into_error(url, None).to_string(),
+        };
+        FetchError::Oci(format!("{}: {doing}: {why}", self.display))
     }
 }
 
-/// The credentials the docker configuration holds for `registry`;
-/// anonymous when it holds none (or cannot be read).
-fn credentials(registry: &str) -> RegistryAuth {
+/// `401 Unauthorized` and the registry's own error codes and messages.
+fn status_text(answer: &Answer) -> String {
+    let mut text = format!("{} {}", answer.status, http::reason_phrase(answer.status))
+        .trim_end()
+        .to_string();
+    let errors: Vec<String> = serde_json::from_slice::<serde_json::Value>(&answer.body)
+        .ok()
+        .and_then(|j| j.get("errors").and_then(|e| e.as_array()).cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|e| {
+            let field = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+            format!("{} {}", field("code"), field("message"))
+                .trim()
+                .to_string()
+        })
+        .filter(|e| !e.is_empty())
+        .collect();
+    if !errors.is_empty() {
+        text.push_str(": ");
+        text.push_str(&errors.join("; "));
+    }
+    text
+}
+
+/// The scheme of a `WWW-Authenticate` challenge and its `key="value"`
+/// parameters.
+fn parse_challenge(challenge: &str) -> (String, Vec<(String, String)>) {
+    let challenge = challenge.trim();
+    let (scheme, mut rest) = challenge
+        .split_once(char::is_whitespace)
+        .unwrap_or((challenge, ""));
+    let mut params = Vec::new();
+    loop {
+        rest = rest.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+        let Some((key, after)) = rest.split_once('=') else {
+            break;
+        };
+        let (value, after) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let mut value = String::new();
+                let mut chars = quoted.char_indices();
+                let mut end = quoted.len();
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' => value.extend(chars.next().map(|(_, c)| c)),
+                        '"' => {
+                            end = i + 1;
+                            break;
+                        }
+                        c => value.push(c),
+                    }
+                }
+                (value, &quoted[end..])
+            }
+            None => {
+                let end = after.find(',').unwrap_or(after.len());
+                (after[..end].trim().to_string(), &after[end..])
+            }
+        };
+        params.push((key.trim().to_string(), value));
+        rest = after;
+    }
+    (scheme.to_string(), params)
+}
+
+/// The credentials the docker configuration holds for `registry`; none
+/// when it holds none (or cannot be read).
+fn credentials(registry: &str) -> Option<(String, String)> {
     match docker_credential::get_credential(registry) {
         Ok(docker_credential::DockerCredential::UsernamePassword(user, password)) => {
-            RegistryAuth::Basic(user, password)
+            Some((user, password))
         }
         // An identity token is a refresh token for the registry's OAuth2
-        // service, which the client cannot exchange: go anonymous.
-        Ok(docker_credential::DockerCredential::IdentityToken(_)) | Err(_) => {
-            RegistryAuth::Anonymous
-        }
+        // service, which is not used: go anonymous.
+        Ok(docker_credential::DockerCredential::IdentityToken(_)) | Err(_) => None,
     }
 }
 
