@@ -350,3 +350,219 @@ fn shell_words_split_as_a_shell_does() {
         ]
     );
 }
+
+/// A Deployment with two containers, `web` (nginx) and `db` (postgres).
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - image: nginx
+        name: web
+      - image: postgres
+        name: db
+";
+
+/// A ConfigMap `a`.
+const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+
+/// A fresh tree for one test: `files` (path, text) under a scratch folder.
+fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = support::scratch("edit-fidelity", name);
+    for (path, text) in files {
+        support::write(&dir, path, text);
+    }
+    dir
+}
+
+/// Runs each command line in `dir` (each must succeed) and returns the
+/// kustomization file it leaves.
+fn edited(dir: &Path, commands: &[&str]) -> String {
+    for line in commands {
+        let out = krusty(&shell_words(line), dir, None);
+        assert!(
+            out.status.success(),
+            "`{line}` failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    read(&dir.join("kustomization.yaml")).expect("kustomization.yaml")
+}
+
+/// krusty's build of `dir`; where kubectl is installed, `kubectl
+/// kustomize` must print the same.
+fn built_alike(dir: &Path) -> String {
+    let out = krusty(&["build".to_string(), ".".to_string()], dir, None);
+    assert!(
+        out.status.success(),
+        "build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    match Command::new("kubectl")
+        .args(["kustomize", "."])
+        .current_dir(dir)
+        .output()
+    {
+        Ok(theirs) => {
+            let theirs_printed = String::from_utf8_lossy(&theirs.stdout);
+            assert!(
+                theirs.status.success() && theirs_printed == printed,
+                "kubectl builds the edited file differently:\n{}\n{}",
+                support::diff(&theirs_printed, &printed),
+                String::from_utf8_lossy(&theirs.stderr)
+            );
+        }
+        Err(_) => {
+            support::skip("kubectl is not installed: the edited file is built by krusty only")
+        }
+    }
+    printed
+}
+
+/// Kustomize's edit reads the first document only (`Kustomization.Unmarshal`
+/// in api/types/kustomization.go: go-yaml v2's `Unmarshal` through
+/// sigs.k8s.io/yaml) and writes the file line by line from its fields
+/// (`parseCommentedFields` and `marshal` in
+/// kustomize/commands/internal/kustfile/kustomizationfile.go): a `---` or
+/// `...` line is neither a comment nor a field, so it is not written, nor
+/// are the comments after the last field; fields it adds come after those
+/// of the file, `apiVersion` and `kind` first. One document, the edit in it.
+#[test]
+fn a_closing_marker_or_an_empty_document_gets_no_fields() {
+    let want = "resources:\n- cm.yaml\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: p-\n";
+    for (i, (text, want)) in [
+        ("resources:\n- cm.yaml\n---\n", want),
+        ("resources:\n- cm.yaml\n...\n", want),
+        ("resources:\n- cm.yaml\n---\n---\n# nothing here\n", want),
+        ("resources:\n- cm.yaml\n--- # end\n...\n", want),
+        (
+            "namePrefix: q-\nresources:\n- cm.yaml\n---\n",
+            "namePrefix: p-\nresources:\n- cm.yaml\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = tree(
+            &format!("markers-{i}"),
+            &[("kustomization.yaml", text), ("cm.yaml", CONFIG_MAP)],
+        );
+        let written = edited(&dir, &["edit set nameprefix -- p-"]);
+        assert_eq!(written, want, "{text:?}");
+        assert!(built_alike(&dir).contains("name: p-a\n"), "{text:?}");
+    }
+}
+
+/// Kustomize's edit folds the deprecated fields on every read
+/// (`kustomizationFile.Read` in
+/// kustomize/commands/internal/kustfile/kustomizationfile.go calls
+/// `FixKustomization` in api/types/kustomization.go): `bases` are
+/// appended to `resources`, `imageTags` to `images`, a generator's `env`
+/// to its `envs`; the command then works on the folded lists (`set image`
+/// in kustomize/commands/edit/set/setimage.go replaces the `nginx` entry
+/// that came from `imageTags` and sorts the list by name), and the writer
+/// marshals each field with sorted keys (`envs` before `name`), leaving
+/// the emptied fields out and their comments in. Argo CD's `set image`
+/// then wins over the old `imageTags` entry in both tools' builds.
+#[test]
+fn every_edit_folds_deprecated_fields_as_kustomize_reads_them() {
+    let dir = tree(
+        "fold",
+        &[
+            (
+                "kustomization.yaml",
+                "resources:\n- deploy.yaml\n# The shared config.\nbases:\n- base\nconfigMapGenerator:\n- name: settings\n  env: settings.env\nimageTags:\n- name: nginx\n  newTag: \"1.0\"\nimages:\n- name: postgres\n  newTag: \"15\"\n",
+            ),
+            ("deploy.yaml", DEPLOYMENT),
+            ("settings.env", "MODE=fast\n"),
+            ("base/kustomization.yaml", "resources:\n- cm.yaml\n"),
+            ("base/cm.yaml", CONFIG_MAP),
+        ],
+    );
+    let written = edited(&dir, &["edit set image nginx:2.0"]);
+    assert_eq!(
+        written,
+        "resources:\n- deploy.yaml\n- base\n# The shared config.\nconfigMapGenerator:\n- envs:\n  - settings.env\n  name: settings\nimages:\n- name: nginx\n  newTag: \"2.0\"\n- name: postgres\n  newTag: \"15\"\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+    );
+    let built = built_alike(&dir);
+    assert!(built.contains("image: nginx:2.0\n"), "{built}");
+    assert!(built.contains("image: postgres:15\n"), "{built}");
+}
+
+/// Kustomize's edit keeps labels and annotations in Go maps and marshals
+/// them through sigs.k8s.io/yaml, whose go-yaml v2 step sorts a mapping's
+/// keys (digits as numbers: `b9` before `b10`), whatever order the
+/// arguments came in (`writeToMap` in
+/// kustomize/commands/edit/add/addmetadata.go); the same for the `pairs`
+/// of a `--without-selector` entry. Each command reads the file again, so
+/// a field added by one is among the file's fields for the next
+/// (`marshal` in kustomize/commands/internal/kustfile/kustomizationfile.go
+/// writes those first). Argo CD passes labels in any order: the file must
+/// not change with it.
+#[test]
+fn new_labels_and_annotations_are_written_sorted_whatever_the_argument_order() {
+    let kustomization = "commonLabels:\n  env: production\nresources:\n- deploy.yaml\n";
+    let runs = [
+        [
+            "edit add label tier:frontend app:shop",
+            "edit add annotation z-note:one b10:ten a-note:two b9:nine",
+            "edit add label --without-selector owner:pay cost:c1",
+        ],
+        [
+            "edit add label app:shop tier:frontend",
+            "edit add annotation b9:nine a-note:two b10:ten z-note:one",
+            "edit add label --without-selector cost:c1 owner:pay",
+        ],
+    ];
+    for (i, commands) in runs.iter().enumerate() {
+        let dir = tree(
+            &format!("sorted-{i}"),
+            &[
+                ("kustomization.yaml", kustomization),
+                ("deploy.yaml", DEPLOYMENT),
+            ],
+        );
+        assert_eq!(
+            edited(&dir, commands),
+            "commonLabels:\n  app: shop\n  env: production\n  tier: frontend\nresources:\n- deploy.yaml\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ncommonAnnotations:\n  a-note: two\n  b9: nine\n  b10: ten\n  z-note: one\nlabels:\n- pairs:\n    cost: c1\n    owner: pay\n",
+            "{commands:?}"
+        );
+        built_alike(&dir);
+    }
+}
+
+/// A file written with CR LF keeps CR LF on every line an edit writes:
+/// new fields, changed fields and the lines they replace. (Kustomize's
+/// writer copies the comment lines it read, and marshals fields with LF:
+/// krusty ends the lines it makes as the file's first line ends.)
+#[test]
+fn a_crlf_file_keeps_crlf_on_every_line_it_writes() {
+    let dir = tree(
+        "crlf",
+        &[
+            (
+                "kustomization.yaml",
+                "# The app.\r\nresources:\r\n- deploy.yaml\r\n\r\ncommonLabels:\r\n  env: production\r\nimages:\r\n- name: postgres\r\n  newTag: \"15\"",
+            ),
+            ("deploy.yaml", DEPLOYMENT),
+        ],
+    );
+    let written = edited(
+        &dir,
+        &[
+            "edit set namespace shop",
+            "edit add label app:shop",
+            "edit set image nginx:2.0",
+        ],
+    );
+    assert_eq!(
+        written,
+        "# The app.\r\nresources:\r\n- deploy.yaml\r\n\r\ncommonLabels:\r\n  app: shop\r\n  env: production\r\nimages:\r\n- name: nginx\r\n  newTag: \"2.0\"\r\n- name: postgres\r\n  newTag: \"15\"\r\napiVersion: kustomize.config.k8s.io/v1beta1\r\nkind: Kustomization\r\nnamespace: shop\r\n"
+    );
+    let built = built_alike(&dir);
+    assert!(built.contains("namespace: shop\n") && built.contains("image: nginx:2.0\n"));
+}

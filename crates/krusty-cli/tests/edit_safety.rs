@@ -1,7 +1,8 @@
-//! How `edit` and `create` write the kustomization file: never through a
-//! link leading out of its folder, never by opening a FIFO or a device,
-//! whole or not at all (its mode kept), and one edit at a time, so
-//! concurrent edits lose nothing.
+//! How `edit` and `create` write the kustomization file, and `edit fix
+//! --vars` the resource and patch files it rewrites: never through a link
+//! leading out of the kustomization's folder, never by opening a FIFO or a
+//! device, whole or not at all (mode and owner kept), and one edit at a
+//! time, so concurrent edits lose nothing.
 
 use std::ffi::CString;
 use std::fs;
@@ -296,4 +297,154 @@ fn a_file_with_other_hard_links_is_written_in_place() {
         2
     );
     assert_eq!(listing(&dir.join("app")), ["kustomization.yaml"]);
+}
+
+/// A kustomization with a var `DB` (the Service `db`'s name), naming
+/// `resources`.
+fn with_var(resources: &[&str]) -> String {
+    let mut text = String::from("resources:\n- service.yaml\n");
+    for r in resources {
+        text.push_str(&format!("- {r}\n"));
+    }
+    text.push_str(
+        "vars:\n- name: DB\n  objref:\n    apiVersion: v1\n    kind: Service\n    name: db\n  fieldref:\n    fieldpath: metadata.name\n",
+    );
+    text
+}
+
+const SERVICE: &str =
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: 5432\n";
+
+/// A ConfigMap `name` whose `host` is `$(DB)`.
+fn referring(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  host: $(DB)\n")
+}
+
+#[test]
+fn fix_vars_does_not_write_through_a_link_out_of_the_kustomizations_folder() {
+    for (case, resource) in [
+        ("file-link", "linked.yaml"),
+        ("folder-link", "sub/victim.yaml"),
+    ] {
+        let dir = scratch(&format!("vars-{case}"));
+        let victim = dir.join("elsewhere/victim.yaml");
+        write(&dir, "elsewhere/victim.yaml", &referring("victim"));
+        write(&dir, "app/service.yaml", SERVICE);
+        write(&dir, "app/mine.yaml", &referring("mine"));
+        let kustomization = with_var(&["mine.yaml", resource]);
+        write(&dir, "app/kustomization.yaml", &kustomization);
+        if case == "file-link" {
+            std::os::unix::fs::symlink("../elsewhere/victim.yaml", dir.join("app/linked.yaml"))
+                .expect("symlink");
+        } else {
+            std::os::unix::fs::symlink("../elsewhere", dir.join("app/sub")).expect("symlink");
+        }
+
+        let out = krusty(&dir.join("app"), &["edit", "fix", "--vars"]);
+        assert!(!out.status.success(), "{case}: the conversion is refused");
+        let err = stderr(&out);
+        assert!(
+            err.contains(resource) && err.contains("outside"),
+            "{case}: {err}"
+        );
+        assert_eq!(
+            read(&victim),
+            referring("victim"),
+            "{case}: the file it leads to is untouched"
+        );
+        assert_eq!(
+            read(&dir.join("app/mine.yaml")),
+            referring("mine"),
+            "{case}: nothing written"
+        );
+        assert_eq!(
+            read(&dir.join("app/kustomization.yaml")),
+            kustomization,
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn fix_vars_refuses_a_fifo_at_once() {
+    // `sub` holds two kustomization files, so the builds `edit fix` runs
+    // fail at once, before reading a file: what meets the FIFO is the
+    // conversion, which reads the resources of every kustomization file
+    // of a resource folder.
+    let dir = scratch("vars-fifo");
+    write(&dir, "service.yaml", SERVICE);
+    write(&dir, "kustomization.yaml", &with_var(&["sub"]));
+    for name in ["kustomization.yaml", "kustomization.yml"] {
+        write(&dir, &format!("sub/{name}"), "resources:\n- pipe.yaml\n");
+    }
+    mkfifo(&dir.join("sub/pipe.yaml"));
+    let out = krusty(&dir, &["edit", "fix", "--vars"]);
+    assert!(!out.status.success(), "a FIFO is not rewritten");
+    let err = stderr(&out);
+    assert!(
+        err.contains("sub/pipe.yaml") && err.contains("not a regular file (a FIFO)"),
+        "{err}"
+    );
+    assert!(
+        read(&dir.join("kustomization.yaml")).contains("vars:"),
+        "nothing written"
+    );
+}
+
+#[test]
+fn fix_vars_replaces_resource_files_whole_as_edits_write_kustomization_files() {
+    let dir = scratch("vars-write");
+    write(&dir, "app/service.yaml", SERVICE);
+    write(&dir, "app/plain.yaml", &referring("plain"));
+    write(&dir, "app/real/linked.yaml", &referring("linked"));
+    std::os::unix::fs::symlink("real/linked.yaml", dir.join("app/linked.yaml")).expect("symlink");
+    write(&dir, "app/hard.yaml", &referring("hard"));
+    fs::hard_link(dir.join("app/hard.yaml"), dir.join("other-name.yaml")).expect("hard link");
+    write(
+        &dir,
+        "app/kustomization.yaml",
+        &with_var(&["plain.yaml", "linked.yaml", "hard.yaml"]),
+    );
+    let plain = dir.join("app/plain.yaml");
+    fs::set_permissions(&plain, fs::Permissions::from_mode(0o640)).expect("chmod");
+    let inode = fs::metadata(&plain).expect("stat").ino();
+
+    let out = krusty(&dir.join("app"), &["edit", "fix", "--vars"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let placeholder = |name: &str| referring(name).replace("$(DB)", "DB_PLACEHOLDER");
+    // Replaced whole, its mode kept.
+    assert_eq!(read(&plain), placeholder("plain"));
+    let meta = fs::metadata(&plain).expect("stat");
+    assert_ne!(meta.ino(), inode, "replaced whole, not written in place");
+    assert_eq!(meta.mode() & 0o7777, 0o640, "mode kept");
+    // A link inside the folder is followed and kept.
+    assert!(fs::symlink_metadata(dir.join("app/linked.yaml"))
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        read(&dir.join("app/real/linked.yaml")),
+        placeholder("linked")
+    );
+    // A file with other hard links is written in place: both names see it.
+    assert_eq!(read(&dir.join("other-name.yaml")), placeholder("hard"));
+    assert_eq!(
+        fs::metadata(dir.join("app/hard.yaml"))
+            .expect("stat")
+            .nlink(),
+        2
+    );
+    assert_eq!(
+        listing(&dir.join("app")),
+        [
+            "hard.yaml",
+            "kustomization.yaml",
+            "linked.yaml",
+            "plain.yaml",
+            "real",
+            "service.yaml"
+        ],
+        "no temporary file left"
+    );
+    assert_eq!(listing(&dir.join("app/real")), ["linked.yaml"]);
 }

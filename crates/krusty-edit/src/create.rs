@@ -8,6 +8,7 @@ use krusty_yaml::Node;
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
 use crate::metadata::{parse_pairs, Kind};
+use crate::node::put_sorted;
 use crate::paths::expand_checked;
 
 /// `create`'s flags.
@@ -72,17 +73,22 @@ pub fn create(dir: &Path, args: &CreateArgs) -> EditResult<PathBuf> {
     Ok(path)
 }
 
-/// `k:v,k:v` as a mapping sorted by key (as Kustomize writes it).
+/// `k:v,k:v` as a mapping sorted by key in go-yaml's order (as Kustomize
+/// writes it).
 fn to_map(text: &str, kind: Kind) -> EditResult<Node> {
+    let mut map = Node::map();
     if text.is_empty() {
-        return Ok(Node::map());
+        return Ok(map);
     }
     let args: Vec<String> = text.split(',').map(str::to_string).collect();
-    let mut pairs = parse_pairs(&args, kind)?;
-    pairs.sort();
-    Ok(Node::map_of(pairs.into_iter().map(|(k, v)| {
-        (Node::string(k.as_str()), Node::string(v.as_str()))
-    })))
+    for (key, value) in parse_pairs(&args, kind)? {
+        put_sorted(
+            &mut map,
+            Node::string(key.as_str()),
+            Node::string(value.as_str()),
+        );
+    }
+    Ok(map)
 }
 
 /// The resource files of `dir/rel` in name order, and with `recursive`

@@ -11,9 +11,16 @@
 //! Kustomize. A file whose top-level mapping is not a block at column 1
 //! (a JSON kustomization, say) is written whole by the preserving writer.
 //!
-//! A file opened with [`KustomizationFile::find`] stays locked until the
-//! model is dropped, and is written back whole or not at all
-//! ([`crate::open`]).
+//! The file is written as one document, as Kustomize's `edit` writes it:
+//! the kustomization a build reads. Document markers after its first
+//! `---`, and whatever follows the document (a closing `---` or `...`,
+//! empty documents, documents no build reads), are left out. Lines the
+//! writer makes end as the file's first line ends (`\r\n` or `\n`).
+//!
+//! A file opened with [`KustomizationFile::find`] is read as Kustomize's
+//! `edit` reads it, its deprecated fields folded into their successors
+//! ([`crate::fix::fold_deprecated`]); it stays locked until the model is
+//! dropped, and is written back whole or not at all ([`crate::open`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,6 +29,7 @@ use krusty_build::kustomization::FILE_NAMES;
 use krusty_yaml::{DuplicateKeys, Limits, Node, Value};
 
 use crate::error::{EditError, EditResult};
+use crate::lines;
 use crate::open::{self, Opened};
 
 /// The order in which Kustomize's writer puts the fields it adds to a
@@ -95,6 +103,8 @@ pub struct KustomizationFile {
     fields: Vec<Field>,
     /// Written whole by the preserving writer (no line layout to keep).
     whole: bool,
+    /// The line break of the lines the writer makes.
+    ending: &'static str,
     /// The file it was read from, locked; `None` for a new file.
     opened: Option<Arc<Opened>>,
 }
@@ -102,8 +112,10 @@ pub struct KustomizationFile {
 impl KustomizationFile {
     /// Opens the kustomization file of `dir`, failing as Kustomize's `edit`
     /// fails when there is none, or more than one, and when it is not a
-    /// regular file or is a link leading out of `dir`. The file is locked
-    /// until the returned model is dropped: another edit of it waits.
+    /// regular file or is a link leading out of `dir`, and folds its
+    /// deprecated fields as Kustomize's `edit` does on every read. The file
+    /// is locked until the returned model is dropped: another edit of it
+    /// waits.
     pub fn find(dir: &Path) -> EditResult<KustomizationFile> {
         let found: Vec<&str> = FILE_NAMES
             .iter()
@@ -132,6 +144,7 @@ impl KustomizationFile {
         let (opened, text) = open::open(&path, dir)?;
         let mut file = KustomizationFile::parse(path, &text)?;
         file.opened = Some(Arc::new(opened));
+        crate::fix::fold_deprecated(&mut file);
         Ok(file)
     }
 
@@ -144,6 +157,7 @@ impl KustomizationFile {
             prefix: String::new(),
             fields: Vec::new(),
             whole: false,
+            ending: "\n",
             opened: None,
         }
     }
@@ -169,7 +183,8 @@ impl KustomizationFile {
             Some(_) => return Err(EditError::new("a kustomization must be a YAML mapping")),
         };
         let mut file = KustomizationFile::new_at(path);
-        file.whole = !in_block_layout(&entries);
+        file.ending = lines::ending(text);
+        file.whole = !in_block_layout(&entries, lines::split(text).len());
         if file.whole {
             file.fields = entries
                 .into_iter()
@@ -181,32 +196,44 @@ impl KustomizationFile {
         Ok(file)
     }
 
-    /// Cuts `text` into the prefix and each field's head and lines.
+    /// Cuts `text` into the prefix and each field's head and lines; the
+    /// lines after the document (from the first marker after its last
+    /// key) are left out.
     fn split_lines(&mut self, text: &str, entries: Vec<(Node, Node)>) {
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let lines = lines::split(text);
         let key_lines: Vec<usize> = entries
             .iter()
             .map(|(k, _)| k.pos().line as usize - 1)
             .collect();
+        let doc_end = key_lines.last().map_or(lines.len(), |&last| {
+            (last + 1..lines.len())
+                .find(|&i| lines::is_marker(lines[i]))
+                .unwrap_or(lines.len())
+        });
         let mut starts = Vec::with_capacity(key_lines.len());
         let mut floor = 0;
         for &line in &key_lines {
             let mut start = line;
-            while start > floor && is_head_line(lines[start - 1]) {
+            while start > floor && lines::is_comment_or_blank(lines[start - 1]) {
                 start -= 1;
             }
             starts.push(start);
             floor = line + 1;
         }
-        self.prefix = lines[..starts.first().copied().unwrap_or(lines.len())].concat();
+        self.prefix = prefix(
+            &lines[..starts.first().copied().unwrap_or(lines.len())],
+            !entries.is_empty(),
+        );
         for (i, (key, value)) in entries.into_iter().enumerate() {
-            let end = starts.get(i + 1).copied().unwrap_or(lines.len());
+            let end = starts.get(i + 1).copied().unwrap_or(doc_end);
             let mut body = lines[key_lines[i]..end].concat();
-            if !body.ends_with('\n') {
-                body.push('\n');
+            if !body.ends_with(['\n', '\r']) {
+                body.push_str(self.ending);
             }
             let mut content_end = end;
-            while content_end > key_lines[i] + 1 && is_head_line(lines[content_end - 1]) {
+            while content_end > key_lines[i] + 1
+                && lines::is_comment_or_blank(lines[content_end - 1])
+            {
                 content_end -= 1;
             }
             self.fields.push(Field {
@@ -224,6 +251,11 @@ impl KustomizationFile {
     /// Where the file is (or will be) written.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Which file it was read from (`None` for a new file).
+    pub(crate) fn file_id(&self) -> Option<open::FileId> {
+        self.opened.as_ref().and_then(|o| o.id().ok())
     }
 
     /// The value of field `name` (matched without regard to case, as
@@ -303,19 +335,22 @@ impl KustomizationFile {
 
     /// The file's new text.
     pub fn render(&self) -> EditResult<String> {
+        let write = |node: &Node| -> EditResult<String> {
+            krusty_yaml::to_yaml_preserving(node)
+                .map(|text| lines::with_ending(text, self.ending))
+                .map_err(|e| EditError::new(e.to_string()))
+        };
         let emit = |field: &Field| -> EditResult<String> {
             let mut key = field.key.clone();
             if let Some(extras) = key.extras.as_mut() {
                 extras.head.clear();
             }
-            krusty_yaml::to_yaml_preserving(&Node::map_of([(key, field.value.clone())]))
-                .map_err(|e| EditError::new(e.to_string()))
+            write(&Node::map_of([(key, field.value.clone())]))
         };
         let live = self.fields.iter().filter(|f| !f.removed);
         if self.whole {
             let entries = live.map(|f| (f.key.clone(), f.value.clone()));
-            return krusty_yaml::to_yaml_preserving(&Node::map_of(entries))
-                .map_err(|e| EditError::new(e.to_string()));
+            return write(&Node::map_of(entries));
         }
         let mut out = self.prefix.clone();
         for field in &self.fields {
@@ -326,8 +361,8 @@ impl KustomizationFile {
                     if !field.removed {
                         out.push_str(&emit(field)?);
                     }
-                    if !out.ends_with('\n') && !field.tail.is_empty() {
-                        out.push('\n');
+                    if !out.ends_with(['\n', '\r']) && !field.tail.is_empty() {
+                        out.push_str(self.ending);
                     }
                     out.push_str(&field.tail);
                 }
@@ -399,23 +434,43 @@ fn field_rank(name: &str) -> usize {
         .unwrap_or(FIELD_ORDER.len())
 }
 
-/// Every key starts a line at column 1, on its own line, in order: the
-/// file's lines can be cut into fields.
-fn in_block_layout(entries: &[(Node, Node)]) -> bool {
+/// Every key starts a line at column 1, on its own line, in order, among
+/// the `line_count` lines of the file: the file's lines can be cut into
+/// fields.
+fn in_block_layout(entries: &[(Node, Node)], line_count: usize) -> bool {
     let mut last = 0;
     entries.iter().all(|(k, _)| {
         let pos = k.pos();
-        let ok = pos.col == 1 && pos.line > last;
+        let ok = pos.col == 1 && pos.line > last && pos.line as usize <= line_count;
         last = pos.line;
         ok
     })
 }
 
-/// A blank line, or a comment starting at column 1: it belongs to the
-/// field below it.
-fn is_head_line(line: &str) -> bool {
-    let text = line.trim_end_matches(['\n', '\r']);
-    text.trim().is_empty() || text.starts_with('#')
+/// What is kept of the lines before the first field: one document, so
+/// no marker after the first `---`. A file without fields keeps only
+/// its comments, blank lines, directives and a first `---` that holds
+/// no value (an empty or null document's value would stand before the
+/// fields an edit adds).
+fn prefix(lines: &[&str], has_fields: bool) -> String {
+    let mut started = false;
+    let mut out = String::new();
+    for line in lines {
+        let keep = if lines::is_marker(line) {
+            let bare = lines::content(line)[3..].trim_start();
+            let keep = !started
+                && lines::is_start_marker(line)
+                && (has_fields || bare.is_empty() || bare.starts_with('#'));
+            started |= lines::is_start_marker(line);
+            keep
+        } else {
+            has_fields || lines::is_comment_or_blank(line) || (!started && line.starts_with('%'))
+        };
+        if keep {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -480,6 +535,37 @@ mod tests {
         let mut k = file("NamePrefix: a-\n");
         k.set("namePrefix", Node::string("b-"));
         assert_eq!(k.render().expect("renders"), "NamePrefix: b-\n");
+    }
+
+    #[test]
+    fn one_document_is_written() {
+        let mut k = file("---\n# lead\n---\nnamespace: a\n...\n---\nnamePrefix: b-\n");
+        k.set("nameSuffix", Node::string("-s"));
+        assert_eq!(
+            k.render().expect("renders"),
+            "---\n# lead\nnamespace: a\nnameSuffix: -s\n"
+        );
+        for empty in ["{}\n", "--- {}\n", "# only\n---\n"] {
+            let mut k = file(empty);
+            k.set("namespace", Node::string("a"));
+            let text = k.render().expect("renders");
+            assert!(text.ends_with("namespace: a\n"), "{empty:?}: {text:?}");
+            assert!(!text.contains("{}"), "{empty:?}: {text:?}");
+            assert!(
+                krusty_build::Kustomization::parse(&text).is_ok(),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_broken_by_a_lone_cr_are_cut_as_yaml_reads_them() {
+        let mut k = file("resources:\r- a.yaml\rnamePrefix: x-\r");
+        k.set("namePrefix", Node::string("y-"));
+        assert_eq!(
+            k.render().expect("renders"),
+            "resources:\r- a.yaml\rnamePrefix: y-\n"
+        );
     }
 
     #[test]

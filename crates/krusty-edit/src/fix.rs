@@ -1,11 +1,14 @@
-//! `edit fix`: deprecated fields to their current forms, as Kustomize
-//! rewrites them: `bases` into `resources`, `imageTags` into `images`,
-//! a generator's `env` into its `envs`, `patchesJson6902` and
-//! `patchesStrategicMerge` into `patches` (a strategic merge entry naming
-//! a readable file becomes `path:`, any other `patch:`), `commonLabels`
-//! into a `labels` entry that includes selectors, and
-//! `helmChartInflationGenerator` entries into `helmCharts` (and
-//! `helmGlobals`).
+//! Deprecated fields to their current forms, as Kustomize rewrites them.
+//!
+//! Every edit reads the file as Kustomize's `edit` reads it (its
+//! `FixKustomization` step): `bases` join `resources`, `imageTags` join
+//! `images`, a generator's `env` joins its `envs`, and
+//! `helmChartInflationGenerator` entries join `helmCharts` (and
+//! `helmGlobals`) ([`fold_deprecated`]). `edit fix` also moves
+//! `patchesJson6902` and `patchesStrategicMerge` into `patches` (a
+//! strategic merge entry naming a readable file becomes `path:`, any other
+//! `patch:`), and `commonLabels` into a `labels` entry that includes
+//! selectors ([`fix`]).
 
 use std::path::Path;
 
@@ -13,19 +16,28 @@ use krusty_yaml::{Node, Value};
 
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
-use crate::node::items;
+use crate::node::{items, put_sorted};
 
-/// Rewrites the deprecated fields of `k` (paths read from `dir`).
+/// Rewrites the deprecated fields of `k` as `edit fix` does (paths read
+/// from `dir`).
 pub fn fix(dir: &Path, k: &mut KustomizationFile) -> EditResult<()> {
-    move_items(k, "bases", "resources");
-    move_items(k, "imageTags", "images");
-    helm_inflation_to_charts(k);
-    for generator in ["configMapGenerator", "secretGenerator"] {
-        fix_env_sources(k, generator);
-    }
+    fold_deprecated(k);
     move_items(k, "patchesJson6902", "patches");
     strategic_merge_to_patches(dir, k);
     common_labels_to_labels(k)
+}
+
+/// Folds the deprecated fields Kustomize's `edit` folds on every read, so
+/// that the edit sees, and writes, what a build reads: `bases` after
+/// `resources`, `imageTags` after `images`, a generator's `env` after its
+/// `envs`, `helmChartInflationGenerator` after `helmCharts`.
+pub fn fold_deprecated(k: &mut KustomizationFile) {
+    move_items(k, "bases", "resources");
+    move_items(k, "imageTags", "images");
+    for generator in ["configMapGenerator", "secretGenerator"] {
+        fix_env_sources(k, generator);
+    }
+    helm_inflation_to_charts(k);
 }
 
 /// Appends the items of `from` to `to` and removes `from`.
@@ -119,7 +131,7 @@ fn fix_env_sources(k: &mut KustomizationFile, field: &str) {
         }
         let mut sources = items(entry.get("envs"));
         sources.push(Node::string(source.as_str()));
-        entry.set("envs", Node::seq_of(sources));
+        put_sorted(entry, Node::plain("envs"), Node::seq_of(sources));
     }
     if changed {
         k.set(field, Node::seq_of(list));

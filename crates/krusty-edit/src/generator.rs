@@ -252,17 +252,7 @@ fn merge_map(local: &mut Node, key: &str, global: Option<&Node>) {
 /// Sets `key` in place, or inserts it before the first key that sorts
 /// after it (an entry written by Kustomize has sorted keys).
 fn put_sorted(entry: &mut Node, key: &str, value: Node) {
-    if let Some(slot) = entry.get_mut(key) {
-        *slot = value;
-        return;
-    }
-    if let Some(map) = entry.as_map_mut() {
-        let at = map
-            .iter()
-            .position(|(k, _)| k.as_str().is_some_and(|k| k > key))
-            .unwrap_or(map.len());
-        map.insert(at, (Node::plain(key), value));
-    }
+    crate::node::put_sorted(entry, Node::plain(key), value);
 }
 
 /// Generates the object the entry stands for, reading files as a build

@@ -27,6 +27,7 @@ pub mod fix;
 pub mod generator;
 pub mod glob;
 pub mod image;
+mod lines;
 pub mod metadata;
 mod node;
 mod open;
@@ -222,6 +223,7 @@ pub fn edit_build_metadata(
 /// before.
 pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
     let mut before = String::new();
+    let mut rewrites = vars::Rewrites::default();
     edit_file(dir, |k, _| {
         // Built once the file is open: a kustomization file that is not
         // a regular file has been refused. A target that did not build
@@ -229,10 +231,14 @@ pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
         before = built(dir).unwrap_or_default();
         fix::fix(dir, k)?;
         if vars {
-            vars::to_replacements(dir, k)?;
+            rewrites = vars::to_replacements(dir, k)?;
         }
         Ok(true)
     })?;
+    // The rewritten files go in place once the kustomization is: what
+    // they would lose to a failed write is a `$(NAME)` the replacement
+    // overwrites anyway.
+    rewrites.commit()?;
     let mut report = vec![
         String::new(),
         "Fixed fields:".to_string(),

@@ -119,14 +119,12 @@ pub fn add(
 
 /// A new `labels` entry (`pairs`, `includeTemplates`), after those there.
 fn add_labels_entry(k: &mut KustomizationFile, pairs: &[(String, String)], templates: bool) {
-    let mut sorted = pairs.to_vec();
-    sorted.sort();
     let mut entry = Node::map();
     if templates {
         entry.set("includeTemplates", Node::plain("true"));
     }
     let mut map = Node::map();
-    put_all(&mut map, &sorted);
+    put_all(&mut map, pairs);
     entry.set("pairs", map);
     let mut list = crate::node::items(k.get("labels"));
     list.push(entry);
@@ -230,7 +228,9 @@ pub fn remove(
     Ok(())
 }
 
-/// Sets each pair in a mapping node (in place, or appended).
+/// Sets each pair in a mapping node: a key there gets the new value in
+/// place, a new key goes where Kustomize's writer sorts it (see
+/// [`crate::node::put_sorted`]), whatever the order of the arguments.
 fn put_all(map: &mut Node, pairs: &[(String, String)]) {
     if !matches!(map.value, Value::Map(_)) {
         *map = Node::map();
@@ -238,11 +238,11 @@ fn put_all(map: &mut Node, pairs: &[(String, String)]) {
     for (key, value) in pairs {
         match map.get_mut(key) {
             Some(slot) => *slot = crate::node::replacing(Some(slot), value),
-            None => {
-                if let Some(entries) = map.as_map_mut() {
-                    entries.push((Node::string(key.as_str()), Node::string(value.as_str())));
-                }
-            }
+            None => crate::node::put_sorted(
+                map,
+                Node::string(key.as_str()),
+                Node::string(value.as_str()),
+            ),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Small helpers over YAML nodes for the edit commands.
 
+use krusty_yaml::keyorder::natural_less;
 use krusty_yaml::{Node, ScalarStyle, Value};
 
 /// The text of the string field `key` of a mapping node ("" if absent or
@@ -53,4 +54,59 @@ pub fn replacing(old: Option<&Node>, text: &str) -> Node {
         new.extras.get_or_insert_with(Default::default).line = Some(line);
     }
     new
+}
+
+/// Sets `key` (a scalar node) in a mapping node: in place when the mapping
+/// has it, else before the first key that sorts after it in go-yaml's
+/// order. Kustomize's writer sorts every mapping's keys that way, so a
+/// mapping it wrote comes out as it writes it; the entries there keep
+/// their order.
+pub fn put_sorted(map: &mut Node, key: Node, value: Node) {
+    let Some(name) = key.key_str().map(str::to_string) else {
+        return;
+    };
+    if let Some(slot) = map.get_mut(&name) {
+        *slot = value;
+        return;
+    }
+    if let Some(entries) = map.as_map_mut() {
+        let at = entries
+            .iter()
+            .position(|(k, _)| k.key_str().is_some_and(|k| natural_less(&name, k)))
+            .unwrap_or(entries.len());
+        entries.insert(at, (key, value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(map: &Node) -> Vec<String> {
+        map.as_map()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, _)| k.key_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn new_keys_go_where_go_yaml_sorts_them() {
+        let mut map = Node::map();
+        for key in ["tier", "b10", "app", "b9"] {
+            put_sorted(&mut map, Node::string(key), Node::string("x"));
+        }
+        assert_eq!(keys(&map), ["app", "b9", "b10", "tier"]);
+    }
+
+    #[test]
+    fn entries_there_keep_their_order() {
+        let mut map = Node::map_of(["zone", "app"].map(|k| (Node::plain(k), Node::plain("1"))));
+        put_sorted(&mut map, Node::string("team"), Node::string("x"));
+        put_sorted(&mut map, Node::string("app"), Node::string("2"));
+        assert_eq!(keys(&map), ["team", "zone", "app"]);
+        assert_eq!(map.get("app").and_then(Node::as_str), Some("2"));
+    }
 }

@@ -144,11 +144,8 @@ pub fn add(k: &mut KustomizationFile, list: PathList, paths: &[String], notes: &
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .to_string();
+    // `bases` have joined `resources` when the file was read.
     let mut present = strings(k.get(list.field()));
-    if list == PathList::Resources {
-        // Kustomize reads `bases` as more resources.
-        present.extend(strings(k.get("bases")));
-    }
     let mut nodes = items(k.get(list.field()));
     for path in paths {
         if (list == PathList::Resources || list == PathList::Components) && *path == own_name {
@@ -171,7 +168,6 @@ pub fn add(k: &mut KustomizationFile, list: PathList, paths: &[String], notes: &
 /// be listed yet; they join `resources`.
 pub fn add_bases(dir: &Path, k: &mut KustomizationFile, arg: &str) -> EditResult<()> {
     let mut present = strings(k.get("resources"));
-    present.extend(strings(k.get("bases")));
     let mut nodes = items(k.get("resources"));
     for path in arg.split(',') {
         if !dir.join(path).exists() {

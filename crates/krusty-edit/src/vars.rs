@@ -8,8 +8,18 @@
 //! the source. The references in those files are then rewritten to
 //! `NAME_PLACEHOLDER`, which the replacement overwrites. A var without
 //! references gives no replacement.
+//!
+//! Those files are read and written as the kustomization file is
+//! ([`crate::open`]): each must be a regular file (a FIFO or a device is
+//! refused without blocking) in or below the folder of the kustomization
+//! that names it, links resolved (a file or link leading out of it is
+//! refused); each is locked from the read until its new version is in
+//! place, replaced whole keeping its mode and owner, or written in place
+//! when it has other hard links. Nothing is written until every new
+//! version has been written beside its file.
 
 use std::collections::{HashMap, HashSet};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use krusty_build::kustomization::FILE_NAMES;
@@ -20,25 +30,57 @@ use krusty_yaml::{Node, Value};
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
 use crate::node::{items, strings, text};
+use crate::open::{self, FileId, Opened, Opening, Pending};
 
 /// A file the conversion reads, by its path relative to the kustomization
 /// folder (as Kustomize names it).
 struct Touched {
     path: PathBuf,
-    text: String,
     /// Its documents (none when it does not read as YAML).
     objects: Vec<Node>,
 }
 
+/// A file the conversion may rewrite, open and locked: each file once,
+/// however many names lead to it.
+struct Held {
+    /// The first name it was read by.
+    path: PathBuf,
+    text: String,
+    opened: Opened,
+}
+
+/// A file a kustomization names, by its path relative to the top
+/// kustomization's folder, with the folder of the kustomization that
+/// names it (the one it must stay in).
+struct Named {
+    path: PathBuf,
+    root: PathBuf,
+}
+
+/// The new versions of the files a conversion rewrites, written beside
+/// them; [`Rewrites::commit`] puts them in place.
+#[derive(Debug, Default)]
+#[must_use = "nothing is written until the rewrites are committed"]
+pub struct Rewrites(Vec<Pending>);
+
+impl Rewrites {
+    /// Puts every new version in place, in the order the files were named.
+    pub fn commit(self) -> EditResult<()> {
+        self.0.into_iter().try_for_each(Pending::commit)
+    }
+}
+
 /// Turns the `vars` of `k` (a kustomization in `dir`, already fixed) into
-/// `replacements` after those already there, and rewrites the references
-/// in the files. Nothing is written when a reference cannot be converted.
-pub fn to_replacements(dir: &Path, k: &mut KustomizationFile) -> EditResult<()> {
+/// `replacements` after those already there, and prepares the files'
+/// rewritten references (written when the returned [`Rewrites`] are
+/// committed). Nothing is written when a reference cannot be converted or
+/// a file cannot be read or written.
+pub fn to_replacements(dir: &Path, k: &mut KustomizationFile) -> EditResult<Rewrites> {
     let Some(declared) = k.get("vars") else {
-        return Ok(());
+        return Ok(Rewrites::default());
     };
     let vars = read_vars(declared).map_err(|e| EditError::new(e.to_string()))?;
-    let mut paths = Vec::new();
+    let mut named = Vec::new();
     let mut patches = HashMap::new();
     let mut visited = HashSet::new();
     touched_paths(
@@ -46,34 +88,65 @@ pub fn to_replacements(dir: &Path, k: &mut KustomizationFile) -> EditResult<()> 
         Path::new(""),
         k.get("resources"),
         k.get("patches"),
-        &mut paths,
+        &mut named,
         &mut patches,
         &mut visited,
     )?;
-    let files: Vec<Touched> = paths
-        .into_iter()
-        .filter_map(|path| {
-            let text = std::fs::read_to_string(dir.join(&path)).ok()?;
-            let objects = krusty_yaml::parse_stream(&text)
-                .map(|docs| docs.into_iter().filter_map(|d| d.root).collect())
-                .unwrap_or_default();
-            Some(Touched {
-                path,
-                text,
-                objects,
-            })
-        })
-        .collect();
+    let (files, held) = open_files(dir, named, k.file_id())?;
     let mut replacements = items(k.get("replacements"));
     for var in &vars {
         // A replacement without targets does not build; the var had no
         // reference to fill.
         replacements.extend(replacement(var, &files, &patches)?);
     }
-    write_placeholders(dir, &files, &vars)?;
+    let rewrites = placeholders(held, &vars)?;
     k.remove("vars");
     k.set_or_remove("replacements", Node::seq_of(replacements));
-    Ok(())
+    Ok(rewrites)
+}
+
+/// Opens and reads each named file: a name that leads nowhere or to a
+/// folder is passed over, as Kustomize passes over what it cannot read,
+/// and so is the kustomization file itself (`own`), which the edit writes.
+/// A file reached by several names is opened once.
+fn open_files(
+    dir: &Path,
+    named: Vec<Named>,
+    own: Option<FileId>,
+) -> EditResult<(Vec<Touched>, Vec<Held>)> {
+    // The files held, by id: the kustomization file, then `held`.
+    let mut ids: Vec<FileId> = own.into_iter().collect();
+    let skipped = ids.len();
+    let mut held: Vec<Held> = Vec::new();
+    let mut files = Vec::new();
+    for Named { path, root } in named {
+        let full = dir.join(&path);
+        match std::fs::metadata(&full) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Ok(meta) if meta.is_dir() => continue,
+            _ => {}
+        }
+        let text = match open::open_unless_held(&full, &path, &dir.join(&root), &ids)? {
+            Opening::New(opened, text) => {
+                ids.push(opened.id()?);
+                held.push(Held {
+                    path: path.clone(),
+                    text: text.clone(),
+                    opened,
+                });
+                text
+            }
+            Opening::Held(id) => match ids.iter().position(|i| *i == id) {
+                Some(at) if at >= skipped => held[at - skipped].text.clone(),
+                _ => continue,
+            },
+        };
+        let objects = krusty_yaml::parse_stream(&text)
+            .map(|docs| docs.into_iter().filter_map(|d| d.root).collect())
+            .unwrap_or_default();
+        files.push(Touched { path, objects });
+    }
+    Ok((files, held))
 }
 
 /// Collects the files a kustomization reaches: each resource (and, for a
@@ -84,7 +157,7 @@ fn touched_paths(
     prefix: &Path,
     resources: Option<&Node>,
     patch_list: Option<&Node>,
-    out: &mut Vec<PathBuf>,
+    out: &mut Vec<Named>,
     patches: &mut HashMap<PathBuf, Node>,
     visited: &mut HashSet<PathBuf>,
 ) -> EditResult<()> {
@@ -99,7 +172,7 @@ fn touched_paths(
                 .collect();
             names.sort_unstable();
             for name in names {
-                let Ok(source) = std::fs::read_to_string(folder.join(name)) else {
+                let Some(source) = open::read_regular(&folder.join(name)) else {
                     continue;
                 };
                 let root = parse_kustomization(&path.join(name), &source)?;
@@ -114,13 +187,19 @@ fn touched_paths(
                 )?;
             }
         }
-        out.push(path);
+        out.push(Named {
+            path,
+            root: prefix.to_path_buf(),
+        });
     }
     for patch in items(patch_list) {
         let file = text(&patch, "path");
         if !file.is_empty() {
             let path = clean(&prefix.join(file));
-            out.push(path.clone());
+            out.push(Named {
+                path: path.clone(),
+                root: prefix.to_path_buf(),
+            });
             patches.insert(path, patch.clone());
         }
     }
@@ -390,13 +469,11 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.split_once('/').unwrap_or(("", api_version))
 }
 
-/// Rewrites each `$(NAME)` in the files to `NAME_PLACEHOLDER`.
-fn write_placeholders(dir: &Path, files: &[Touched], vars: &[Var]) -> EditResult<()> {
-    let mut written = HashSet::new();
-    for file in files {
-        if !written.insert(&file.path) {
-            continue;
-        }
+/// Each file with `$(NAME)` rewritten to `NAME_PLACEHOLDER`, written
+/// beside it.
+fn placeholders(held: Vec<Held>, vars: &[Var]) -> EditResult<Rewrites> {
+    let mut rewrites = Rewrites::default();
+    for file in held {
         let mut text = file.text.clone();
         for var in vars {
             text = text.replace(
@@ -405,11 +482,10 @@ fn write_placeholders(dir: &Path, files: &[Touched], vars: &[Var]) -> EditResult
             );
         }
         if text != file.text {
-            std::fs::write(dir.join(&file.path), text)
-                .map_err(|e| EditError::new(format!("{}: {e}", file.path.display())))?;
+            rewrites.0.push(file.opened.prepare(&file.path, &text)?);
         }
     }
-    Ok(())
+    Ok(rewrites)
 }
 
 #[cfg(test)]
