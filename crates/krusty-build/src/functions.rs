@@ -3,6 +3,7 @@
 //! against the kustomization's folder into a call that the build's
 //! [`Host`](krusty_runtime::Host) runs.
 
+use krusty_fetch::Fetcher;
 use krusty_fn::object;
 use krusty_resource::Resource;
 use krusty_runtime::{FunctionCall, Policy, Runtime, StarlarkSource};
@@ -15,11 +16,13 @@ const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 /// The function a config declares, if it declares one. Exec paths and
 /// Starlark files are resolved against the kustomization's directory;
 /// Starlark files are read under its load restrictions, exec paths are not
-/// subject to them (`--enable-exec` is the user's trust in them).
+/// subject to them (`--enable-exec` is the user's trust in them). A
+/// Starlark program by URL comes through `fetcher`, once it may run.
 pub fn resolve(
     config: &Resource,
     loader: &Loader,
     policy: &Policy,
+    fetcher: &Fetcher,
 ) -> BuildResult<Option<FunctionCall>> {
     let id = config.id();
     let runtime = match krusty_runtime::runtime_of(&config.node) {
@@ -49,10 +52,11 @@ pub fn resolve(
                     &krusty_runtime::Traits::default(),
                 )
                 .map_err(|e| in_config(BuildError::new(e)))?;
-            Runtime::Starlark(StarlarkSource::Inline(
-                krusty_runtime::starlark::fetch(&url, policy)
-                    .map_err(|e| in_config(BuildError::new(e)))?,
-            ))
+            // Through the fetch layer: the build's cache, `--offline`
+            // and its bounds, as a catalog's Starlark program.
+            let (program, _digest) =
+                crate::catalog::source::starlark_program(fetcher, &url).map_err(in_config)?;
+            Runtime::Starlark(StarlarkSource::Inline(program))
         }
         other => other,
     };

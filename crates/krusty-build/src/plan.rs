@@ -395,7 +395,7 @@ fn configured(
                 let in_field = |e: BuildError| {
                     here(e).context(format!("kustomization file {}: field '{field}'", k_path.display()))
                 };
-                let declared = crate::functions::resolve(c, loader, &ctx.policy).map_err(in_field)?;
+                let declared = crate::functions::resolve(c, loader, &ctx.policy, ctx.catalogs.fetcher()).map_err(in_field)?;
                 let from_catalog = || {
                     crate::catalog::resolve(c, loader, catalogs, &ctx.catalogs, &ctx.policy)
                         .map_err(in_field)

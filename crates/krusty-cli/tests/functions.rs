@@ -852,7 +852,7 @@ fn starlark_programs_by_url() {
         "--directory",
     ])
     .arg(dir.join("www"));
-    let _server = Server::start(http, port);
+    let server = Server::start(http, port);
     let k = dir.join("k");
     write(&k, "resources.yaml", RESOURCES);
     let config = |file: &str| {
@@ -876,7 +876,31 @@ fn starlark_programs_by_url() {
     );
     write(&k, "star.yaml", &config("missing.star"));
     let out = build_with(&k, &["--enable-star"]);
-    expect_stderr(&out, "the server answered 404");
+    expect_stderr(&out, "starlark program 'http://127.0.0.1:");
+    expect_stderr(&out, "status code 404 (Not Found)");
+    // The program comes through the fetch layer: krusty's cache, and
+    // `--offline` makes no connection.
+    write(&k, "star.yaml", &config("annotate.star"));
+    let cache = dir.join("cache");
+    let in_cache = |flags: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_krusty"))
+            .args(["build", "--enable-alpha-plugins", "--enable-star"])
+            .args(flags)
+            .arg(".")
+            .current_dir(&k)
+            .env("KRUSTY_CACHE_DIR", &cache)
+            .output()
+            .expect("krusty runs")
+    };
+    let offline = in_cache(&["--offline"]);
+    assert!(!offline.status.success());
+    expect_stderr(&offline, "--offline");
+    let online = in_cache(&[]);
+    assert!(online.status.success(), "{}", text(&online.stderr));
+    drop(server);
+    let offline = in_cache(&["--offline"]);
+    assert!(offline.status.success(), "{}", text(&offline.stderr));
+    assert_eq!(offline.stdout, online.stdout);
     https_with_a_private_ca(&dir, &k);
 }
 
@@ -1080,6 +1104,21 @@ fn krusty_until_its_container_runs(tree: &Path, extra: &[&str]) -> std::process:
     child
 }
 
+/// Kills (SIGKILL) the children of process `parent` running `program`.
+#[cfg(target_os = "linux")]
+fn kill_children_named(parent: u32, program: &str) {
+    let tasks = std::fs::read_dir(format!("/proc/{parent}/task")).expect("/proc");
+    for task in tasks.flatten() {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in children.split_whitespace() {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == program {
+                let _ = Command::new("kill").args(["-KILL", pid]).status();
+            }
+        }
+    }
+}
+
 /// Names of the containers krusty started from this test's images (the
 /// label krusty gives them), in any state. Other tests on the machine may
 /// run krusty on images of their own at the same time.
@@ -1217,9 +1256,11 @@ fn container_functions_run_in_podman_like_kustomize() {
         "the interrupted container was not removed"
     );
 
-    // krusty killed outright leaves its container running; the next
-    // krusty that runs a container function removes it.
+    // krusty killed outright together with its watchdogs (its `sh`
+    // children) leaves its container running; the next krusty that runs
+    // a container function removes it.
     let mut child = krusty_until_its_container_runs(&tree, &[]);
+    kill_children_named(child.id(), "sh");
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
     let orphan = leftover_containers();

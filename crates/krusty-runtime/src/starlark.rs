@@ -1,6 +1,5 @@
 //! Starlark functions, run by the `krusty-starlark` program beside
-//! `krusty`. The interpreter (with the HTTPS client that fetches programs
-//! by URL) is most of a build's code, and most builds never need it; kept
+//! `krusty`. The interpreter is most of a build's code, and most builds never need it; kept
 //! out of the build engine's binary, that binary is a third of the size,
 //! which is what a run pays for when the system has dropped it from its
 //! page cache (`docs/performance.md`).
@@ -12,11 +11,9 @@
 //!   program's `ctx.resource_list` comes back on stdout as JSON (exit
 //!   status 0); when the program fails, `{"message": …, "results": […]}`
 //!   does (exit status 1). What the program `print`s goes to stderr.
-//! - `krusty-starlark fetch MILLISECONDS URL`: the program at URL on stdout
-//!   (exit status 0), or on stderr why it cannot be fetched (1).
 //! - `KRUSTY_STARLARK_PARENT` holds krusty's process id: on Linux the
 //!   runtime asks to be killed when krusty ends, even by SIGKILL.
-//! - Either ends with exit status 3 when it runs out of memory: `krusty`
+//! - It ends with exit status 3 when it runs out of memory: `krusty`
 //!   starts it with the policy's memory limit as its data size limit
 //!   (`RLIMIT_DATA`, set by `process::limit_memory`).
 
@@ -37,9 +34,6 @@ pub const PROGRAM_ENV: &str = "KRUSTY_STARLARK";
 
 /// The subcommand that runs a program over a list.
 pub const RUN: &str = "run";
-
-/// The subcommand that fetches a program by URL.
-pub const FETCH: &str = "fetch";
 
 /// Exit status of a run whose program failed (its answer says why).
 pub const PROGRAM_FAILED: i32 = 1;
@@ -82,27 +76,6 @@ pub fn run(program: &str, input: ResourceList, policy: &Policy) -> Result<Resour
         })
 }
 
-/// The text of the program at `url`, fetched by the Starlark runtime
-/// within the policy's time limit.
-pub fn fetch(url: &str, policy: &Policy) -> Result<String, String> {
-    let millis = policy.timeout.as_millis().max(1).to_string();
-    let done = invoke(
-        &[FETCH.to_string(), millis, url.to_string()],
-        Vec::new(),
-        policy,
-    )?;
-    if !done.status.success() {
-        let why = String::from_utf8_lossy(&done.stderr).trim().to_string();
-        return Err(if why.is_empty() {
-            ended_badly(&done)
-        } else {
-            why
-        });
-    }
-    String::from_utf8(done.stdout)
-        .map_err(|_| format!("fetching '{url}': the body is not UTF-8 text"))
-}
-
 /// Runs the Starlark runtime with `args`, `stdin` as its input.
 fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::Finished, String> {
     let path = program_path()?;
@@ -133,13 +106,8 @@ fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::F
         ),
     })?;
     if done.status.code() == Some(OUT_OF_MEMORY) {
-        let what = if args.first().map(String::as_str) == Some(FETCH) {
-            "fetching the Starlark program"
-        } else {
-            "the Starlark program"
-        };
         return Err(format!(
-            "{what} needed more memory than its limit of {} (--function-max-memory) and was stopped",
+            "the Starlark program needed more memory than its limit of {} (--function-max-memory) and was stopped",
             describe_size(policy.max_memory)
         ));
     }

@@ -3,18 +3,16 @@
 //! A program of its own (`krusty-starlark`, built with `krusty`), which
 //! `krusty` runs when a build has Starlark functions. The exchange between
 //! the two is described in `krusty_runtime::starlark`; this crate is the
-//! other end: [`main`] reads a request, runs the interpreter or fetches a
-//! program, and answers.
+//! other end: [`main`] reads a request, runs the interpreter, and
+//! answers. Programs by URL are fetched by krusty's fetch layer, not here.
 
-pub mod fetch;
 pub mod interpreter;
 pub mod memory;
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use krusty_runtime::starlark::{FETCH, PARENT_ENV, PROGRAM, PROGRAM_FAILED, RUN};
+use krusty_runtime::starlark::{PARENT_ENV, PROGRAM, PROGRAM_FAILED, RUN};
 use krusty_runtime::Failed;
 use krusty_yaml::Node;
 
@@ -28,10 +26,6 @@ pub fn main(args: &[String]) -> ExitCode {
     die_with_krusty();
     match args {
         [cmd] if cmd == RUN => run_request(),
-        [cmd, millis, url] if cmd == FETCH => match millis.parse::<u64>() {
-            Ok(ms) => fetch_request(url, Duration::from_millis(ms)),
-            Err(_) => usage(),
-        },
         _ => usage(),
     }
 }
@@ -61,7 +55,7 @@ fn die_with_krusty() {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "{PROGRAM} runs Starlark KRM functions for krusty, which starts it; usage: {PROGRAM} {RUN} (a request on stdin) | {PROGRAM} {FETCH} MILLISECONDS URL"
+        "{PROGRAM} runs Starlark KRM functions for krusty, which starts it; usage: {PROGRAM} {RUN} (a request on stdin)"
     );
     ExitCode::from(2)
 }
@@ -130,17 +124,6 @@ fn split_request(request: Vec<u8>) -> Result<(String, String), String> {
             .map_err(|_| format!("malformed request: the {what} is not UTF-8"))
     };
     Ok((text(program, "program")?, text(list, "list")?))
-}
-
-/// `fetch`: the program at `url` on stdout.
-fn fetch_request(url: &str, timeout: Duration) -> ExitCode {
-    match fetch::fetch_text(url, timeout) {
-        Ok(text) => answer(text.as_bytes()),
-        Err(why) => {
-            eprintln!("{why}");
-            ExitCode::from(PROGRAM_FAILED as u8)
-        }
-    }
 }
 
 /// Prints `bytes` as the answer: exit status `status` once it is written.

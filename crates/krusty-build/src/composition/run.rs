@@ -247,7 +247,8 @@ fn spec_node(spec: &FieldSpec) -> Node {
 /// A KRM function's operation.
 fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    let declared = crate::functions::resolve(&resource, loader, &ctx.policy)?;
+    let declared =
+        crate::functions::resolve(&resource, loader, &ctx.policy, ctx.catalogs.fetcher())?;
     let found = match declared {
         Some(f) => Some(f),
         None => {
