@@ -96,12 +96,6 @@ pub fn is_http_url(text: &str) -> bool {
         && !rest.is_empty()
 }
 
-/// The body of `url`, of at most `max_bytes`; `timeout` bounds
-/// connecting, each read and the whole download.
-pub fn get(url: &str, timeout: Duration, max_bytes: u64) -> Result<Vec<u8>, FetchError> {
-    download(url, timeout, Limits { timeout, max_bytes })
-}
-
 /// The body of the file at `url` within `limits`; `read_timeout` bounds
 /// connecting and each read. An answer outside 2xx is
 /// [`FetchError::HttpStatus`].
