@@ -250,9 +250,11 @@ impl Kustomization {
         // repeated key silently replaces the earlier one.
         let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
         let docs = krusty_yaml::parse_stream_with(text, limits)?;
-        let mut root = match docs.into_iter().find_map(|d| d.root) {
-            None => return Err(BuildError::new(EMPTY)),
-            Some(r) => r,
+        // go-yaml reads the first document alone: an empty one (`---`
+        // then `---`), or `null`, is an empty kustomization.
+        let mut root = match docs.into_iter().next().and_then(|d| d.root) {
+            Some(r) if !r.is_null() => r,
+            _ => return Err(BuildError::new(EMPTY)),
         };
         krusty_yaml::retype_as_go_yaml_v2(&mut root);
         let Value::Map(entries) = &root.value else {
