@@ -79,7 +79,8 @@ enum CacheCommand {
     /// Prints the cache folder ($KRUSTY_CACHE_DIR, else the XDG cache
     /// folder).
     Dir,
-    /// Removes everything in the cache.
+    /// Removes everything in the cache (a folder tagged as krusty's
+    /// cache only; through a symlink, the folder it names is emptied).
     Clean,
 }
 
@@ -346,12 +347,12 @@ fn run_composition(command: &CompositionCommand) -> Result<(), String> {
 }
 
 fn run_cache(command: &CacheCommand) -> Result<(), String> {
-    let cache = Cache::locate().map_err(|e| e.to_string())?;
+    let root = Cache::location().map_err(|e| e.to_string())?;
     match command {
-        CacheCommand::Dir => println!("{}", cache.root().display()),
-        CacheCommand::Clean => cache
-            .clean()
-            .map_err(|e| format!("cannot clean {}: {e}", cache.root().display()))?,
+        CacheCommand::Dir => println!("{}", root.display()),
+        CacheCommand::Clean => Cache::open(root.clone())
+            .and_then(|cache| cache.clean())
+            .map_err(|e| format!("cannot clean {}: {e}", root.display()))?,
     }
     Ok(())
 }

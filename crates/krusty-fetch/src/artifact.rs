@@ -14,7 +14,11 @@
 //!   `bin` twice. Nothing else of it is written anywhere.
 //! - The program is kept at `exec/<sha256>/…` in the cache, mode 0755:
 //!   a later build with the same `sha256` and `bin` reads nothing from
-//!   the network, offline or not.
+//!   the network, offline or not. It is checked before each build runs
+//!   it ([`kept`]): a program is used only while its sha256 is `sha256`
+//!   (a plain program) or the one recorded beside it when it was
+//!   unpacked (`NAME.sha256`, for a program from an archive); else it is
+//!   fetched again, and offline that is an error.
 //!
 //! [`EXEC_MEDIA_TYPE`]: crate::oci::EXEC_MEDIA_TYPE
 
@@ -22,7 +26,7 @@ use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::cache::{self, Cache};
+use crate::cache::{self, Cache, Kept};
 use crate::error::FetchError;
 use crate::oci::{is_sha256_hex, sha256_hex, MAX_LAYER_BYTES};
 
@@ -128,6 +132,46 @@ pub(crate) fn cached_program(cache: &Cache, hex: &str, bin: &Path) -> PathBuf {
     cache
         .entry(&["exec", hex, &cache::key(&bin.to_string_lossy())])
         .join(file)
+}
+
+/// The most bytes of a program's recorded digest read.
+const MAX_RECORD_BYTES: u64 = 128;
+
+/// Where the sha256 of the program `dest`, unpacked from an archive, is
+/// recorded (beside it; never the program's own name).
+fn record_path(dest: &Path) -> PathBuf {
+    let mut name = dest.file_name().unwrap_or_default().to_os_string();
+    name.push(".sha256");
+    dest.with_file_name(name)
+}
+
+/// Whether the program kept at `dest` (for the `uri` of digest
+/// `expected`) is intact: a regular file whose sha256 is `expected`, or
+/// the one recorded when it was unpacked.
+pub(crate) fn kept(cache: &Cache, dest: &Path, expected: &str) -> Kept<()> {
+    match std::fs::symlink_metadata(dest) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Kept::Missing,
+        Err(e) => return Kept::Damaged(format!("cannot read it: {e}")),
+        Ok(m) if !m.is_file() => return Kept::Damaged("it is not a regular file".into()),
+        Ok(_) => {}
+    }
+    let actual = match cache::file_sha256(dest) {
+        Ok(actual) => actual,
+        Err(e) => return Kept::Damaged(format!("cannot read it: {e}")),
+    };
+    if actual == expected {
+        return Kept::Intact(());
+    }
+    match cache.read_limited(&record_path(dest), MAX_RECORD_BYTES) {
+        Kept::Intact(record) if record.trim_ascii() == actual.as_bytes() => Kept::Intact(()),
+        Kept::Intact(record) => Kept::Damaged(format!(
+            "its sha256 is {actual}, not the {} it was kept with",
+            String::from_utf8_lossy(record.trim_ascii())
+        )),
+        Kept::Missing | Kept::Damaged(_) => {
+            Kept::Damaged(format!("its sha256 is {actual}, not {expected}"))
+        }
+    }
 }
 
 /// Fails unless `bytes` have the sha256 `expected`.
@@ -273,9 +317,16 @@ fn entry_path(uri: &str, path: &Path) -> Result<PathBuf, FetchError> {
     Ok(name)
 }
 
-/// Keeps `program` as the cached executable `dest` (mode 0755), by way of
-/// a staging folder; returns `dest`.
-pub(crate) fn keep(cache: &Cache, program: &[u8], dest: &Path) -> Result<PathBuf, FetchError> {
+/// Keeps `program` (from the `uri` of digest `expected`) as the cached
+/// executable `dest` (mode 0755), with its own digest recorded when it is
+/// not `expected` (a program from an archive), by way of a staging
+/// folder, replacing what was there; returns `dest`.
+pub(crate) fn keep(
+    cache: &Cache,
+    program: &[u8],
+    expected: &str,
+    dest: &Path,
+) -> Result<PathBuf, FetchError> {
     let failed = |e: std::io::Error| FetchError::Cache(format!("krusty's cache: {e}"));
     let (Some(dir), Some(file)) = (dest.parent(), dest.file_name()) else {
         return Err(FetchError::Cache(format!(
@@ -289,6 +340,10 @@ pub(crate) fn keep(cache: &Cache, program: &[u8], dest: &Path) -> Result<PathBuf
     let path = staged.join(file);
     std::fs::write(&path, program).map_err(failed)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(failed)?;
+    let digest = sha256_hex(program);
+    if digest != expected {
+        std::fs::write(record_path(&path), format!("{digest}\n")).map_err(failed)?;
+    }
     cache.publish(&staged, dir).map_err(failed)?;
     Ok(dest.to_path_buf())
 }
@@ -449,14 +504,31 @@ mod tests {
     }
 
     #[test]
-    fn kept_programs_are_executable() {
+    fn kept_programs_are_executable_and_checked() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::at(dir.path().join("c"));
-        let dest = cached_program(&cache, &"a".repeat(64), Path::new("bin/fn"));
-        let kept = keep(&cache, b"program", &dest).unwrap();
-        assert_eq!(kept.file_name().unwrap(), "fn");
-        let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
+        // From an archive (whose digest is not the program's): recorded.
+        let archive = "a".repeat(64);
+        let dest = cached_program(&cache, &archive, Path::new("bin/fn"));
+        assert_eq!(kept(&cache, &dest, &archive), Kept::Missing);
+        let path = keep(&cache, b"program", &archive, &dest).unwrap();
+        assert_eq!(path.file_name().unwrap(), "fn");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755);
-        assert_eq!(std::fs::read(&kept).unwrap(), b"program");
+        assert_eq!(std::fs::read(&path).unwrap(), b"program");
+        assert_eq!(kept(&cache, &dest, &archive), Kept::Intact(()));
+        std::fs::write(&path, b"tampered").unwrap();
+        let Kept::Damaged(why) = kept(&cache, &dest, &archive) else {
+            panic!("a changed program is not intact");
+        };
+        assert!(why.contains(&sha256_hex(b"program")), "{why}");
+        // A plain program: its digest is the one asked for, no record.
+        let plain = sha256_hex(b"plain");
+        let dest = cached_program(&cache, &plain, Path::new("fn"));
+        keep(&cache, b"plain", &plain, &dest).unwrap();
+        assert!(!record_path(&dest).exists());
+        assert_eq!(kept(&cache, &dest, &plain), Kept::Intact(()));
+        std::fs::write(&dest, b"").unwrap();
+        assert!(matches!(kept(&cache, &dest, &plain), Kept::Damaged(_)));
     }
 }

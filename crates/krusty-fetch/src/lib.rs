@@ -6,9 +6,11 @@
 //! A [`Fetcher`] serves one build: each remote it is asked for is fetched
 //! once however many times (and from however many threads) it is named.
 //! Git refs are resolved to commits on every build (`git ls-remote`), and
-//! a commit's checkout, once in the [`Cache`], is never fetched again. With
+//! a commit's checkout, once in the [`Cache`], is not fetched again while
+//! it matches the manifest it was kept with (checked once per build). With
 //! `offline`, nothing goes to the network: refs resolve to the commit they
-//! had when last fetched, and a miss is an error.
+//! had when last fetched, and a miss, or an entry found damaged, is an
+//! error.
 //!
 //! OCI artifacts ([`Fetcher::oci_layer`]) follow the same rules: a tag is
 //! resolved to a manifest digest on every build, and blobs are kept by
@@ -19,12 +21,15 @@
 
 pub mod artifact;
 pub mod cache;
+mod checkouts;
 mod error;
 pub mod git;
 pub mod git_url;
 pub mod go;
 pub mod http;
+mod manifest;
 pub mod oci;
+mod private_path;
 mod progress;
 mod redact;
 
@@ -33,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-pub use cache::Cache;
+pub use cache::{Cache, Kept};
 pub use error::FetchError;
 pub use git_url::GitUrl;
 pub use http::{is_http_url, Limits};
@@ -71,7 +76,7 @@ impl FetchOptions {
             return None;
         }
         match &self.cache_dir {
-            Some(dir) => Some(Cache::at(dir.clone())),
+            Some(dir) => Cache::open(dir.clone()).ok(),
             None => Cache::locate().ok(),
         }
     }
@@ -96,6 +101,8 @@ pub struct Fetcher {
     checkouts: Mutex<HashMap<String, Shared<Checkout>>>,
     files: Mutex<HashMap<String, Shared<Arc<[u8]>>>>,
     layers: Mutex<HashMap<String, Shared<OciBlob>>>,
+    /// The kept programs checked in this build.
+    programs: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 impl Fetcher {
@@ -110,9 +117,12 @@ impl Fetcher {
     /// The cache in use.
     pub fn cache(&self) -> Result<&Cache, FetchError> {
         self.cache
-            .get_or_init(|| match &self.options.cache_dir {
-                Some(dir) => Ok(Cache::at(dir.clone())),
-                None => Cache::locate().map_err(|e| FetchError::Cache(e.to_string())),
+            .get_or_init(|| {
+                match &self.options.cache_dir {
+                    Some(dir) => Cache::open(dir.clone()),
+                    None => Cache::locate(),
+                }
+                .map_err(|e| FetchError::Cache(e.to_string()))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -179,9 +189,14 @@ impl Fetcher {
         let source = artifact::source(uri, base_dir)?;
         let cache = self.cache()?;
         let dest = artifact::cached_program(cache, &expected, &entry);
-        if dest.is_file() {
+        if self.programs_checked(&dest) {
             return Ok(dest);
         }
+        let damaged = match artifact::kept(cache, &dest, &expected) {
+            Kept::Intact(()) => return Ok(self.program_checked(dest)),
+            Kept::Damaged(why) => Some(why),
+            Kept::Missing => None,
+        };
         let bytes = match source {
             artifact::Source::File(path) => artifact::read_local(uri, &path)?,
             artifact::Source::Oci(reference) => self
@@ -190,10 +205,16 @@ impl Fetcher {
                 .to_vec(),
             artifact::Source::Http(url) => {
                 if self.options.offline {
-                    return Err(FetchError::Offline(format!(
-                        "--offline: '{url}' is not in the cache ({}); build once without --offline to fetch it",
-                        cache.root().display()
-                    )));
+                    return Err(FetchError::Offline(match damaged {
+                        Some(why) => format!(
+                            "--offline: the cached program of exec function '{url}' ({}) is damaged: {why}; build once without --offline to fetch it again",
+                            dest.display()
+                        ),
+                        None => format!(
+                            "--offline: '{url}' is not in the cache ({}); build once without --offline to fetch it",
+                            cache.root().display()
+                        ),
+                    }));
                 }
                 let _progress = Progress::start(self.options.progress, &url);
                 http::download(&url, HTTP_TIMEOUT, self.options.limits)?
@@ -201,25 +222,44 @@ impl Fetcher {
         };
         artifact::verify(uri, &expected, &bytes)?;
         let program = artifact::unpack(uri, bytes, &entry)?;
-        artifact::keep(cache, &program, &dest)
+        artifact::keep(cache, &program, &expected, &dest).map(|dest| self.program_checked(dest))
     }
+
+    /// Whether the kept program `dest` was checked in this build.
+    fn programs_checked(&self, dest: &Path) -> bool {
+        let checked = self.programs.lock().unwrap_or_else(|e| e.into_inner());
+        checked.contains(dest)
+    }
+
+    /// Notes that the kept program `dest` is checked; returns it.
+    fn program_checked(&self, dest: PathBuf) -> PathBuf {
+        let mut checked = self.programs.lock().unwrap_or_else(|e| e.into_inner());
+        checked.insert(dest.clone());
+        dest
+    }
+
 
     fn fetch_file(&self, url: &str, timeout: Duration) -> Result<Arc<[u8]>, FetchError> {
         let cache = self.cache()?;
         let copy = cache.entry(&["http", &cache::key(url)]);
         if self.options.offline {
-            return cache.read_file(&copy).map(Arc::from).ok_or_else(|| {
-                FetchError::Offline(format!(
+            return match cache.read_sealed(&copy, self.options.limits.max_bytes) {
+                Kept::Intact(body) => Ok(Arc::from(body)),
+                Kept::Damaged(why) => Err(FetchError::Offline(format!(
+                    "--offline: the cached copy of '{url}' ({}) is damaged: {why}; build once without --offline to fetch it again",
+                    copy.display()
+                ))),
+                Kept::Missing => Err(FetchError::Offline(format!(
                     "--offline: '{url}' is not in the cache ({}); build once without --offline to fetch it",
                     cache.root().display()
-                ))
-            });
+                ))),
+            };
         }
         let _progress = Progress::start(self.options.progress, url);
         let body = http::download(url, timeout, self.options.limits)?;
         // The copy only serves --offline builds; failing to keep it is no
         // reason to fail this one.
-        let _ = cache.write_file(&copy, &body);
+        let _ = cache.write_sealed(&copy, &body);
         Ok(Arc::from(body))
     }
 
@@ -229,22 +269,35 @@ impl Fetcher {
         let repo_key = cache::key(&format!("{clone_url}\0{}", url.submodules));
         let reference = url.fetch_ref();
         let record = cache.entry(&["git", &repo_key, "refs", &cache::key(reference)]);
-        let at = |commit: &str| cache.entry(&["git", &repo_key, commit]);
-        let cached = |commit: String| {
-            let dir = at(&commit);
-            dir.is_dir().then_some(Checkout { dir, commit })
+        // A checkout found damaged is fetched again; offline, that is the
+        // error.
+        let damaged = |commit: &str, why: String| {
+            FetchError::Offline(format!(
+                "--offline: the cached checkout of '{clone_url}' at {commit} ({}) is damaged: {why}; build once without --offline to fetch it again",
+                checkouts::entry(cache, &repo_key, commit).display()
+            ))
+        };
+        let offline = self.options.offline;
+        let cached = |commit: String| match checkouts::find(cache, &repo_key, &commit) {
+            Kept::Intact(hit) => Ok(Some(hit)),
+            Kept::Damaged(why) if offline => Err(damaged(&commit, why)),
+            Kept::Damaged(_) | Kept::Missing => Ok(None),
         };
         if is_commit_id(reference) {
-            if let Some(hit) = cached(reference.to_ascii_lowercase()) {
+            if let Some(hit) = cached(reference.to_ascii_lowercase())? {
                 return Ok(hit);
             }
         }
-        if self.options.offline {
-            let recorded = cache
-                .read_file(&record)
-                .and_then(|c| String::from_utf8(c).ok())
-                .map(|c| c.trim().to_string());
-            return recorded.and_then(cached).ok_or_else(|| {
+        if offline {
+            let recorded = match cache.read_limited(&record, MAX_RECORD_BYTES) {
+                Kept::Intact(bytes) => Some(String::from_utf8_lossy(&bytes).trim().to_string()),
+                Kept::Missing | Kept::Damaged(_) => None,
+            };
+            let hit = match recorded.filter(|c| is_commit_id(c)) {
+                Some(commit) => cached(commit)?,
+                None => None,
+            };
+            return hit.ok_or_else(|| {
                 FetchError::Offline(format!(
                     "--offline: '{clone_url}' at '{reference}' is not in the cache ({}); build once without --offline to fetch it",
                     cache.root().display()
@@ -258,22 +311,25 @@ impl Fetcher {
             // A remote that cannot be listed fails again in the fetch
             // below, with the message Kustomize gives.
             if let Ok(Some(commit)) = git.resolve(&clone_url, reference, url.timeout) {
-                if let Some(hit) = cached(commit) {
+                if let Some(hit) = cached(commit)? {
                     return Ok(hit);
                 }
             }
         }
         let staging = cache.stage().map_err(cache_error)?;
-        let tree = staging.dir().join("tree");
-        std::fs::create_dir(&tree).map_err(cache_error)?;
+        let tree = staging.tree().map_err(cache_error)?;
         let commit = git.checkout(&tree, &clone_url, reference, url.submodules, url.timeout)?;
         // The checkout is content only: its git data is never read again.
-        let _ = std::fs::remove_dir_all(tree.join(".git"));
-        let dir = cache.publish(&tree, &at(&commit)).map_err(cache_error)?;
+        std::fs::remove_dir_all(tree.join(".git")).map_err(cache_error)?;
+        let checkout =
+            checkouts::publish(cache, &staging, &repo_key, &commit).map_err(cache_error)?;
         let _ = cache.write_file(&record, format!("{commit}\n").as_bytes());
-        Ok(Checkout { dir, commit })
+        Ok(checkout)
     }
 }
+
+/// The most bytes of a ref's record read (a commit id and a newline).
+const MAX_RECORD_BYTES: u64 = 128;
 
 /// The one slot for `key`, made on first use.
 fn shared_slot<T>(map: &Mutex<HashMap<String, Shared<T>>>, key: String) -> Shared<T> {

@@ -1,0 +1,529 @@
+//! The cache folder against damage, other users and concurrent builds,
+//! with a git server and a file server on loopback:
+//!
+//! - entries are verified when used: a checkout against the manifest made
+//!   when it was published, a copy of an HTTP file against its length and
+//!   digest, an exec program against its digest; a damaged entry is
+//!   fetched again online and is an error offline;
+//! - a cache folder others can write, or another user owns, is refused;
+//! - `krusty cache clean` removes only a folder tagged as krusty's cache,
+//!   and through a symlink it empties the folder the link names;
+//! - many builds on one empty cache all succeed, with the same output.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use krusty_fetch::oci::sha256_hex;
+use krusty_fetch::{FetchError, FetchOptions, Fetcher};
+use support::{git_command, output_text, run, scratch, serve, write};
+
+const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+
+const BASE_CM: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: base\ndata:\n  color: blue\n";
+const BASE_SECRET: &str =
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: base\nstringData:\n  key: value\n";
+const REMOTE_FILE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: second\n";
+const PROGRAM: &str = "#!/bin/sh\necho \"hello from the function\"\n";
+
+/// The servers every test shares: a git server over HTTP (`base.git`:
+/// `app/` with a ConfigMap and a Secret) and a plain HTTP file server
+/// (`remote.yaml`, two ConfigMaps; `fn`, a program; `fn.tar.gz`, an
+/// archive holding it as `bin/fn`).
+struct World {
+    git: String,
+    files: String,
+    files_dir: PathBuf,
+    /// Keeps the servers' stdin open: they stop when the tests end.
+    _servers: Vec<Child>,
+}
+
+fn world() -> &'static World {
+    static WORLD: OnceLock<World> = OnceLock::new();
+    WORLD.get_or_init(World::start)
+}
+
+impl World {
+    fn start() -> World {
+        let dir = scratch("cache-safety", "world");
+        let work = dir.join("work");
+        write(
+            &work,
+            "app/kustomization.yaml",
+            "resources:\n- cm.yaml\n- secret.yaml\n",
+        );
+        write(&work, "app/cm.yaml", BASE_CM);
+        write(&work, "app/secret.yaml", BASE_SECRET);
+        run(git_command(&work).args(["init", "-q", "-b", "main"]));
+        run(git_command(&work).args(["add", "-A"]));
+        run(git_command(&work).args(["commit", "-qm", "base"]));
+        let srv = dir.join("srv");
+        std::fs::create_dir_all(&srv).unwrap();
+        run(git_command(&dir)
+            .args(["clone", "-q", "--bare"])
+            .arg(&work)
+            .arg(srv.join("base.git")));
+        let files_dir = dir.join("files");
+        write(&files_dir, "remote.yaml", REMOTE_FILE);
+        write(&files_dir, "fn", PROGRAM);
+        write(&files_dir, "tree/bin/fn", PROGRAM);
+        run(Command::new("tar")
+            .arg("-czf")
+            .arg(files_dir.join("fn.tar.gz"))
+            .arg("-C")
+            .arg(files_dir.join("tree"))
+            .arg("bin/fn"));
+        let os = |p: &Path| p.as_os_str().to_owned();
+        let (git, git_port) = serve(&[std::ffi::OsStr::new("0"), &os(&srv)]);
+        let (files, files_port) = serve(&[
+            std::ffi::OsStr::new("0"),
+            &os(&files_dir),
+            std::ffi::OsStr::new("--static"),
+        ]);
+        World {
+            git: format!("http://127.0.0.1:{git_port}"),
+            files: format!("http://127.0.0.1:{files_port}"),
+            files_dir,
+            _servers: vec![git, files],
+        }
+    }
+
+    /// A kustomization in `dir/in` with the remote base and the remote
+    /// file; its path.
+    fn tree(&self, dir: &Path) -> PathBuf {
+        write(
+            dir,
+            "in/kustomization.yaml",
+            &format!(
+                "resources:\n- {}/base.git//app?ref=main\n- {}/remote.yaml\n",
+                self.git, self.files
+            ),
+        );
+        dir.join("in")
+    }
+}
+
+/// `krusty ARGS` on the cache `cache`.
+fn krusty(cache: &Path, args: &[&std::ffi::OsStr]) -> Command {
+    let mut cmd = Command::new(KRUSTY);
+    cmd.args(args)
+        .env("KRUSTY_CACHE_DIR", cache)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    cmd
+}
+
+/// `krusty build TARGET [--offline]` on `cache`.
+fn build(cache: &Path, target: &Path, offline: bool) -> Output {
+    let mut args = vec![std::ffi::OsStr::new("build"), target.as_os_str()];
+    if offline {
+        args.push(std::ffi::OsStr::new("--offline"));
+    }
+    krusty(cache, &args).output().unwrap()
+}
+
+/// The stdout of a build that succeeds.
+fn build_ok(cache: &Path, target: &Path, offline: bool) -> String {
+    let out = build(cache, target, offline);
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "the build failed:\n{stderr}");
+    stdout
+}
+
+/// The stderr of a build that fails, which printed nothing.
+fn build_err(cache: &Path, target: &Path, offline: bool) -> String {
+    let out = build(cache, target, offline);
+    let (stdout, stderr) = output_text(&out);
+    assert!(!out.status.success(), "the build succeeded:\n{stdout}");
+    assert_eq!(stdout, "", "a failed build prints nothing");
+    stderr
+}
+
+/// `krusty cache clean` on `cache`.
+fn clean(cache: &Path) -> Output {
+    krusty(
+        cache,
+        &[std::ffi::OsStr::new("cache"), std::ffi::OsStr::new("clean")],
+    )
+    .output()
+    .unwrap()
+}
+
+/// Every file under `dir` named `name`.
+fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            found.extend(find(&path, name));
+        } else if entry.file_name() == name {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The one file named `name` in the cache.
+fn cached(cache: &Path, name: &str) -> PathBuf {
+    let found = find(cache, name);
+    assert_eq!(found.len(), 1, "{name} in the cache: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// The copy of the remote file in the cache (the one file under `http/`).
+fn http_copy(cache: &Path) -> PathBuf {
+    let entries: Vec<PathBuf> = std::fs::read_dir(cache.join("http"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries.into_iter().next().unwrap()
+}
+
+/// Replaces what `path` holds with `content` (made writable first).
+fn overwrite(path: &Path, content: &[u8]) {
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
+    perms.set_mode(perms.mode() | 0o200);
+    std::fs::set_permissions(path, perms).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+#[test]
+fn a_changed_checkout_is_fetched_again_online_and_refused_offline() {
+    let world = world();
+    let dir = scratch("cache-safety", "changed-checkout");
+    let target = world.tree(&dir);
+    let cache = dir.join("cache");
+    let expected = build_ok(&cache, &target, false);
+    assert!(expected.contains("color: blue"), "{expected}");
+
+    // A file changed in place: offline, an error naming the entry and the
+    // fix; online, fetched again (and the cache repaired).
+    overwrite(
+        &cached(&cache, "cm.yaml"),
+        BASE_CM.replace("blue", "red").as_bytes(),
+    );
+    let err = build_err(&cache, &target, true);
+    assert!(
+        err.contains(&format!("{}/base.git", world.git))
+            && err.contains("damaged")
+            && err.contains("app/cm.yaml")
+            && err.contains("without --offline"),
+        "{err}"
+    );
+    assert_eq!(build_ok(&cache, &target, false), expected);
+    assert_eq!(build_ok(&cache, &target, true), expected);
+
+    // Truncated, removed, or a file added: the same.
+    let truncate = |p: &Path| overwrite(p, &BASE_CM.as_bytes()[..20]);
+    truncate(&cached(&cache, "cm.yaml"));
+    assert_eq!(build_ok(&cache, &target, false), expected);
+    std::fs::remove_file(cached(&cache, "secret.yaml")).unwrap();
+    assert!(build_err(&cache, &target, true).contains("app/secret.yaml"));
+    assert_eq!(build_ok(&cache, &target, false), expected);
+    let app = cached(&cache, "cm.yaml").parent().unwrap().to_path_buf();
+    write(&app, "planted.yaml", BASE_CM);
+    assert!(build_err(&cache, &target, true).contains("app/planted.yaml"));
+    assert_eq!(build_ok(&cache, &target, false), expected);
+    assert!(find(&cache, "planted.yaml").is_empty());
+}
+
+#[test]
+fn a_truncated_copy_of_a_remote_file_is_an_error_offline() {
+    let world = world();
+    let dir = scratch("cache-safety", "truncated-copy");
+    let target = world.tree(&dir);
+    let cache = dir.join("cache");
+    let expected = build_ok(&cache, &target, false);
+    assert!(expected.contains("name: second"), "{expected}");
+    // Cut after the first document: what is left still reads as YAML.
+    let copy = http_copy(&cache);
+    let bytes = std::fs::read(&copy).unwrap();
+    let cut = bytes.windows(5).position(|w| w == b"\n---\n").unwrap() + 5;
+    overwrite(&copy, &bytes[..cut]);
+    let err = build_err(&cache, &target, true);
+    assert!(
+        err.contains(&format!("{}/remote.yaml", world.files))
+            && err.contains("damaged")
+            && err.contains("without --offline"),
+        "{err}"
+    );
+    // Online, it is fetched (and kept) again.
+    assert_eq!(build_ok(&cache, &target, false), expected);
+    assert_eq!(build_ok(&cache, &target, true), expected);
+}
+
+/// A fetcher on `cache`.
+fn fetcher(cache: &Path, offline: bool) -> Fetcher {
+    Fetcher::new(FetchOptions {
+        offline,
+        cache_dir: Some(cache.to_path_buf()),
+        ..FetchOptions::default()
+    })
+}
+
+#[test]
+fn a_changed_exec_program_is_fetched_again_or_refused() {
+    let world = world();
+    let dir = scratch("cache-safety", "changed-program");
+    let files = &world.files_dir;
+    let plain_sha = sha256_hex(PROGRAM.as_bytes());
+    let archive_sha = sha256_hex(&std::fs::read(files.join("fn.tar.gz")).unwrap());
+    let sources = [
+        ("file://fn".to_string(), &plain_sha, "fn"),
+        ("file://fn.tar.gz".to_string(), &archive_sha, "bin/fn"),
+        (format!("{}/fn", world.files), &plain_sha, "fn"),
+        (format!("{}/fn.tar.gz", world.files), &archive_sha, "bin/fn"),
+    ];
+    for (n, (uri, sha, bin)) in sources.iter().enumerate() {
+        let cache = dir.join(format!("cache-{n}"));
+        let kept = fetcher(&cache, false)
+            .verified_executable(uri, sha, bin, files)
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), PROGRAM);
+        for damage in [
+            &b"#!/bin/sh\necho tampered\n"[..],
+            &PROGRAM.as_bytes()[..9],
+            b"",
+        ] {
+            overwrite(&kept, damage);
+            if uri.starts_with("http") {
+                let err = fetcher(&cache, true)
+                    .verified_executable(uri, sha, bin, files)
+                    .unwrap_err();
+                assert!(matches!(err, FetchError::Offline(_)), "{uri}: {err:?}");
+                let text = err.to_string();
+                assert!(
+                    text.contains(uri)
+                        && text.contains("damaged")
+                        && text.contains("without --offline"),
+                    "{text}"
+                );
+            }
+            let again = fetcher(&cache, false)
+                .verified_executable(uri, sha, bin, files)
+                .unwrap();
+            assert_eq!(again, kept, "{uri}");
+            assert_eq!(std::fs::read_to_string(&again).unwrap(), PROGRAM, "{uri}");
+        }
+    }
+}
+
+/// A private folder for a cache test, made with `mode`.
+fn folder(path: &Path, mode: u32) {
+    std::fs::create_dir_all(path).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_cache_others_can_write_is_refused() {
+    let world = world();
+    let dir = scratch("cache-safety", "writable");
+    let target = world.tree(&dir);
+    for (mode, what) in [(0o777, "others"), (0o770, "its group"), (0o1777, "others")] {
+        let cache = dir.join(format!("cache-{mode:o}"));
+        folder(&cache, mode);
+        let err = build_err(&cache, &target, false);
+        assert!(
+            err.contains(&cache.display().to_string())
+                && err.contains(&format!("writable by {what}"))
+                && err.contains("chmod go-w"),
+            "{mode:o}: {err}"
+        );
+        assert!(!cache.join("git").exists(), "nothing is written to it");
+    }
+    // A folder above it that others can write: refused too, unless it is
+    // sticky (as /tmp is), where no one else can move the cache away.
+    let open = dir.join("open");
+    folder(&open, 0o777);
+    let err = build_err(&open.join("cache"), &target, false);
+    assert!(
+        err.contains(&open.display().to_string()) && err.contains("writable by others"),
+        "{err}"
+    );
+    let sticky = dir.join("sticky");
+    folder(&sticky, 0o1777);
+    build_ok(&sticky.join("cache"), &target, false);
+    // A private cache under a group-writable folder of the user's.
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o770)).unwrap();
+    let err = build_err(&sticky.join("cache"), &target, true);
+    assert!(err.contains("writable by its group"), "{err}");
+}
+
+#[test]
+fn a_cache_another_user_owns_is_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        support::skip("a_cache_another_user_owns_is_refused: needs root to give a folder away");
+        return;
+    }
+    let world = world();
+    let dir = scratch("cache-safety", "owner");
+    let target = world.tree(&dir);
+    let nobody = 65534;
+    let cache = dir.join("cache");
+    build_ok(&cache, &target, false);
+    std::os::unix::fs::chown(&cache, Some(nobody), Some(nobody)).unwrap();
+    let err = build_err(&cache, &target, true);
+    assert!(
+        err.contains(&cache.display().to_string())
+            && err.contains(&format!("owned by uid {nobody}"))
+            && err.contains("KRUSTY_CACHE_DIR"),
+        "{err}"
+    );
+    // A folder above it another user owns (who could replace the cache).
+    std::os::unix::fs::chown(&cache, Some(0), Some(0)).unwrap();
+    let theirs = dir.join("theirs");
+    folder(&theirs, 0o755);
+    std::os::unix::fs::chown(&theirs, Some(nobody), Some(nobody)).unwrap();
+    let err = build_err(&theirs.join("cache"), &target, false);
+    assert!(
+        err.contains(&theirs.display().to_string()) && err.contains("owned by uid"),
+        "{err}"
+    );
+    // A symlink another user owns in a sticky folder (they may replace it).
+    let sticky = dir.join("sticky");
+    folder(&sticky, 0o1777);
+    let link = sticky.join("link");
+    std::os::unix::fs::symlink(&cache, &link).unwrap();
+    build_ok(&link, &target, true);
+    std::os::unix::fs::lchown(&link, Some(nobody), Some(nobody)).unwrap();
+    let err = build_err(&link, &target, true);
+    assert!(
+        err.contains(&link.display().to_string()) && err.contains("owned by uid"),
+        "{err}"
+    );
+}
+
+#[test]
+fn clean_removes_only_a_tagged_cache() {
+    let world = world();
+    let dir = scratch("cache-safety", "clean-tagged");
+    let target = world.tree(&dir);
+    let cache = dir.join("cache");
+    build_ok(&cache, &target, false);
+    let tag = std::fs::read_to_string(cache.join("CACHEDIR.TAG")).unwrap();
+    assert!(
+        tag.starts_with("Signature: 8a477f597d28d172789f06886806bc55\n")
+            && tag.contains("created by krusty"),
+        "{tag}"
+    );
+    let out = clean(&cache);
+    assert!(out.status.success(), "{}", output_text(&out).1);
+    assert!(!cache.exists());
+
+    // A folder that is not krusty's cache is left alone, and a build does
+    // not write into it.
+    let mine = dir.join("mine");
+    write(&mine, "notes.txt", "mine\n");
+    write(&mine, "git/config", "mine\n");
+    let out = clean(&mine);
+    let (_, err) = output_text(&out);
+    assert!(
+        !out.status.success(),
+        "cleaned a folder that is not a cache"
+    );
+    assert!(
+        err.contains(&mine.display().to_string()) && err.contains("CACHEDIR.TAG"),
+        "{err}"
+    );
+    assert!(mine.join("notes.txt").is_file() && mine.join("git/config").is_file());
+    let err = build_err(&mine, &target, false);
+    assert!(
+        err.contains("not krusty's cache") && err.contains("notes.txt"),
+        "{err}"
+    );
+    assert!(!mine.join("tmp").exists() && !mine.join("http").exists());
+    // Another tool's cache is not krusty's either.
+    let other = dir.join("other");
+    write(
+        &other,
+        "CACHEDIR.TAG",
+        "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by another tool.\n",
+    );
+    write(&other, "data", "theirs\n");
+    assert!(!clean(&other).status.success());
+    assert!(other.join("data").is_file());
+}
+
+#[test]
+fn an_untagged_cache_of_krustys_layout_is_tagged_on_use() {
+    let world = world();
+    let dir = scratch("cache-safety", "untagged");
+    let target = world.tree(&dir);
+    let cache = dir.join("cache");
+    let expected = build_ok(&cache, &target, false);
+    // As an older krusty may have left it, or a user made it (empty).
+    std::fs::remove_file(cache.join("CACHEDIR.TAG")).unwrap();
+    assert!(!clean(&cache).status.success());
+    assert_eq!(build_ok(&cache, &target, false), expected);
+    assert!(cache.join("CACHEDIR.TAG").is_file());
+    let empty = dir.join("empty");
+    folder(&empty, 0o700);
+    assert_eq!(build_ok(&empty, &target, false), expected);
+    assert!(empty.join("CACHEDIR.TAG").is_file());
+    assert!(clean(&empty).status.success());
+}
+
+#[test]
+fn clean_through_a_symlink_empties_the_folder_it_names() {
+    let world = world();
+    let dir = scratch("cache-safety", "clean-link");
+    let target = world.tree(&dir);
+    let real = dir.join("real");
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    build_ok(&link, &target, false);
+    assert!(real.join("CACHEDIR.TAG").is_file() && real.join("git").is_dir());
+    // A link inside the cache to a folder of the user's: removed as a link.
+    let elsewhere = dir.join("elsewhere");
+    write(&elsewhere, "keep.txt", "keep\n");
+    std::os::unix::fs::symlink(&elsewhere, real.join("git").join("away")).unwrap();
+    let out = clean(&link);
+    assert!(out.status.success(), "{}", output_text(&out).1);
+    let meta = std::fs::symlink_metadata(&link).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link is kept");
+    assert!(real.is_dir(), "the folder it names is kept");
+    let left: Vec<_> = std::fs::read_dir(&real).unwrap().collect();
+    assert!(left.is_empty(), "emptied: {left:?}");
+    assert!(elsewhere.join("keep.txt").is_file());
+    // It serves as a cache again.
+    build_ok(&link, &target, false);
+}
+
+#[test]
+fn concurrent_builds_on_an_empty_cache_all_succeed() {
+    let world = world();
+    let dir = scratch("cache-safety", "concurrent");
+    let target = world.tree(&dir);
+    let expected = build_ok(&dir.join("reference-cache"), &target, false);
+    for round in 0..4 {
+        let cache = dir.join(format!("cache-{round}"));
+        let children: Vec<Child> = (0..24)
+            .map(|_| {
+                krusty(&cache, &[std::ffi::OsStr::new("build"), target.as_os_str()])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            let (stdout, stderr) = output_text(&out);
+            assert!(out.status.success(), "round {round}: {stderr}");
+            assert_eq!(stdout, expected, "round {round}");
+        }
+        let staging: Vec<_> = std::fs::read_dir(cache.join("tmp")).unwrap().collect();
+        assert!(staging.is_empty(), "staging folders left: {staging:?}");
+        assert_eq!(build_ok(&cache, &target, true), expected);
+    }
+}
