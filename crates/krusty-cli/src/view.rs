@@ -51,8 +51,14 @@ pub fn describe(reference: &str, loaded: &Loaded) -> String {
             shown(s)
         }
     };
+    // Credentials in a URL are never shown (`https://***@host/...`).
+    let reference = &krusty_build::redact(reference);
     let _ = writeln!(out, "catalog: {}", shown(reference));
-    let _ = writeln!(out, "read from: {}", shown(&loaded.from));
+    let _ = writeln!(
+        out,
+        "read from: {}",
+        shown(&krusty_build::redact(&loaded.from))
+    );
     let _ = writeln!(out, "kind: {}", shown(&c.kind));
     let _ = writeln!(out, "name: {}", or_none(&c.name));
     let _ = writeln!(out, "trust it with: --trusted-catalog {}", shown(reference));

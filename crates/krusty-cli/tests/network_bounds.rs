@@ -376,11 +376,14 @@ fn credentials_in_file_urls_are_sent_but_never_shown() {
     let expected = format!("Basic {}", base64_of(&format!("user:{TOKEN}")));
     let elsewhere = Server::start(|_, _| ok(CONFIG_MAP));
     let elsewhere_url = elsewhere.url("/cm.yaml");
-    let server = Server::start(move |r, _| match r.path.as_str() {
+    let server = Server::start(move |r, _| {
+        match r.path.as_str() {
         "/cm.yaml" => ok(CONFIG_MAP),
         "/moved.yaml" => Reply::Redirect("/cm.yaml".into()),
         "/away.yaml" => Reply::Redirect(elsewhere_url.clone()),
+        "/catalog.yaml" => ok("apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: c\nspec:\n  krmFunctions: []\n"),
         _ => not_found(),
+    }
     });
     let with_token = |path: &str| format!("http://user:{TOKEN}@127.0.0.1:{}{path}", server.port);
     let origins = "buildMetadata: [originAnnotations]\n";
@@ -429,6 +432,15 @@ fn credentials_in_file_urls_are_sent_but_never_shown() {
             server.port
         )) && !stderr.contains(TOKEN),
         "{stderr}"
+    );
+
+    // `view catalog` shows the catalog it read without them.
+    let out = view_catalog(&dir, &with_token("/catalog.yaml"));
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("read from: http://***@127.0.0.1:") && !stdout.contains(TOKEN),
+        "{stdout}"
     );
 }
 
