@@ -123,6 +123,12 @@ struct BuildArgs {
     /// 1Gi, 500M).
     #[arg(long = "fetch-max-size", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_build::parse_size)]
     fetch_max_size: u64,
+    /// Trust an OCI artifact (catalog, function definition, exec program,
+    /// a catalog function's container image) only when it carries a
+    /// cosign signature by the ECDSA P-256 public key in this PEM file;
+    /// repeatable (any one key is enough).
+    #[arg(long = "verify-key", value_name = "PATH")]
+    verify_keys: Vec<PathBuf>,
     #[command(flatten)]
     functions: FunctionArgs,
     #[command(flatten)]
@@ -382,6 +388,8 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
             cache_dir: None,
             function_cache: !args.functions.no_function_cache,
             limits: fetch_limits(args)?,
+            verify_keys: krusty_build::VerifyKeys::read(&args.verify_keys)
+                .map_err(|e| e.to_string())?,
         },
         fetcher: None,
     };

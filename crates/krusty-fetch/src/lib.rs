@@ -14,8 +14,12 @@
 //!
 //! OCI artifacts ([`Fetcher::oci_layer`]) follow the same rules: a tag is
 //! resolved to a manifest digest on every build, and blobs are kept by
-//! digest. Exec functions' programs ([`Fetcher::verified_executable`]) are
-//! checked against their sha256 before anything else and kept by it. The
+//! digest. With [`FetchOptions::verify_keys`], an OCI artifact (and a
+//! container image, [`Fetcher::verify_image`]) is used only once a
+//! cosign signature by one of the keys is found for its digest
+//! ([`signature`]). Exec functions' programs
+//! ([`Fetcher::verified_executable`]) are checked against their sha256
+//! before anything else and kept by it. The
 //! cache also holds the results of idempotent functions
 //! ([`Cache::function_result`]).
 
@@ -32,6 +36,7 @@ pub mod oci;
 mod private_path;
 mod progress;
 mod redact;
+pub mod signature;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,6 +52,7 @@ pub use oci::{
     EXEC_MEDIA_TYPE, STARLARK_MEDIA_TYPE,
 };
 pub use redact::{redact, REDACTED};
+pub use signature::Keys as VerifyKeys;
 
 use crate::git::{is_commit_id, Git};
 use crate::progress::Progress;
@@ -66,6 +72,10 @@ pub struct FetchOptions {
     /// The time and size bounds on each download (`--fetch-timeout`,
     /// `--fetch-max-size`).
     pub limits: Limits,
+    /// The keys one of which must have signed every OCI artifact pulled
+    /// and every container image checked (`--verify-key`); none: no
+    /// signature is checked. See [`signature`].
+    pub verify_keys: VerifyKeys,
 }
 
 impl FetchOptions {
@@ -103,12 +113,14 @@ pub struct Fetcher {
     layers: Mutex<HashMap<String, Shared<OciBlob>>>,
     /// The kept programs checked in this build.
     programs: Mutex<std::collections::HashSet<PathBuf>>,
+    signatures: signature::Verifier,
 }
 
 impl Fetcher {
     /// A fetcher; nothing is touched until something is fetched.
     pub fn new(options: FetchOptions) -> Fetcher {
         Fetcher {
+            signatures: signature::Verifier::new(options.verify_keys.clone()),
             options,
             ..Fetcher::default()
         }
@@ -158,6 +170,7 @@ impl Fetcher {
             let parsed = OciReference::parse(reference)?;
             let cache = self.cache()?;
             let _progress = Progress::start(self.options.progress, reference);
+            let parsed = self.signatures.pin(&self.pulls(cache), &parsed)?;
             oci::pull_layer(
                 cache,
                 self.options.offline,
@@ -188,6 +201,16 @@ impl Fetcher {
         let entry = artifact::entry_name(uri, bin)?;
         let source = artifact::source(uri, base_dir)?;
         let cache = self.cache()?;
+        // With --verify-key, a program from a registry is trusted by its
+        // signature even when its bytes are already cached.
+        let source = match source {
+            artifact::Source::Oci(reference) if self.signatures.active() => {
+                let parsed = OciReference::parse(&reference)?;
+                let pinned = self.signatures.pin(&self.pulls(cache), &parsed)?;
+                artifact::Source::Oci(pinned.to_string())
+            }
+            other => other,
+        };
         let dest = artifact::cached_program(cache, &expected, &entry);
         if self.programs_checked(&dest) {
             return Ok(dest);
@@ -238,6 +261,28 @@ impl Fetcher {
         dest
     }
 
+    /// Checks that the container image `image`
+    /// (`[registry/]repository@sha256:HEX`) is signed by one of the
+    /// `--verify-key` keys, reading its signatures from its registry
+    /// (the image itself is not pulled); nothing when no keys are given.
+    /// With keys, an image without a digest is an error.
+    pub fn verify_image(&self, image: &str) -> Result<(), FetchError> {
+        if !self.signatures.active() {
+            return Ok(());
+        }
+        let cache = self.cache()?;
+        let _progress = Progress::start(self.options.progress, image);
+        self.signatures.image(&self.pulls(cache), image)
+    }
+
+    /// The registries, through `cache`, for signature checks.
+    fn pulls<'a>(&self, cache: &'a Cache) -> signature::Pulls<'a> {
+        signature::Pulls {
+            cache,
+            offline: self.options.offline,
+            limits: self.options.limits,
+        }
+    }
 
     fn fetch_file(&self, url: &str, timeout: Duration) -> Result<Arc<[u8]>, FetchError> {
         let cache = self.cache()?;

@@ -260,6 +260,54 @@ pub(crate) fn pull_layer(
     Ok(blob(layer, bytes))
 }
 
+/// The manifest of `reference` as [`pull_layer`] reads it (a tag
+/// resolved and recorded), of at most `limits.max_bytes`: for signature
+/// checks ([`crate::signature`]), which need its digest.
+pub(crate) fn pull_manifest(
+    cache: &Cache,
+    offline: bool,
+    reference: &OciReference,
+    limits: Limits,
+) -> Result<Vec<u8>, FetchError> {
+    let deadline = Deadline::after(limits.timeout);
+    let connect = || Registry::connect(reference, deadline, limits.max_bytes);
+    manifest(cache, offline, reference, &mut None, connect)
+}
+
+/// The blob `digest` (of `size` bytes) of `reference`'s repository, from
+/// the cache or the registry, its digest checked: a signed payload
+/// ([`crate::signature`]).
+pub(crate) fn pull_blob(
+    cache: &Cache,
+    offline: bool,
+    reference: &OciReference,
+    digest: &str,
+    size: u64,
+    limits: Limits,
+) -> Result<Vec<u8>, FetchError> {
+    let digest = parse_digest(digest).ok_or_else(|| {
+        FetchError::Oci(format!(
+            "{reference}: the blob '{digest}' has no sha256 digest"
+        ))
+    })?;
+    if let Some(bytes) = cached_blob(cache, &digest) {
+        return Ok(bytes);
+    }
+    if offline {
+        return Err(offline_miss(cache, reference));
+    }
+    let layer = Layer {
+        media_type: String::new(),
+        digest,
+        size,
+    };
+    let deadline = Deadline::after(limits.timeout);
+    let bytes = Registry::connect(reference, deadline, limits.max_bytes).blob(&layer)?;
+    check_digest(reference, "blob", &layer.digest, &bytes)?;
+    let _ = cache.write_file(&blob_path(cache, &layer.digest), &bytes);
+    Ok(bytes)
+}
+
 fn blob(layer: Layer, bytes: Vec<u8>) -> OciBlob {
     OciBlob {
         media_type: layer.media_type,
