@@ -330,6 +330,22 @@ fn custom_schema(file: &Path, text: &str) -> Schema {
 /// Fails for a resource whose `metadata.annotations` is neither a mapping
 /// nor null, where Kustomize, keeping build records, cannot record where
 /// it was read.
+
+/// Whether `text`, the content of `path`, is a composition file: named as
+/// one, and its first document of kind `Composition`.
+fn is_composition_file(path: &Path, text: &str) -> bool {
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| crate::composition::FILE_NAMES.contains(&n));
+    named
+        && krusty_yaml::parse_stream(text).is_ok_and(|docs| {
+            docs.into_iter()
+                .find_map(|d| d.root)
+                .is_some_and(|r| r.get("kind").and_then(Node::as_str) == Some("Composition"))
+        })
+}
+
 fn check_annotations_map(r: &Resource, entry: &str) -> BuildResult<()> {
     let kind = match r
         .node
@@ -800,6 +816,16 @@ impl Context {
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         let path = found.path.clone();
         let text = loader.read_found(found).map_err(from)?;
+        if is_composition_file(&path, &text) {
+            let folder = Path::new(entry)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty());
+            return Err(from(BuildError::new(format!(
+                "{} is a composition file: list its folder ('{}') in resources:, not the file",
+                path.display(),
+                folder.map_or_else(|| ".".to_string(), |f| f.display().to_string())
+            ))));
+        }
         self.resources_in_text(&text, &path, entry, loader.remote.as_ref())
     }
 

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use krusty_yaml::{Node, Value};
+use krusty_yaml::{Node, Pos, Value};
 
 use super::schema::{self, error_at, CompositionFile, ImportMode, Listed};
 use crate::catalog::CatalogRef;
@@ -228,7 +228,7 @@ fn consolidate_file(
     list.extend(after);
     check_unique(&list)?;
     match &parsed.order {
-        Some(order) => reorder(file, list, order),
+        Some((order, at)) => reorder(file, list, order, *at),
         None => Ok(list),
     }
 }
@@ -274,6 +274,7 @@ fn reorder(
     file: &Path,
     list: Vec<Transformer>,
     order: &[schema::OrderEntry],
+    order_at: Pos,
 ) -> BuildResult<Vec<Transformer>> {
     let mut slots: Vec<Option<Transformer>> = list.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(slots.len());
@@ -323,11 +324,14 @@ fn reorder(
     }
     let missing: Vec<String> = slots.iter().flatten().map(Transformer::describe).collect();
     if !missing.is_empty() {
-        return Err(BuildError::new(format!(
-            "composition file {}: transformerOrder must name every transformer; missing: {}",
-            file.display(),
-            missing.join(", ")
-        )));
+        return Err(error_at(
+            file,
+            order_at,
+            format!(
+                "transformerOrder must name every transformer; missing: {}",
+                missing.join(", ")
+            ),
+        ));
     }
     Ok(out)
 }

@@ -23,8 +23,8 @@ pub(crate) struct CompositionFile {
     pub overrides: Vec<Node>,
     /// `transformers`.
     pub transformers: Vec<Listed>,
-    /// `transformerOrder`, when given.
-    pub order: Option<Vec<OrderEntry>>,
+    /// `transformerOrder`, when given, and where its key is written.
+    pub order: Option<(Vec<OrderEntry>, Pos)>,
     /// `catalogs` (KEP-2906): the references, and where each is written.
     pub catalogs: Vec<(String, Pos)>,
 }
@@ -116,12 +116,21 @@ pub(crate) fn error_at(file: &Path, pos: Pos, message: impl std::fmt::Display) -
 pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
     let docs = krusty_yaml::parse_stream(text)
         .map_err(|e| error_at(path, e.pos, format!("not valid YAML: {}", e.message)))?;
-    let root = docs.into_iter().find_map(|d| d.root).ok_or_else(|| {
+    let mut roots = docs.into_iter().filter_map(|d| d.root);
+    let root = roots.next().ok_or_else(|| {
         BuildError::new(format!(
             "composition file {}: the file is empty",
             path.display()
         ))
     })?;
+    // One file, one composition: what follows it would be ignored.
+    if let Some(second) = roots.find(|r| !r.is_null()) {
+        return Err(error_at(
+            path,
+            second.pos(),
+            "a composition file holds one YAML document; a second one starts here",
+        ));
+    }
     let Value::Map(entries) = &root.value else {
         return Err(error_at(
             path,
@@ -182,7 +191,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
                 for item in items(path, value, field)? {
                     order.push(order_entry(path, item)?);
                 }
-                file.order = Some(order);
+                file.order = Some((order, key.pos()));
             }
             other => {
                 return Err(error_at(
