@@ -1,5 +1,5 @@
-//! The watchdog: kills function processes, and removes function server
-//! containers, that krusty leaves running when it ends without stopping
+//! The watchdog: kills function processes, and removes function
+//! containers (spec v1 runs and servers), that krusty leaves running when it ends without stopping
 //! them, even when it is killed outright (SIGKILL), which no code of
 //! krusty's can answer.
 //!
@@ -15,7 +15,7 @@
 //!
 //! Killing the container CLI's `run` does not stop a container (podman's
 //! conmon and docker's daemon keep it), so each container CLI that runs a
-//! function server gets a watchdog of its own, given the CLI's path and
+//! function gets a watchdog of its own, given the CLI's path and
 //! its `rm` options as arguments (never read from the pipe, so never
 //! parsed by the shell): krusty tells it the container names (`+cNAME`,
 //! `-cNAME`), and at the end of the pipe it runs `CLI rm OPTIONS -- NAMES`
