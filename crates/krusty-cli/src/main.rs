@@ -117,7 +117,11 @@ struct BuildArgs {
     offline: bool,
     /// Stop a download (a remote file, catalog or program, an OCI pull)
     /// that has not ended after this many seconds, redirects included.
-    #[arg(long = "fetch-timeout", value_name = "SECONDS", default_value_t = 300.0)]
+    #[arg(
+        long = "fetch-timeout",
+        value_name = "SECONDS",
+        default_value_t = 300.0
+    )]
     fetch_timeout: f64,
     /// Refuse a download larger than this: bytes, or with a unit (256Mi,
     /// 1Gi, 500M).

@@ -689,15 +689,26 @@ fn a_base_fetched_from_a_remote_may_not_name_a_local_repository() {
     std::fs::create_dir_all(&work).unwrap();
     git(&work, &["init", "-q", "-b", "main"]);
     let local = world.fill("file://{{SRV}}/apps.git//base?ref=v1.0.0");
-    write(&work, "kustomization.yaml", &format!("resources:\n- {local}\n"));
+    write(
+        &work,
+        "kustomization.yaml",
+        &format!("resources:\n- {local}\n"),
+    );
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-qm", "names a local repository"]);
     let bare = world.srv().join("names-local.git");
     let _ = std::fs::remove_dir_all(&bare);
-    git(&dir, &["clone", "-q", "--bare", "work", bare.to_str().unwrap()]);
+    git(
+        &dir,
+        &["clone", "-q", "--bare", "work", bare.to_str().unwrap()],
+    );
     let tree = dir.join("tree");
     let remote = format!("{}/names-local.git?ref=main", world.http);
-    write(&tree, "kustomization.yaml", &format!("resources:\n- {remote}\n"));
+    write(
+        &tree,
+        "kustomization.yaml",
+        &format!("resources:\n- {remote}\n"),
+    );
     let out = world
         .krusty(tree.to_str().unwrap(), &dir.join("cache"), None, &[])
         .output()
@@ -709,6 +720,10 @@ fn a_base_fetched_from_a_remote_may_not_name_a_local_repository() {
         "{stderr}"
     );
     // The user's own tree may still name it.
-    write(&tree, "kustomization.yaml", &format!("resources:\n- {local}\n"));
+    write(
+        &tree,
+        "kustomization.yaml",
+        &format!("resources:\n- {local}\n"),
+    );
     run(&mut world.krusty(tree.to_str().unwrap(), &dir.join("cache"), None, &[]));
 }
