@@ -327,10 +327,6 @@ fn custom_schema(file: &Path, text: &str) -> Schema {
     }
 }
 
-/// Fails for a resource whose `metadata.annotations` is neither a mapping
-/// nor null, where Kustomize, keeping build records, cannot record where
-/// it was read.
-
 /// Whether `text`, the content of `path`, is a composition file: named as
 /// one, and its first document of kind `Composition`.
 fn is_composition_file(path: &Path, text: &str) -> bool {
@@ -346,6 +342,9 @@ fn is_composition_file(path: &Path, text: &str) -> bool {
         })
 }
 
+/// Fails for a resource whose `metadata.annotations` is neither a mapping
+/// nor null, where Kustomize, keeping build records, cannot record where
+/// it was read.
 fn check_annotations_map(r: &Resource, entry: &str) -> BuildResult<()> {
     let kind = match r
         .node
