@@ -441,7 +441,12 @@ fn configured(
 }
 
 /// The built-in generators; every other builtin is a transformer.
-const BUILTIN_GENERATORS: [&str; 3] = ["ConfigMapGenerator", "SecretGenerator", crate::helm::KIND];
+const BUILTIN_GENERATORS: [&str; 4] = [
+    "ConfigMapGenerator",
+    "SecretGenerator",
+    "IAMPolicyGenerator",
+    crate::helm::KIND,
+];
 
 /// Refuses a builtin listed where its role does not fit, once it is
 /// configured, as Kustomize does: a generator under `transformers:` or

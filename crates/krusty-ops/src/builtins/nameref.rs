@@ -338,7 +338,7 @@ impl Referrer<'_> {
             return Ok(());
         };
         if referral.current.name != old {
-            node.replace_keeping_pos(Node::string(referral.current.name.as_str()));
+            set_name_keeping_type(node, &referral.current.name);
         }
         Ok(())
     }
@@ -418,5 +418,21 @@ impl Referrer<'_> {
                 )))
             }
         }
+    }
+}
+
+/// Writes `name` into the scalar `node`, as Kustomize writes a new name
+/// into a reference: the text changes, the node's type does not. A string
+/// stays a string; a node read as a number, boolean or null (`name: 0`)
+/// keeps its style and tag, so the new text is read as that node's is
+/// (`10` prints as a number, `p-0` as a string).
+fn set_name_keeping_type(node: &mut Node, name: &str) {
+    let string = matches!(
+        krusty_yaml::resolve::resolve_input(node),
+        krusty_yaml::resolve::Resolved::Str(_) | krusty_yaml::resolve::Resolved::Owned(_)
+    );
+    match &mut node.value {
+        krusty_yaml::Value::Scalar(s) if !string => s.text = name.into(),
+        _ => node.replace_keeping_pos(Node::string(name)),
     }
 }

@@ -100,16 +100,31 @@ fn apply_matching(
                 continue;
             }
             found.push(i);
+            // A list or map where the count goes is an error naming the
+            // field and the object, as in Kustomize.
+            let mut reached_a_collection = false;
             apply(
                 &mut r.node,
                 &gvk,
                 spec,
                 CreateKind::Scalar,
                 &mut |n: &mut Node| {
+                    if n.as_map().is_some() || n.as_seq().is_some() {
+                        reached_a_collection = true;
+                        return Err(crate::path::wrong_kind("ScalarNode", n));
+                    }
                     n.replace_keeping_pos(Node::plain(op.count.to_string()));
                     Ok(())
                 },
-            )?;
+            )
+            .map_err(|e| match reached_a_collection {
+                true => e.context(format!(
+                    "considering field '{}' of object {}",
+                    spec.path,
+                    r.id()
+                )),
+                false => e,
+            })?;
         }
     }
     Ok(found)
