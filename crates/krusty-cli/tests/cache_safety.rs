@@ -527,3 +527,202 @@ fn concurrent_builds_on_an_empty_cache_all_succeed() {
         assert_eq!(build_ok(&cache, &target, true), expected);
     }
 }
+
+/// A function catalog of one container function, `example.com/v1 Paint`.
+const CATALOG: &str = "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: cached\nspec:\n  krmFunctions:\n  - group: example.com\n    names:\n      kind: Paint\n    versions:\n    - name: v1\n      runtime:\n        container:\n          image: example.com/paint:v1\n";
+
+/// `krusty view catalog REFERENCE [--offline]` on `cache`, with at most
+/// `data_limit` bytes of data memory (`RLIMIT_DATA`) when given.
+fn view(cache: &Path, reference: &str, offline: bool, data_limit: Option<u64>) -> Output {
+    let mut args = vec![
+        std::ffi::OsStr::new("view"),
+        std::ffi::OsStr::new("catalog"),
+        std::ffi::OsStr::new(reference),
+    ];
+    if offline {
+        args.push(std::ffi::OsStr::new("--offline"));
+    }
+    let mut cmd = krusty(cache, &args);
+    if let Some(limit) = data_limit {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe and touches only the
+        // child about to exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let rlimit = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                match libc::setrlimit(libc::RLIMIT_DATA, &rlimit) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        }
+    }
+    cmd.output().unwrap()
+}
+
+/// What `view` printed, when it succeeded.
+fn view_ok(cache: &Path, reference: &str, offline: bool) -> String {
+    let out = view(cache, reference, offline, None);
+    let (stdout, stderr) = output_text(&out);
+    assert!(out.status.success(), "view catalog failed:\n{stderr}");
+    stdout
+}
+
+/// What `view` said, when it failed having printed nothing.
+fn view_err(cache: &Path, reference: &str, offline: bool, data_limit: Option<u64>) -> String {
+    let out = view(cache, reference, offline, data_limit);
+    let (stdout, stderr) = output_text(&out);
+    assert!(!out.status.success(), "view catalog succeeded:\n{stdout}");
+    assert_eq!(stdout, "", "a failed view prints nothing");
+    stderr
+}
+
+/// A blob of an OCI artifact (a manifest or a layer) is checked against
+/// the digest that names it on every read from the cache, and read only
+/// up to the size it has: changed or truncated, it is pulled again
+/// online and is an error offline naming the entry; a huge file in its
+/// place is not read whole (under a data limit far below its size).
+#[test]
+fn a_changed_oci_blob_is_fetched_again_online_and_refused_offline() {
+    let dir = scratch("cache-safety", "changed-blob");
+    let Some(registry) = support::oci::OciRegistry::start(&dir.join("registry")) else {
+        return;
+    };
+    let pushed = registry.push_artifact(
+        "krm/catalog",
+        "v1",
+        "application/vnd.cncf.kubernetes.krm-func-catalog.v1",
+        &[(krusty_fetch::CATALOG_MEDIA_TYPE, CATALOG.as_bytes())],
+        &[],
+    );
+    let cache = dir.join("cache");
+    let blob = |digest: &str| {
+        let hex = digest.strip_prefix("sha256:").unwrap();
+        cache.join("oci/blobs/sha256").join(hex)
+    };
+    let (layer, manifest) = (blob(&pushed.layer_digests[0]), blob(&pushed.digest));
+    for reference in [&pushed.reference, &pushed.by_digest] {
+        let expected = view_ok(&cache, reference, false);
+        assert!(expected.contains("name: cached"), "{expected}");
+        for path in [&layer, &manifest] {
+            let original = std::fs::read(path).unwrap();
+            let changed = String::from_utf8(original.clone())
+                .unwrap()
+                .replacen("a", "b", 1);
+            for damage in [changed.as_bytes(), &original[..original.len() - 1]] {
+                overwrite(path, damage);
+                let err = view_err(&cache, reference, true, None);
+                assert!(
+                    err.contains(reference.as_str())
+                        && err.contains("damaged")
+                        && err.contains(&path.display().to_string())
+                        && err.contains("without --offline"),
+                    "{}: {err}",
+                    path.display()
+                );
+                assert_eq!(view_ok(&cache, reference, false), expected);
+                assert_eq!(std::fs::read(path).unwrap(), original, "kept again");
+                assert_eq!(view_ok(&cache, reference, true), expected);
+            }
+        }
+    }
+    // A layer of 4 GiB (sparse) where a few hundred bytes are expected.
+    overwrite(&layer, b"");
+    std::fs::File::options()
+        .write(true)
+        .open(&layer)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    let limit = Some(256 << 20);
+    let err = view_err(&cache, &pushed.reference, true, limit);
+    assert!(
+        err.contains("damaged") && err.contains(&format!("larger than {} bytes", CATALOG.len())),
+        "{err}"
+    );
+    let out = view(&cache, &pushed.reference, false, limit);
+    let (expected, stderr) = output_text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(view_ok(&cache, &pushed.reference, true), expected);
+}
+
+/// A refused cache is an error for a build that keeps function results
+/// in it (an idempotent function), naming the folder, before the
+/// function runs; with `--no-function-cache`, or in a build that needs no
+/// cache, it is not used and so not in the way.
+#[test]
+fn a_refused_cache_fails_a_build_that_keeps_function_results() {
+    let dir = scratch("cache-safety", "refused-results");
+    let log = dir.join("cli.log");
+    write(
+        &dir,
+        "container-cli",
+        &format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\necho 'the stand-in container CLI ran' >&2\nexit 1\n",
+            log.display()
+        ),
+    );
+    let cli = dir.join("container-cli");
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let idempotent = CATALOG
+        .replace("- name: v1\n", "- name: v1\n      idempotent: true\n")
+        .replace(
+            "image: example.com/paint:v1\n",
+            &format!(
+                "image: example.com/paint:v1\n          sha256: {}\n",
+                sha256_hex(b"paint")
+            ),
+        );
+    let app = dir.join("app");
+    write(&app, "catalog.yaml", &idempotent);
+    write(&app, "cm.yaml", BASE_CM);
+    write(
+        &app,
+        "fn.yaml",
+        "apiVersion: example.com/v1\nkind: Paint\nmetadata:\n  name: p\n",
+    );
+    write(
+        &app,
+        "kustomization.yaml",
+        "resources:\n- cm.yaml\ncatalogs:\n- catalog.yaml\ntransformers:\n- fn.yaml\n",
+    );
+    let cache = dir.join("cache");
+    folder(&cache, 0o777);
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            std::ffi::OsStr::new("build"),
+            app.as_os_str(),
+            std::ffi::OsStr::new("--trusted-catalog"),
+            std::ffi::OsStr::new("catalog.yaml"),
+        ];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        let out = krusty(&cache, &args)
+            .current_dir(&app)
+            .env("KRUSTY_CONTAINER_CLI", &cli)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = output_text(&out);
+        assert!(!out.status.success(), "the build succeeded:\n{stdout}");
+        assert_eq!(stdout, "", "a failed build prints nothing");
+        stderr
+    };
+    let err = build(&[]);
+    assert!(
+        err.contains(&cache.display().to_string()) && err.contains("writable by others"),
+        "{err}"
+    );
+    assert!(!log.exists(), "the function ran");
+    let err = build(&["--no-function-cache"]);
+    assert!(
+        err.contains("the stand-in container CLI ran") && !err.contains("writable by others"),
+        "{err}"
+    );
+    assert!(log.exists(), "the function did not run");
+    // A build that needs no cache does not read it.
+    write(&app, "kustomization.yaml", "resources:\n- cm.yaml\n");
+    assert!(build_ok(&cache, &app, false).contains("color: blue"));
+    assert!(!cache.join("functions").exists());
+}

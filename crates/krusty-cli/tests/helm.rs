@@ -1170,3 +1170,169 @@ fn a_chart_in_a_folder_of_the_chart_home() {
     let (ok, stdout, stderr) = krusty_helm(&dir.join("app"), &fake, &dir.join("cache"), &[]);
     assert!(ok && stdout.contains("name: nested"), "{stderr}");
 }
+
+/// A document planted in a cache entry: seen in the output, the entry
+/// was used as it was changed.
+const PLANTED: &str = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planted\n";
+
+/// Every file under `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// helm's output kept in the cache is used only whole and unchanged: an
+/// entry with a document added or one cut off is rendered again (online
+/// or offline, which needs no connection for it) and kept again.
+#[test]
+fn changed_helm_output_in_the_cache_is_rendered_again() {
+    let Some(helm3) = helm3_or_skip("changed_helm_output_in_the_cache_is_rendered_again") else {
+        return;
+    };
+    let dir = scratch("helm", "changed-output");
+    let log = dir.join("helm.log");
+    let helm = logging_helm(&dir, &helm3, &log);
+    let app = dir.join("app");
+    copy_chart("kitchen", &app.join("charts"));
+    write(
+        &app,
+        "kustomization.yaml",
+        "helmCharts:\n- name: kitchen\n  releaseName: c\n  kubeVersion: 1.31.2\n",
+    );
+    let cache = dir.join("cache");
+    let build = |extra: &[&str]| {
+        let (ok, stdout, stderr) = krusty_helm(&app, &helm, &cache, extra);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    let first = build(&[]);
+    assert_eq!(drain(&log), ["version", "template"]);
+    let entries = files_under(&cache.join("helm"));
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    let kept = std::fs::read_to_string(entry).unwrap();
+    let cut = kept.rfind("\n---\n").expect("several documents");
+    for extra in [&[][..], &["--offline"]] {
+        for damage in [format!("{kept}{PLANTED}"), kept[..cut + 1].to_string()] {
+            std::fs::write(entry, damage).unwrap();
+            assert_eq!(build(extra), first, "{extra:?}");
+            assert_eq!(drain(&log), ["version", "template"], "{extra:?}");
+            assert_eq!(std::fs::read_to_string(entry).unwrap(), kept, "kept again");
+            assert_eq!(build(extra), first);
+            assert!(drain(&log).is_empty(), "{extra:?}: not kept again");
+        }
+    }
+}
+
+/// A chart pulled into krusty's cache (by krusty at an exact version, by
+/// `helm pull` for a range) is used only while it matches what was
+/// pulled: a file added or changed in it makes it pulled again online,
+/// and an error offline naming the file.
+#[test]
+fn a_changed_pulled_chart_is_pulled_again_online_and_refused_offline() {
+    let Some(helm3) =
+        helm3_or_skip("a_changed_pulled_chart_is_pulled_again_online_and_refused_offline")
+    else {
+        return;
+    };
+    let world = world(&helm3);
+    let dir = scratch("helm", "changed-chart");
+    let log = dir.join("helm.log");
+    let helm = logging_helm(&dir, &helm3, &log);
+    for (kind, version, pull) in [
+        ("exact", "  version: 1.2.3\n", &["version", "template"][..]),
+        (
+            "range",
+            "  version: ~1.2.0\n",
+            &["version", "pull", "template"],
+        ),
+    ] {
+        let cache = dir.join(format!("cache-{kind}"));
+        let build = |extra: &[&str]| {
+            let app = pulling_tree(&dir, kind, "kitchen", &world.repo, version, 2);
+            let out = Command::new(KRUSTY)
+                .arg("build")
+                .arg(&app)
+                .args(["--enable-helm", "--helm-command"])
+                .arg(&helm)
+                .args(extra)
+                .env("SSL_CERT_FILE", &world.ca)
+                .env("KRUSTY_CACHE_DIR", &cache)
+                .output()
+                .unwrap();
+            let (stdout, stderr) = output_text(&out);
+            (out.status.success(), stdout, stderr)
+        };
+        let (ok, first, stderr) = build(&[]);
+        assert!(ok, "{kind}: {stderr}");
+        assert_eq!(drain(&log), pull, "{kind}");
+        let charts = files_under(&cache.join("helm-charts"));
+        let deployment = charts
+            .iter()
+            .find(|p| p.ends_with("kitchen/templates/deployment.yaml"))
+            .unwrap_or_else(|| panic!("{kind}: no chart in the cache: {charts:?}"));
+        let templates = deployment.parent().unwrap();
+        let original = std::fs::read_to_string(deployment).unwrap();
+        for (file, damage) in [
+            ("planted.yaml", PLANTED.to_string()),
+            ("deployment.yaml", format!("{original}{PLANTED}")),
+        ] {
+            write(templates, file, &damage);
+            let (ok, stdout, stderr) = build(&["--offline"]);
+            assert!(!ok && stdout.is_empty(), "{kind} {file}: {stdout}");
+            assert!(
+                stderr.contains("--offline: the cached chart kitchen")
+                    && stderr.contains("damaged")
+                    && stderr.contains(&format!("templates/{file}"))
+                    && stderr.contains("without --offline"),
+                "{kind} {file}: {stderr}"
+            );
+            let (ok, again, stderr) = build(&[]);
+            assert!(ok, "{kind} {file}: {stderr}");
+            assert_eq!(again, first, "{kind} {file}");
+            let pulled = drain(&log).contains(&"pull".to_string());
+            assert_eq!(
+                pulled,
+                kind == "range",
+                "{kind} {file}: helm pull ran again"
+            );
+            let (ok, offline, stderr) = build(&["--offline"]);
+            assert!(ok && offline == first, "{kind} {file}: {stderr}");
+            assert!(!templates.join("planted.yaml").exists(), "{kind}: kept");
+        }
+    }
+}
+
+/// A cache krusty refuses (others may write it) is an error for a build
+/// that keeps charts' output in it, naming the folder; with
+/// `--no-helm-cache` it is not needed and the chart is inflated.
+#[test]
+fn a_refused_cache_is_an_error_for_the_helm_cache() {
+    let dir = scratch("helm", "refused-cache");
+    let fake = fake_helm(
+        &dir,
+        "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: inflated\\n'\n",
+    );
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let (ok, stdout, stderr) = krusty_helm(&dir.join("app"), &fake, &cache, &[]);
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(&cache.display().to_string())
+            && stderr.contains("writable by others")
+            && stderr.contains("--no-helm-cache"),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = krusty_helm(&dir.join("app"), &fake, &cache, &["--no-helm-cache"]);
+    assert!(ok && stdout.contains("name: inflated"), "{stderr}");
+    assert!(!cache.join("helm").exists());
+}

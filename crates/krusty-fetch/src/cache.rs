@@ -31,12 +31,15 @@
 //!
 //! **How entries are checked.** Small files are sealed
 //! ([`Cache::write_sealed`]: a header with their length and sha256) and
-//! read back only whole and matching ([`Cache::read_sealed`]); checkouts
-//! carry a manifest of their tree, programs are checked against their
-//! digest (`artifact.rs`), and trees (checkouts) carry a manifest of
-//! every file, made when they are published ([`Cache::publish_tree`]) and
-//! checked when they are used ([`Cache::tree`]). What is found damaged is
-//! [`Kept::Damaged`], never used.
+//! read back only whole and matching ([`Cache::read_sealed`]); programs
+//! and OCI blobs are named by their digest and checked against it
+//! (`artifact.rs`, `oci.rs`); trees (checkouts, Helm charts) carry a
+//! manifest of every file, made when they are published
+//! ([`Cache::publish_tree`]) and checked when they are used
+//! ([`Cache::tree`]); records (the commit or digest a name was last seen
+//! at) are read up to a small bound ([`Cache::read_limited`]) and parsed.
+//! Every read is bounded. What is found damaged is [`Kept::Damaged`],
+//! never used.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, Read, Write};
@@ -332,11 +335,6 @@ impl Cache {
     pub fn write_file(&self, dest: &Path, content: &[u8]) -> io::Result<()> {
         self.ensure()?;
         write_atomically(dest, &[content])
-    }
-
-    /// Reads a small file of the cache, if it is there.
-    pub fn read_file(&self, path: &Path) -> Option<Vec<u8>> {
-        fs::read(path).ok()
     }
 
     /// The file at `path`, of at most `max` bytes (a larger one is

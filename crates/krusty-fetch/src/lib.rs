@@ -79,16 +79,18 @@ pub struct FetchOptions {
 }
 
 impl FetchOptions {
-    /// The cache in use, if it holds function results: `None` when
-    /// `function_cache` is off or there is no cache folder.
-    pub fn function_cache(&self) -> Option<Cache> {
-        if !self.function_cache {
-            return None;
-        }
-        match &self.cache_dir {
-            Some(dir) => Cache::open(dir.clone()).ok(),
-            None => Cache::locate().ok(),
-        }
+    /// The cache that holds function results: `None` when
+    /// `function_cache` is off; an error (naming the folder) when the
+    /// cache is refused or there is none, for the build to report once a
+    /// function needs it.
+    pub fn function_cache(&self) -> Option<Result<Cache, FetchError>> {
+        self.function_cache.then(|| {
+            match &self.cache_dir {
+                Some(dir) => Cache::open(dir.clone()),
+                None => Cache::locate(),
+            }
+            .map_err(|e| FetchError::Cache(e.to_string()))
+        })
     }
 }
 

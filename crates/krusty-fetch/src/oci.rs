@@ -5,9 +5,12 @@
 //! The manifest is read, the first layer of an accepted media type is
 //! taken, and its bytes are checked against the digest the manifest gives.
 //! Manifests and layers are kept in the cache by digest (they never change
-//! under a digest); a tag is resolved to its manifest digest on every
-//! build, and that digest is recorded so `--offline` builds resolve it as
-//! it was last seen, as git refs are.
+//! under a digest), and every read of one from the cache is bounded (a
+//! layer by the size its manifest gives, a manifest as the registry's is)
+//! and checked against that digest: a blob that does not match is pulled
+//! again, and is an error with `--offline`. A tag is resolved to its
+//! manifest digest on every build, and that digest is recorded so
+//! `--offline` builds resolve it as it was last seen, as git refs are.
 //!
 //! Registries on loopback (`localhost`, `127.0.0.0/8`, `[::1]`) are spoken
 //! to over plain HTTP, as docker does for them by default; every other
@@ -29,7 +32,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::cache::{self, Cache};
+use crate::cache::{self, Cache, Kept};
 use crate::error::FetchError;
 use crate::http::{self, Answer, Deadline, Failure, Limits};
 
@@ -238,13 +241,17 @@ pub(crate) fn pull_layer(
     let deadline = Deadline::after(limits.timeout);
     let connect = || Registry::connect(reference, deadline, limits.max_bytes);
     let mut registry = None;
-    let manifest = manifest(cache, offline, reference, &mut registry, connect)?;
+    let manifest = manifest(
+        cache,
+        offline,
+        reference,
+        limits.max_bytes,
+        &mut registry,
+        connect,
+    )?;
     let layer = pick_layer(reference, &manifest, accepted)?;
-    if let Some(bytes) = cached_blob(cache, &layer.digest) {
+    if let Some(bytes) = kept_blob(cache, offline, reference, &layer.digest, layer.size)? {
         return Ok(blob(layer, bytes));
-    }
-    if offline {
-        return Err(offline_miss(cache, reference));
     }
     if layer.size > limits.max_bytes {
         return Err(FetchError::Oci(format!(
@@ -271,7 +278,14 @@ pub(crate) fn pull_manifest(
 ) -> Result<Vec<u8>, FetchError> {
     let deadline = Deadline::after(limits.timeout);
     let connect = || Registry::connect(reference, deadline, limits.max_bytes);
-    manifest(cache, offline, reference, &mut None, connect)
+    manifest(
+        cache,
+        offline,
+        reference,
+        limits.max_bytes,
+        &mut None,
+        connect,
+    )
 }
 
 /// The blob `digest` (of `size` bytes) of `reference`'s repository, from
@@ -290,11 +304,8 @@ pub(crate) fn pull_blob(
             "{reference}: the blob '{digest}' has no sha256 digest"
         ))
     })?;
-    if let Some(bytes) = cached_blob(cache, &digest) {
+    if let Some(bytes) = kept_blob(cache, offline, reference, &digest, size)? {
         return Ok(bytes);
-    }
-    if offline {
-        return Err(offline_miss(cache, reference));
     }
     let layer = Layer {
         media_type: String::new(),
@@ -316,27 +327,32 @@ fn blob(layer: Layer, bytes: Vec<u8>) -> OciBlob {
     }
 }
 
-/// The manifest of `reference`: from the cache when its digest is known
-/// (named, or recorded for the tag with `offline`), else from the
-/// registry (connected into `registry` by `connect`).
+/// The manifest of `reference`, of at most `max_bytes` (and 4 MiB): from
+/// the cache when its digest is known (named, or recorded for the tag
+/// with `offline`), else from the registry (connected into `registry` by
+/// `connect`, with the same bound).
 fn manifest(
     cache: &Cache,
     offline: bool,
     reference: &OciReference,
+    max_bytes: u64,
     registry: &mut Option<Registry>,
     connect: impl FnOnce() -> Registry,
 ) -> Result<Vec<u8>, FetchError> {
     let record = tag_record(cache, reference);
-    if let Some(digest) = &reference.digest {
-        if let Some(bytes) = cached_blob(cache, digest) {
-            return Ok(bytes);
-        }
-    } else if offline {
-        let recorded = cache
-            .read_file(&record)
-            .and_then(|d| String::from_utf8(d).ok())
-            .and_then(|d| parse_digest(d.trim()));
-        if let Some(bytes) = recorded.and_then(|d| cached_blob(cache, &d)) {
+    let known = match &reference.digest {
+        Some(digest) => Some(digest.clone()),
+        None if offline => match cache.read_limited(&record, MAX_RECORD_BYTES) {
+            Kept::Intact(bytes) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|d| parse_digest(d.trim())),
+            Kept::Missing | Kept::Damaged(_) => None,
+        },
+        None => None,
+    };
+    if let Some(digest) = known {
+        let max = max_bytes.min(MAX_MANIFEST_BYTES);
+        if let Some(bytes) = kept_blob(cache, offline, reference, &digest, max)? {
             return Ok(bytes);
         }
     }
@@ -436,10 +452,44 @@ fn tag_record(cache: &Cache, reference: &OciReference) -> std::path::PathBuf {
     cache.entry(&["oci", "tags", &cache::key(&name)])
 }
 
-/// The cached blob of `digest`, if it is there and intact.
-fn cached_blob(cache: &Cache, digest: &str) -> Option<Vec<u8>> {
-    let bytes = cache.read_file(&blob_path(cache, digest))?;
-    (format!("sha256:{}", sha256_hex(&bytes)) == digest).then_some(bytes)
+/// The most bytes of a tag's record read (a digest and a newline).
+const MAX_RECORD_BYTES: u64 = 128;
+
+/// The blob of `digest` (of at most `max` bytes) as the cache holds it,
+/// checked against the digest.
+fn cached_blob(cache: &Cache, digest: &str, max: u64) -> Kept<Vec<u8>> {
+    match cache.read_limited(&blob_path(cache, digest), max) {
+        Kept::Intact(bytes) => {
+            let actual = format!("sha256:{}", sha256_hex(&bytes));
+            if actual == digest {
+                Kept::Intact(bytes)
+            } else {
+                Kept::Damaged(format!("its digest is {actual}"))
+            }
+        }
+        other => other,
+    }
+}
+
+/// The blob of `digest` of `reference` from the cache: `None` when it is
+/// to be pulled (it is missing or damaged); with `offline`, a miss is an
+/// error, and a damaged blob too, naming it.
+fn kept_blob(
+    cache: &Cache,
+    offline: bool,
+    reference: &OciReference,
+    digest: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, FetchError> {
+    match cached_blob(cache, digest, max) {
+        Kept::Intact(bytes) => Ok(Some(bytes)),
+        Kept::Damaged(why) if offline => Err(FetchError::Offline(format!(
+            "--offline: the cached blob {digest} of '{reference}' ({}) is damaged: {why}; build once without --offline to fetch it again",
+            blob_path(cache, digest).display()
+        ))),
+        Kept::Missing if offline => Err(offline_miss(cache, reference)),
+        Kept::Missing | Kept::Damaged(_) => Ok(None),
+    }
 }
 
 fn offline_miss(cache: &Cache, reference: &OciReference) -> FetchError {
@@ -812,17 +862,32 @@ mod tests {
     }
 
     #[test]
-    fn a_corrupt_cached_blob_is_a_miss() {
+    fn a_cached_blob_is_read_up_to_its_size_and_checked_against_its_digest() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::at(dir.path().to_path_buf());
         let digest = format!("sha256:{}", sha256_hex(b"layer"));
-        cache
-            .write_file(&blob_path(&cache, &digest), b"layer")
-            .unwrap();
-        assert_eq!(cached_blob(&cache, &digest).as_deref(), Some(&b"layer"[..]));
-        cache
-            .write_file(&blob_path(&cache, &digest), b"other")
-            .unwrap();
-        assert_eq!(cached_blob(&cache, &digest), None);
+        assert_eq!(cached_blob(&cache, &digest, 5), Kept::Missing);
+        let path = blob_path(&cache, &digest);
+        cache.write_file(&path, b"layer").unwrap();
+        assert_eq!(
+            cached_blob(&cache, &digest, 5),
+            Kept::Intact(b"layer".to_vec())
+        );
+        let damaged = |max: u64, why: &str| match cached_blob(&cache, &digest, max) {
+            Kept::Damaged(text) => assert!(text.contains(why), "{text}"),
+            other => panic!("{other:?}"),
+        };
+        damaged(4, "larger than 4 bytes");
+        cache.write_file(&path, b"other").unwrap();
+        damaged(5, "its digest is sha256:");
+        let r = reference("oci://127.0.0.1:1/c:v1");
+        assert_eq!(kept_blob(&cache, false, &r, &digest, 5), Ok(None));
+        let err = kept_blob(&cache, true, &r, &digest, 5)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("damaged") && err.contains(&path.display().to_string()),
+            "{err}"
+        );
     }
 }

@@ -108,9 +108,13 @@ impl Shown<'_> {
 #[derive(Debug)]
 pub struct Host {
     policy: Policy,
-    /// Where idempotent functions' results are kept and reused.
-    results: Option<krusty_fetch::Cache>,
+    /// Where idempotent functions' results are kept and reused (or why
+    /// the cache cannot be used).
+    results: Option<ResultCache>,
 }
+
+/// The cache of function results, or why it cannot be used.
+type ResultCache = Result<krusty_fetch::Cache, krusty_fetch::FetchError>;
 
 impl Host {
     /// A host for a build under `policy`.
@@ -122,8 +126,9 @@ impl Host {
     }
 
     /// The host, keeping the results of idempotent functions in `cache`
-    /// and reusing them (none when `None`).
-    pub fn with_result_cache(mut self, cache: Option<krusty_fetch::Cache>) -> Host {
+    /// and reusing them (none when `None`); a cache that cannot be used
+    /// fails every idempotent function, before it runs.
+    pub fn with_result_cache(mut self, cache: Option<ResultCache>) -> Host {
         self.results = cache;
         self
     }
@@ -149,7 +154,7 @@ impl Host {
             call,
             policy: &self.policy,
             shown,
-            results: self.results.as_ref(),
+            results: self.results.as_ref().map(Result::as_ref),
         }
         .run(role, resources, origin, notes)
     }
@@ -160,7 +165,7 @@ struct Run<'a> {
     call: &'a FunctionCall,
     policy: &'a Policy,
     shown: &'a Shown<'a>,
-    results: Option<&'a krusty_fetch::Cache>,
+    results: Option<Result<&'a krusty_fetch::Cache, &'a krusty_fetch::FetchError>>,
 }
 
 impl Run<'_> {
@@ -233,21 +238,26 @@ impl Run<'_> {
     /// Runs the function on `input`; for an idempotent function (one whose
     /// runtime a digest names) with the result cache on, replays the
     /// output kept from an earlier run on the same input instead, and
-    /// keeps the output of a run without errors. A cache that fails in
-    /// any way is a miss.
+    /// keeps the output of a run without errors. An entry that fails in
+    /// any way is a miss; a cache folder that cannot be used is an error.
     fn invoke_or_replay(&self, input: ResourceList) -> Result<ResourceList, crate::Failed> {
         let key = match (&self.call.traits.idempotent_digest, self.results) {
-            (Some(digest), Some(_)) => {
+            (Some(digest), Some(results)) => {
                 self.policy
                     .permit(&self.call.runtime, &self.call.traits)
                     .map_err(crate::Failed::new)?;
+                results.map_err(|e| {
+                    crate::Failed::new(format!(
+                        "its results are kept in krusty's cache, which cannot be used (--no-function-cache runs it without): {e}"
+                    ))
+                })?;
                 input.to_yaml().ok().map(|sent| {
                     krusty_fetch::cache::function_result_key(digest, &self.run_context(), &sent)
                 })
             }
             _ => None,
         };
-        let cache = self.results.zip(key.as_deref());
+        let cache = self.results.and_then(Result::ok).zip(key.as_deref());
         let kept = cache.and_then(|(cache, key)| cache.function_result(key));
         if let Some(list) = kept.and_then(|b| ResourceList::parse(&String::from_utf8(b).ok()?).ok())
         {

@@ -98,7 +98,7 @@ fn host(cache: Option<Cache>) -> Host {
         enable_exec: true,
         ..Policy::default()
     })
-    .with_result_cache(cache)
+    .with_result_cache(cache.map(Ok))
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn a_replay_still_needs_the_enable_flags() {
     let cache = Cache::at(dir.join("cache"));
     let first = call(&dir, Some("sha256:1111"));
     run(&host(Some(cache.clone())), &first, "red");
-    let denied = Host::new(Policy::default()).with_result_cache(Some(cache));
+    let denied = Host::new(Policy::default()).with_result_cache(Some(Ok(cache)));
     let node = krusty_yaml::parse_stream(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  color: red\n",
     )

@@ -8,16 +8,24 @@
 //! text in place of its temporary path), the additional values files, and
 //! every file of the chart's folder (names, kinds and contents).
 //!
+//! The output is kept sealed (its length and sha256, see
+//! [`Cache::write_sealed`]) and read back only whole, unchanged and
+//! within `--helm-max-output` ([`output`]); anything else is rendered
+//! again, which needs no connection.
+//!
 //! Charts pulled from a repository are kept there too, in `helm-charts/`,
-//! published whole: those pulled at an exact version by the digest of
-//! their archive (with a record of the digest each version had when last
-//! pulled, for `--offline`), others by repository, name and version.
+//! published whole with a manifest of their files ([`publish_chart`]) and
+//! used only while they match it ([`kept_chart`]): those pulled at an
+//! exact version by the digest of their archive (with a record of the
+//! digest each version had when last pulled, for `--offline`), others by
+//! repository, name and version.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use krusty_fetch::Cache;
+use krusty_fetch::cache::Staging;
+use krusty_fetch::{Cache, Kept};
 use sha2::{Digest, Sha256};
 
 /// The version of the key's layout: a new one leaves old entries unused.
@@ -89,8 +97,46 @@ impl Key {
     }
 }
 
+/// helm's output kept at `entry`, when it is there whole and unchanged
+/// and of at most `max` bytes (else it is to be rendered again).
+pub fn output(cache: &Cache, entry: &Path, max: u64) -> Option<Vec<u8>> {
+    match cache.read_sealed(entry, max) {
+        Kept::Intact(bytes) => Some(bytes),
+        Kept::Missing | Kept::Damaged(_) => None,
+    }
+}
+
+/// Keeps helm's output `out` at `entry`, sealed.
+pub fn keep_output(cache: &Cache, entry: &Path, out: &[u8]) -> io::Result<()> {
+    cache.write_sealed(entry, out)
+}
+
+/// Publishes the chart staged as the folder `name` of `staging`'s tree
+/// ([`Staging::tree`]) at `entry`, with the manifest of its files;
+/// returns the chart's folder.
+pub fn publish_chart(
+    cache: &Cache,
+    staging: &Staging,
+    entry: &Path,
+    name: &str,
+) -> io::Result<PathBuf> {
+    Ok(cache.publish_tree(staging, entry)?.join(name))
+}
+
+/// The folder of the chart `name` that [`publish_chart`] put at `entry`,
+/// while every file of it matches the manifest it was kept with (read
+/// and checked here).
+pub fn kept_chart(cache: &Cache, entry: &Path, name: &str) -> Kept<PathBuf> {
+    match cache.tree(entry) {
+        Kept::Intact(tree) if tree.join(name).is_dir() => Kept::Intact(tree.join(name)),
+        Kept::Intact(_) => Kept::Damaged(format!("it holds no chart folder '{name}'")),
+        Kept::Missing => Kept::Missing,
+        Kept::Damaged(why) => Kept::Damaged(why),
+    }
+}
+
 /// The version of the pulled charts' layout.
-const CHART_LAYOUT: &str = "krusty-helm-chart-v1";
+const CHART_LAYOUT: &str = "krusty-helm-chart-tree-v1";
 
 /// The folder of krusty's cache holding the chart `name` at `version` (or
 /// the latest, when empty) pulled from `repo`; the chart is the folder
@@ -101,7 +147,10 @@ pub fn chart_entry(cache: &Cache, repo: &str, name: &str, version: &str) -> Path
 }
 
 /// The version of the layout of charts kept by digest.
-const VERIFIED_LAYOUT: &str = "krusty-helm-chart-v2";
+const VERIFIED_LAYOUT: &str = "krusty-helm-chart-tree-v2";
+
+/// The version of the layout of version records.
+const RECORD_LAYOUT: &str = "krusty-helm-chart-v2";
 
 /// The folder of krusty's cache holding the chart whose archive has the
 /// digest `digest` (`sha256:<hex>`), unpacked as the folder `name` in it.
@@ -113,7 +162,7 @@ pub fn verified_chart_entry(cache: &Cache, digest: &str, name: &str) -> PathBuf 
 /// The file of krusty's cache recording the digest that the chart `name`
 /// at `version` of `repo` had when last pulled (for `--offline`).
 pub fn version_record(cache: &Cache, repo: &str, name: &str, version: &str) -> PathBuf {
-    let key = krusty_fetch::cache::key(&format!("{VERIFIED_LAYOUT}\0{repo}\0{name}\0{version}"));
+    let key = krusty_fetch::cache::key(&format!("{RECORD_LAYOUT}\0{repo}\0{name}\0{version}"));
     cache.entry(&["helm-charts", "versions", &key])
 }
 
@@ -153,6 +202,42 @@ mod tests {
         assert_ne!(a, chart_entry(&cache, "oci://r/charts", "app", "1.0.1"));
         assert_ne!(a, chart_entry(&cache, "oci://r/other", "app", "1.0.0"));
         assert_ne!(a, chart_entry(&cache, "oci://r/charts", "app2", "1.0.0"));
+    }
+
+    #[test]
+    fn kept_output_and_charts_are_used_only_as_kept() {
+        let dir = super::super::run::TempDir::new().unwrap();
+        let cache = Cache::at(dir.path().join("c"));
+        let entry = cache.entry(&["helm", "ab", "cd"]);
+        keep_output(&cache, &entry, b"kind: A\n").unwrap();
+        assert_eq!(
+            output(&cache, &entry, 64).as_deref(),
+            Some(&b"kind: A\n"[..])
+        );
+        assert_eq!(output(&cache, &entry, 4), None, "larger than the bound");
+        let sealed = std::fs::read(&entry).unwrap();
+        std::fs::write(&entry, [&sealed[..], b"kind: B\n"].concat()).unwrap();
+        assert_eq!(output(&cache, &entry, 64), None, "changed");
+
+        let chart = cache.entry(&["helm-charts", "k"]);
+        assert_eq!(kept_chart(&cache, &chart, "app"), Kept::Missing);
+        let staging = cache.stage().unwrap();
+        let tree = staging.tree().unwrap();
+        std::fs::create_dir_all(tree.join("app")).unwrap();
+        std::fs::write(tree.join("app/Chart.yaml"), "name: app\n").unwrap();
+        let published = publish_chart(&cache, &staging, &chart, "app").unwrap();
+        assert_eq!(
+            kept_chart(&cache, &chart, "app"),
+            Kept::Intact(published.clone())
+        );
+        assert!(
+            matches!(kept_chart(&cache, &chart, "other"), Kept::Damaged(why) if why.contains("no chart folder 'other'"))
+        );
+        std::fs::write(published.join("Chart.yaml"), "name: evil\n").unwrap();
+        assert_eq!(
+            kept_chart(&cache, &chart, "app"),
+            Kept::Damaged("app/Chart.yaml changed".into())
+        );
     }
 
     #[test]

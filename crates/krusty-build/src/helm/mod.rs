@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use krusty_fetch::{Cache, FetchError, Fetcher};
+use krusty_fetch::{Cache, FetchError, Fetcher, Kept};
 use krusty_ops::absorb::absorb;
 use krusty_resource::{Origin, ResMap, Resource};
 
@@ -125,15 +125,23 @@ impl Helm {
         }
     }
 
-    /// The cache for charts' output, unless turned off or not found.
-    fn cache(&self) -> Option<&Cache> {
-        self.opts.cache.then(|| self.chart_cache()).flatten()
+    /// The cache for charts' output, unless turned off.
+    fn cache(&self) -> BuildResult<Option<&Cache>> {
+        match self.opts.cache {
+            true => self.chart_cache().map(Some),
+            false => Ok(None),
+        }
     }
 
     /// The cache pulled charts are kept in (krusty's, as the build's
-    /// fetcher finds it), unless not found.
-    fn chart_cache(&self) -> Option<&Cache> {
-        self.fetcher.cache().ok()
+    /// fetcher finds it); one refused (or not found) is an error naming
+    /// it.
+    fn chart_cache(&self) -> BuildResult<&Cache> {
+        self.fetcher.cache().map_err(|e| {
+            BuildError::Fetch(FetchError::Cache(format!(
+                "{e} (--no-helm-cache inflates charts without krusty's cache)"
+            )))
+        })
     }
 
     /// The API versions of a chart whose own are `own`, as Kustomize
@@ -424,20 +432,25 @@ impl ChartStep {
         if chart_dir.present {
             self.confine(&chart_dir)?;
         }
-        let stdout = match self.helm.cache() {
-            Some(cache) if chart_dir.present => {
+        let output_cache = match chart_dir.present {
+            true => self.helm.cache()?,
+            false => None,
+        };
+        let stdout = match output_cache {
+            Some(cache) => {
                 let values = self.values_text(&chart_dir)?;
                 let entry = self
                     .cache_key(&chart_dir.path, &values)
                     .map(|k| k.entry(cache));
-                match entry.as_ref().and_then(|e| cache.read_file(e)) {
+                let max = u64::try_from(self.helm.opts.max_output).unwrap_or(u64::MAX);
+                match entry.as_ref().and_then(|e| cache::output(cache, e, max)) {
                     Some(hit) => hit,
                     None => {
                         let out = self.run_helm(&tmp, &chart_dir, Some(values))?;
                         if let Some(entry) = entry {
                             // A cache that cannot be written costs the next
                             // build a helm run, nothing more.
-                            let _ = cache.write_file(&entry, &out);
+                            let _ = cache::keep_output(cache, &entry, &out);
                         }
                         out
                     }
@@ -462,9 +475,9 @@ impl ChartStep {
             return Ok(local);
         }
         let use_cache = self.helm.opts.cache || self.helm.offline;
-        let pulled = match self.helm.chart_cache().filter(|_| use_cache) {
-            Some(cache) => self.pulled(cache, tmp)?,
-            None => None,
+        let pulled = match use_cache {
+            true => self.pulled(self.helm.chart_cache()?, tmp)?,
+            false => None,
         };
         Ok(match pulled {
             Some(path) => ChartDir {
@@ -501,8 +514,10 @@ impl ChartStep {
     /// The chart in krusty's cache, pulled into it when missing: at an
     /// exact version by the fetch layer, checked against the repository's
     /// digest on every build (see [`pull`]); else by `helm pull`, once,
-    /// published whole. `None` when the cache cannot be written, so that
-    /// the chart is pulled into the chart home instead.
+    /// published whole. Either is used only while its files are those
+    /// kept (else pulled again; offline, an error). `None` when the cache
+    /// cannot be written, so that the chart is pulled into the chart home
+    /// instead.
     fn pulled(&self, cache: &Cache, tmp: &TempDir) -> BuildResult<Option<PathBuf>> {
         if validate::is_exact_version(&self.chart.version) {
             // helm is asked its version before a first pull, as Kustomize
@@ -518,9 +533,12 @@ impl ChartStep {
             &self.chart.name,
             &self.chart.version,
         );
-        let dir = entry.join(&self.chart.name);
-        if is_dir(&dir) {
-            return Ok(Some(dir));
+        match cache::kept_chart(cache, &entry, &self.chart.name) {
+            Kept::Intact(dir) => return Ok(Some(dir)),
+            Kept::Damaged(why) if self.helm.offline => {
+                return Err(pull::damaged(&self.chart, &entry, &why))
+            }
+            Kept::Damaged(_) | Kept::Missing => {}
         }
         if self.helm.offline {
             return Err(self.offline_miss(Some(cache)));
@@ -530,14 +548,13 @@ impl ChartStep {
         let Ok(staging) = cache.stage() else {
             return Ok(None);
         };
-        let into = staging.dir().join("chart");
-        if std::fs::create_dir(&into).is_err() {
+        let Ok(into) = staging.tree() else {
             return Ok(None);
-        }
+        };
         self.helm
             .invocation(&config_home)
             .run(&args::pull(&self.chart, &into))?;
-        cache.publish(&into, &entry).map_err(|e| {
+        let dir = cache::publish_chart(cache, &staging, &entry, &self.chart.name).map_err(|e| {
             BuildError::new(format!(
                 "cannot keep the chart {} in krusty's cache ({}): {e}",
                 self.chart.name,
@@ -597,7 +614,7 @@ impl ChartStep {
                 )));
             }
             if self.helm.offline {
-                return Err(self.offline_miss(self.helm.chart_cache()));
+                return Err(self.offline_miss(self.helm.chart_cache().ok()));
             }
             helm.run(&args::pull(&self.chart, &self.chart_home))?;
         }

@@ -9,21 +9,23 @@
 //!   `_`, as helm pushes it) is resolved to its manifest on every build,
 //!   and the chart's layer is checked against the manifest's digest.
 //!
-//! The chart is unpacked into krusty's cache by that digest, and the
-//! digest recorded for the version. A version published again under the
-//! same number has a new digest: it is fetched and used, as a moved git
-//! tag is. With `--offline`, the recorded digest names the chart, and a
-//! chart never pulled is an error.
+//! The chart is unpacked into krusty's cache by that digest, with a
+//! manifest of its files, and the digest recorded for the version. A
+//! version published again under the same number has a new digest: it is
+//! fetched and used, as a moved git tag is. A chart in the cache is used
+//! only while its files match its manifest: one changed is fetched again,
+//! and is an error with `--offline`. With `--offline`, the recorded
+//! digest names the chart, and a chart never pulled is an error.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use krusty_fetch::cache::Staging;
-use krusty_fetch::{redact, Cache, FetchError, Fetcher};
+use krusty_fetch::{redact, Cache, FetchError, Fetcher, Kept};
 use krusty_yaml::Node;
 
 use super::archive;
-use super::cache::{verified_chart_entry, version_record};
+use super::cache::{kept_chart, publish_chart, verified_chart_entry, version_record};
 use super::config::ChartConfig;
 use crate::error::{BuildError, BuildResult};
 
@@ -44,9 +46,14 @@ pub fn chart(
     chart: &ChartConfig,
 ) -> BuildResult<Option<PathBuf>> {
     if offline {
-        return match recorded(cache, chart) {
-            Some(dir) => Ok(Some(dir)),
-            None => Err(BuildError::Fetch(FetchError::Offline(format!(
+        let entry = recorded(cache, chart);
+        let kept = entry
+            .as_ref()
+            .map(|e| (e, kept_chart(cache, e, &chart.name)));
+        return match kept {
+            Some((_, Kept::Intact(dir))) => Ok(Some(dir)),
+            Some((entry, Kept::Damaged(why))) => Err(damaged(chart, entry, &why)),
+            Some((_, Kept::Missing)) | None => Err(BuildError::Fetch(FetchError::Offline(format!(
                 "--offline: the chart {} {} of {} is not in the cache ({}); build once without --offline to pull it",
                 chart.name,
                 chart.version,
@@ -61,32 +68,58 @@ pub fn chart(
         from_repository(fetcher, chart)?
     };
     let record = version_record(cache, &chart.repo, &chart.name, &chart.version);
-    let entry = verified_chart_entry(cache, &archive.digest, &chart.name);
-    let dir = entry.join(&chart.name);
-    if !dir.is_dir() {
-        let digest = archive.digest.clone();
-        let bytes = archive.bytes()?;
-        // A cache that cannot be written: helm pulls into the chart home.
-        let Ok(staging) = cache.stage() else {
-            return Ok(None);
-        };
-        keep(cache, &staging, &bytes, chart, &entry)?;
-        let _ = cache.write_file(&record, format!("{digest}\n").as_bytes());
-        return Ok(Some(dir));
-    }
+    let digest = archive.digest.clone();
+    let entry = verified_chart_entry(cache, &digest, &chart.name);
+    let dir = match kept_chart(cache, &entry, &chart.name) {
+        Kept::Intact(dir) => dir,
+        // Missing, or changed since it was kept: fetched (again).
+        Kept::Missing | Kept::Damaged(_) => {
+            let bytes = archive.bytes()?;
+            // A cache that cannot be written: helm pulls into the chart
+            // home.
+            let Ok(staging) = cache.stage() else {
+                return Ok(None);
+            };
+            keep(cache, &staging, &bytes, chart, &entry)?
+        }
+    };
     // The record only serves --offline builds; failing to keep it is no
     // reason to fail this one.
-    let _ = cache.write_file(&record, format!("{}\n", archive.digest).as_bytes());
+    let _ = cache.write_file(&record, format!("{digest}\n").as_bytes());
     Ok(Some(dir))
 }
 
-/// The folder in `cache` of the chart `chart` as last pulled at its
-/// version, if it is there.
+/// The most bytes of a version's record read (a digest and a newline).
+const MAX_RECORD_BYTES: u64 = 128;
+
+/// The entry in `cache` of the chart `chart` as last pulled at its
+/// version, when its record names a digest and the entry is there (not
+/// checked here: [`chart`] checks it before it is used).
 pub fn recorded(cache: &Cache, chart: &ChartConfig) -> Option<PathBuf> {
     let record = version_record(cache, &chart.repo, &chart.name, &chart.version);
-    let digest = String::from_utf8(cache.read_file(&record)?).ok()?;
-    let dir = verified_chart_entry(cache, digest.trim(), &chart.name).join(&chart.name);
-    dir.is_dir().then_some(dir)
+    let Kept::Intact(bytes) = cache.read_limited(&record, MAX_RECORD_BYTES) else {
+        return None;
+    };
+    let digest = std::str::from_utf8(&bytes).ok()?.trim();
+    let hex = digest.strip_prefix("sha256:")?;
+    let valid = hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    let entry = verified_chart_entry(cache, digest, &chart.name);
+    (valid && entry.exists()).then_some(entry)
+}
+
+/// The error of `--offline` for the chart `chart` kept at `entry` and
+/// found changed since (`why`).
+pub fn damaged(chart: &ChartConfig, entry: &Path, why: &str) -> BuildError {
+    let version = match chart.version.as_str() {
+        "" => String::new(),
+        v => format!(" {v}"),
+    };
+    BuildError::Fetch(FetchError::Offline(format!(
+        "--offline: the cached chart {}{version} of {} ({}) is damaged: {why}; build once without --offline to pull it again",
+        chart.name,
+        redact(&chart.repo),
+        entry.display()
+    )))
 }
 
 /// A chart's archive: its digest, and how to get its bytes.
@@ -282,14 +315,15 @@ fn sha256(bytes: &[u8]) -> String {
 }
 
 /// Unpacks the archive `bytes` of `chart` in `staging`, and publishes it
-/// whole as `entry` of the cache (the chart being its folder `NAME`).
+/// whole as `entry` of the cache (see [`publish_chart`]); returns the
+/// chart's folder.
 fn keep(
     cache: &Cache,
     staging: &Staging,
     bytes: &[u8],
     chart: &ChartConfig,
     entry: &Path,
-) -> BuildResult<()> {
+) -> BuildResult<PathBuf> {
     let cache_error = |e: std::io::Error| {
         BuildError::new(format!(
             "cannot keep the chart {} in krusty's cache ({}): {e}",
@@ -297,12 +331,10 @@ fn keep(
             entry.display()
         ))
     };
-    let into = staging.dir().join("chart");
-    let dir = into.join(&chart.name);
+    let dir = staging.tree().map_err(cache_error)?.join(&chart.name);
     std::fs::create_dir_all(&dir).map_err(cache_error)?;
     archive::unpack(bytes, &chart.name, &dir)?;
-    cache.publish(&into, entry).map_err(cache_error)?;
-    Ok(())
+    publish_chart(cache, staging, entry, &chart.name).map_err(cache_error)
 }
 
 #[cfg(test)]
