@@ -12,6 +12,7 @@ pub mod nameref;
 pub mod namespace;
 pub mod prefix_suffix;
 pub mod replicas;
+pub mod shape;
 pub mod value_add;
 
 use krusty_resource::{Origin, ResId, ResMap, Resource};
@@ -139,6 +140,11 @@ impl Builtin {
     pub fn from_config(config: &Node, id: &ResId, site: &ConfigSite<'_>) -> OpResult<Builtin> {
         let kind = id.gvk.kind.as_str();
         let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {e}"));
+        if let Some(config_type) = shape::config_type(kind) {
+            config_type
+                .check(config)
+                .map_err(|e| fail(OpError::new(e)))?;
+        }
         let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
             match config.get("fieldSpecs") {
                 Some(n) if !n.is_null() => Ok(Some(specs_from_node(
