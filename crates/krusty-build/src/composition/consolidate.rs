@@ -13,7 +13,10 @@ use std::sync::Arc;
 
 use krusty_yaml::{Node, Pos, Value};
 
-use super::schema::{self, error_at, CompositionFile, ImportMode, Listed};
+use super::schema::{
+    self, directive, error_at, CompositionFile, Directive, ImportMode, Listed, Override,
+    DIRECTIVE_KEY,
+};
 use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::{canonical, LoadRestrictor, Loader};
@@ -176,30 +179,8 @@ fn consolidate_file(
             ImportMode::Append => after.extend(list),
         }
     }
-    for patch in &parsed.overrides {
-        let mut matched = false;
-        for t in before.iter_mut().chain(after.iter_mut()) {
-            if t.same_id(patch) {
-                merge(&mut t.config, patch);
-                matched = true;
-            }
-        }
-        if !matched {
-            let id = Transformer {
-                config: patch.clone(),
-                file: file.clone(),
-                dir: dir.clone(),
-                catalogs: Arc::from([]),
-            };
-            return Err(error_at(
-                file,
-                patch.pos(),
-                format!(
-                    "transformerOverrides: no imported transformer is {}",
-                    id.describe()
-                ),
-            ));
-        }
+    for entry in &parsed.overrides {
+        apply_override(file, entry, &mut before, &mut after)?;
     }
     let mut list = before;
     for listed in &parsed.transformers {
@@ -336,27 +317,168 @@ fn reorder(
     Ok(out)
 }
 
-/// Merges `patch` into `target` as a strategic merge patch on untyped
-/// config: mappings merge, a null removes the field, anything else
-/// (scalars, lists) replaces.
-pub(crate) fn merge(target: &mut Node, patch: &Node) {
-    match (&mut target.value, &patch.value) {
-        (Value::Map(_), Value::Map(entries)) => {
-            for (key, value) in entries {
-                let Some(name) = key.key_str() else { continue };
-                if value.is_null() {
-                    target.remove(name);
-                    continue;
+/// Applies the override `entry` of `file` to the imported transformers it
+/// matches (by apiVersion, kind and name): its top-level `$patch: delete`
+/// removes them from the list, `$patch: replace` puts the override in
+/// their place, and otherwise it is merged into them. An override that
+/// matches nothing is an error.
+fn apply_override(
+    file: &Path,
+    entry: &Override,
+    before: &mut Vec<Transformer>,
+    after: &mut Vec<Transformer>,
+) -> BuildResult<()> {
+    let patch = &entry.patch;
+    let mut matched = false;
+    for list in [&mut *before, &mut *after] {
+        let mut kept = Vec::with_capacity(list.len());
+        for mut t in list.drain(..) {
+            if !t.same_id(patch) {
+                kept.push(t);
+                continue;
+            }
+            matched = true;
+            match entry.directive {
+                Directive::Delete => {}
+                Directive::Replace => {
+                    // The whole config now comes from the override's file.
+                    t.config = added(file, patch, "")?;
+                    t.file = file.to_path_buf();
+                    kept.push(t);
                 }
-                match target.get_mut(name) {
-                    Some(existing) if existing.as_map().is_some() && value.as_map().is_some() => {
-                        merge(existing, value)
-                    }
-                    _ => target.set(name, value.clone()),
+                Directive::Merge => {
+                    let described = t.describe();
+                    merge(
+                        &mut t.config,
+                        patch,
+                        &OverrideSite {
+                            file,
+                            target: &described,
+                        },
+                        "",
+                    )?;
+                    kept.push(t);
                 }
             }
         }
-        _ => *target = patch.clone(),
+        *list = kept;
+    }
+    if matched {
+        return Ok(());
+    }
+    let id = Transformer {
+        config: patch.clone(),
+        file: file.to_path_buf(),
+        dir: PathBuf::new(),
+        catalogs: Arc::from([]),
+    };
+    Err(error_at(
+        file,
+        patch.pos(),
+        format!(
+            "transformerOverrides: no imported transformer is {}",
+            id.describe()
+        ),
+    ))
+}
+
+/// The override being merged, for its errors: its file, and the imported
+/// transformer it is merged into.
+struct OverrideSite<'a> {
+    file: &'a Path,
+    target: &'a str,
+}
+
+/// Merges the mapping `patch` into the mapping `target` as Kustomize's
+/// strategic merge does on untyped data: mappings merge, a null removes
+/// the field, lists and scalars replace; a nested mapping's `$patch:
+/// delete` removes the field and `$patch: replace` puts the mapping in
+/// place of the one it patches. Every other key (`$retainKeys`,
+/// `$setElementOrder/...`) is ordinary data, as there. A field whose kind
+/// (mapping, list, scalar) the patch changes is an error; `field` is the
+/// dotted path of `target`, for messages.
+fn merge(target: &mut Node, patch: &Node, site: &OverrideSite, field: &str) -> BuildResult<()> {
+    let Some(entries) = patch.as_map() else {
+        return Ok(());
+    };
+    for (key, value) in entries {
+        let Some(name) = key.key_str() else { continue };
+        if name == DIRECTIVE_KEY {
+            continue;
+        }
+        let inner = if field.is_empty() {
+            name.to_string()
+        } else {
+            format!("{field}.{name}")
+        };
+        if value.is_null() {
+            target.remove(name);
+            continue;
+        }
+        let present = target.get(name).filter(|v| !v.is_null());
+        let wanted = match value.as_map() {
+            Some(_) => directive(site.file, value, &inner)?,
+            None => Directive::Replace,
+        };
+        match present {
+            None if wanted == Directive::Delete => {
+                target.remove(name);
+            }
+            None => target.set(name, added(site.file, value, &inner)?),
+            Some(existing) => {
+                if kind_of(existing) != kind_of(value) {
+                    return Err(error_at(
+                        site.file,
+                        value.pos(),
+                        format!(
+                            "transformerOverrides: {}: field '{inner}' is {} here and {} in the imported transformer",
+                            site.target,
+                            kind_of(value),
+                            kind_of(existing)
+                        ),
+                    ));
+                }
+                match wanted {
+                    Directive::Delete => {
+                        target.remove(name);
+                    }
+                    Directive::Replace if value.as_map().is_some() => {
+                        target.set(name, added(site.file, value, &inner)?)
+                    }
+                    Directive::Replace => target.set(name, value.clone()),
+                    Directive::Merge => {
+                        if let Some(existing) = target.get_mut(name) {
+                            merge(existing, value, site, &inner)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A patch value for a field the target does not have (or replaces): a
+/// mapping is merged into an empty one (its nulls dropped, its nested
+/// directives applied, its `$patch` taken out), anything else is as
+/// written.
+fn added(file: &Path, value: &Node, field: &str) -> BuildResult<Node> {
+    let mut out = value.clone();
+    match out.as_map_mut() {
+        Some(entries) => entries.clear(),
+        None => return Ok(out),
+    }
+    // Nothing is there for the patch's fields to disagree with.
+    merge(&mut out, value, &OverrideSite { file, target: "" }, field)?;
+    Ok(out)
+}
+
+/// A node's kind, for messages.
+fn kind_of(node: &Node) -> &'static str {
+    match node.value {
+        Value::Map(_) => "a mapping",
+        Value::Seq(_) => "a list",
+        Value::Scalar(_) => "a scalar",
     }
 }
 
@@ -372,16 +494,93 @@ mod tests {
             .unwrap()
     }
 
+    /// `patch` merged into `config`, as Go's JSON encoding prints it.
+    fn merged(config: &str, patch: &str) -> BuildResult<String> {
+        let mut config = node(config);
+        let site = OverrideSite {
+            file: Path::new("override.yaml"),
+            target: "t",
+        };
+        merge(&mut config, &node(patch), &site, "")?;
+        Ok(krusty_yaml::to_go_json(&config))
+    }
+
     #[test]
     fn overrides_merge_maps_and_replace_the_rest() {
-        let mut config = node("spec:\n  a: 1\n  list: [x, y]\n  keep: k\n  drop: d\n");
-        merge(
-            &mut config,
-            &node("spec:\n  a: 2\n  list: [z]\n  drop: null\n  new: n\n"),
-        );
         assert_eq!(
-            krusty_yaml::to_go_json(&config),
+            merged(
+                "spec:\n  a: 1\n  list: [x, y]\n  keep: k\n  drop: d\n",
+                "spec:\n  a: 2\n  list: [z]\n  drop: null\n  new: n\n"
+            )
+            .unwrap(),
             r#"{"spec":{"a":2,"keep":"k","list":["z"],"new":"n"}}"#
+        );
+    }
+
+    #[test]
+    fn directives_replace_and_delete_mappings() {
+        let config = "spec:\n  a: {x: 1, y: 2}\n  b: {keep: k}\n  c: {deep: {z: 1}}\n  n: null\n";
+        let patch = "spec:\n  a: {$patch: replace, x: 9, gone: null}\n  b: {$patch: delete}\n  c: {deep: {$patch: delete}}\n  n: {$patch: delete}\n  new: {$patch: merge, k: v, sub: {$patch: delete}}\n  missing: {$patch: delete}\n";
+        assert_eq!(
+            merged(config, patch).unwrap(),
+            r#"{"spec":{"a":{"x":9},"c":{},"new":{"k":"v"}}}"#
+        );
+    }
+
+    #[test]
+    fn other_directives_and_lists_are_data() {
+        assert_eq!(
+            merged(
+                "spec:\n  l: [1]\n  m: {x: 1}\n",
+                "spec:\n  l: [{$patch: delete, k: null}]\n  m: {$retainKeys: [y], y: 2}\n"
+            )
+            .unwrap(),
+            r#"{"spec":{"l":[{"$patch":"delete","k":null}],"m":{"$retainKeys":["y"],"x":1,"y":2}}}"#
+        );
+    }
+
+    #[test]
+    fn a_field_keeps_its_kind() {
+        for (config, patch, what) in [
+            (
+                "s: str\n",
+                "s: {k: 1}\n",
+                "field 's' is a mapping here and a scalar",
+            ),
+            (
+                "m: {k: 1}\n",
+                "m: str\n",
+                "field 'm' is a scalar here and a mapping",
+            ),
+            (
+                "l: [1]\n",
+                "l: {$patch: replace}\n",
+                "field 'l' is a mapping here and a list",
+            ),
+            (
+                "s: str\n",
+                "s: [1]\n",
+                "field 's' is a list here and a scalar",
+            ),
+        ] {
+            let err = merged(config, patch).unwrap_err().to_string();
+            assert!(err.contains("override.yaml") && err.contains(what), "{err}");
+        }
+        // Where the target has nothing (or null), any kind is added.
+        assert_eq!(
+            merged("n: null\n", "n: {k: 1}\nnew: [1]\n").unwrap(),
+            r#"{"n":{"k":1},"new":[1]}"#
+        );
+    }
+
+    #[test]
+    fn unknown_directives_are_errors() {
+        let err = merged("m: {k: 1}\n", "m: {$patch: Replace}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("field 'm.$patch': 'Replace' is not one of merge, replace, delete"),
+            "{err}"
         );
     }
 }

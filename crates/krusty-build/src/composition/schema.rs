@@ -19,8 +19,8 @@ pub(crate) struct CompositionFile {
     pub path: PathBuf,
     /// `transformersFrom`.
     pub imports: Vec<Import>,
-    /// `transformerOverrides` (checked transformer configs).
-    pub overrides: Vec<Node>,
+    /// `transformerOverrides`.
+    pub overrides: Vec<Override>,
     /// `transformers`.
     pub transformers: Vec<Listed>,
     /// `transformerOrder`, when given, and where its key is written.
@@ -41,6 +41,58 @@ pub(crate) enum Listed {
         /// Where it is written.
         pos: Pos,
     },
+}
+
+/// A `transformerOverrides` entry: a strategic merge patch for an
+/// imported transformer.
+#[derive(Debug)]
+pub(crate) struct Override {
+    /// The patch: a checked transformer config (name defaulted) without its
+    /// top-level `$patch`; nested mappings may hold theirs.
+    pub patch: Node,
+    /// What its top-level `$patch` asks for (merge when it has none).
+    pub directive: Directive,
+}
+
+/// A strategic merge directive: the value of a mapping's `$patch` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Directive {
+    /// The mapping merges into the one it patches (the default).
+    Merge,
+    /// The mapping takes the place of the one it patches.
+    Replace,
+    /// The field is removed.
+    Delete,
+}
+
+/// The key of a strategic merge directive.
+pub(crate) const DIRECTIVE_KEY: &str = "$patch";
+
+/// The directive of the mapping `node` of `file`, at `field` (a dotted
+/// path, for messages): merge when it has no `$patch`; a `$patch` that is
+/// not `merge`, `replace` or `delete` is an error.
+pub(crate) fn directive(file: &Path, node: &Node, field: &str) -> BuildResult<Directive> {
+    let Some(value) = node.get(DIRECTIVE_KEY) else {
+        return Ok(Directive::Merge);
+    };
+    let at = if field.is_empty() {
+        DIRECTIVE_KEY.to_string()
+    } else {
+        format!("{field}.{DIRECTIVE_KEY}")
+    };
+    match value.as_str().filter(|_| !value.is_null()) {
+        Some("merge") => Ok(Directive::Merge),
+        Some("replace") => Ok(Directive::Replace),
+        Some("delete") => Ok(Directive::Delete),
+        other => Err(error_at(
+            file,
+            value.pos(),
+            format!(
+                "transformerOverrides: field '{at}': '{}' is not one of merge, replace, delete",
+                other.unwrap_or("")
+            ),
+        )),
+    }
 }
 
 /// A `transformersFrom` entry.
@@ -160,9 +212,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
             }
             "transformerOverrides" => {
                 for item in items(path, value, field)? {
-                    let mut config = item.clone();
-                    check_transformer(path, &mut config, field)?;
-                    file.overrides.push(config);
+                    file.overrides.push(override_entry(path, item)?);
                 }
             }
             "transformers" => {
@@ -313,6 +363,78 @@ fn import(path: &Path, item: &Node) -> BuildResult<Import> {
         ));
     }
     Ok(out)
+}
+
+/// A `transformerOverrides` entry: its directives valid, and the config
+/// they leave checked as a transformer config.
+fn override_entry(path: &Path, item: &Node) -> BuildResult<Override> {
+    let field = "transformerOverrides";
+    let mut patch = item.clone();
+    if patch.as_map().is_none() {
+        check_transformer(path, &mut patch, field)?;
+    }
+    check_directives(path, &patch, "")?;
+    let directive = directive(path, &patch, "")?;
+    patch.remove(DIRECTIVE_KEY);
+    // The fields are those of a transformer config once the directives
+    // are taken out; the name defaulted there is the patch's too.
+    let mut checked = without_directives(&patch);
+    check_transformer(path, &mut checked, field)?;
+    if patch.get_path(&["metadata", "name"]).is_none() {
+        if let Some(name) = checked.get_path(&["metadata", "name"]).cloned() {
+            if patch.get("metadata").is_none_or(Node::is_null) {
+                patch.set("metadata", Node::map());
+            }
+            if let Some(metadata) = patch.get_mut("metadata") {
+                metadata.set("name", name);
+            }
+        }
+    }
+    Ok(Override { patch, directive })
+}
+
+/// Checks every `$patch` in the mappings of `node` (at `field`), lists
+/// aside: lists replace whole, so what they hold is data. `metadata` may
+/// not be deleted: its name says which transformer the override is for.
+fn check_directives(path: &Path, node: &Node, field: &str) -> BuildResult<()> {
+    let Some(entries) = node.as_map() else {
+        return Ok(());
+    };
+    if field == "metadata" && directive(path, node, field)? == Directive::Delete {
+        let pos = node.get(DIRECTIVE_KEY).map_or(node.pos(), Node::pos);
+        return Err(error_at(
+            path,
+            pos,
+            "transformerOverrides: field 'metadata' cannot be deleted: it names the transformer the override applies to",
+        ));
+    }
+    directive(path, node, field)?;
+    for (key, value) in entries {
+        let name = key.key_str().unwrap_or("");
+        if name == DIRECTIVE_KEY {
+            continue;
+        }
+        let inner = if field.is_empty() {
+            name.to_string()
+        } else {
+            format!("{field}.{name}")
+        };
+        check_directives(path, value, &inner)?;
+    }
+    Ok(())
+}
+
+/// `node` with the `$patch` keys of its mappings taken out (lists as
+/// they are).
+fn without_directives(node: &Node) -> Node {
+    let mut out = node.clone();
+    if let Some(entries) = out.as_map_mut() {
+        entries.retain(|(key, _)| key.key_str() != Some(DIRECTIVE_KEY));
+        for (_, value) in entries.iter_mut() {
+            *value = without_directives(value);
+        }
+    }
+    out
 }
 
 fn order_entry(path: &Path, item: &Node) -> BuildResult<OrderEntry> {
