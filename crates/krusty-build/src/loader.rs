@@ -44,6 +44,10 @@ pub struct Loader {
     pub checkout: Option<Arc<Path>>,
     /// The remote base this root belongs to, recorded in origins.
     pub remote: Option<Arc<RemoteRoot>>,
+    /// Fetches the files named by `http(s)://` URL (generator `files:`,
+    /// `envs:`, patch paths), as Kustomize's loader does; without one, a
+    /// URL is an error.
+    pub fetcher: Option<Arc<krusty_fetch::Fetcher>>,
 }
 
 /// What a path in `resources:` names.
@@ -129,7 +133,14 @@ impl Loader {
             restrictor,
             checkout: None,
             remote: None,
+            fetcher: None,
         })
+    }
+
+    /// This loader, fetching files named by URL with `fetcher`.
+    pub fn with_fetcher(mut self, fetcher: Arc<krusty_fetch::Fetcher>) -> Loader {
+        self.fetcher = Some(fetcher);
+        self
     }
 
     /// A loader rooted at `dir`, a directory path already resolved by
@@ -140,6 +151,7 @@ impl Loader {
             restrictor: self.restrictor,
             checkout: self.checkout.clone(),
             remote: self.remote.clone(),
+            fetcher: self.fetcher.clone(),
         }
     }
 
@@ -157,6 +169,7 @@ impl Loader {
             restrictor: LoadRestrictor::RootOnly,
             checkout: Some(checkout),
             remote,
+            fetcher: None,
         }
     }
 
@@ -363,6 +376,9 @@ fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
 
 impl krusty_ops::FileSource for Loader {
     fn read_bytes(&self, rel: &str) -> krusty_ops::OpResult<Vec<u8>> {
+        if krusty_fetch::is_http_url(rel) {
+            return self.read_url(rel);
+        }
         let resolved = self
             .resolve(rel, Probe::Open)
             .and_then(|r| self.check_restriction(&r.file.path).map(|()| r))
@@ -381,6 +397,24 @@ impl krusty_ops::FileSource for Loader {
                 describe_io(&e)
             ))
         })
+    }
+}
+
+impl Loader {
+    /// The body of the file at the URL `url`, through the fetch layer (its
+    /// cache, `--offline` and bounds), as Kustomize's loader reads a file
+    /// named by URL.
+    fn read_url(&self, url: &str) -> krusty_ops::OpResult<Vec<u8>> {
+        let Some(fetcher) = &self.fetcher else {
+            return Err(krusty_ops::OpError::new(format!(
+                "'{}': files by URL are not read here",
+                krusty_fetch::redact(url)
+            )));
+        };
+        fetcher
+            .file(url, krusty_fetch::HTTP_TIMEOUT)
+            .map(|body| body.to_vec())
+            .map_err(|e| krusty_ops::OpError::new(e.to_string()))
     }
 }
 

@@ -102,7 +102,8 @@ impl Remotes {
                 reference: url.reference.clone(),
             })
         });
-        Ok(Loader::in_checkout(root, Arc::from(repo.as_path()), remote))
+        Ok(Loader::in_checkout(root, Arc::from(repo.as_path()), remote)
+            .with_fetcher(Arc::clone(&self.fetcher)))
     }
 }
 

@@ -137,7 +137,8 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
     let loader = match &remote {
         Some(url) => ctx.remotes.loader(url, false)?,
-        None => Loader::new(dir, opts.load_restrictor)?,
+        None => Loader::new(dir, opts.load_restrictor)?
+            .with_fetcher(Arc::clone(&ctx.remotes.fetcher)),
     };
     let composition = match &remote {
         Some(_) => None,
@@ -533,6 +534,11 @@ impl Context {
         let list = crate::composition::consolidate(file, restrictor)?;
         let resmap = crate::composition::run(self, &list, restrictor, ResMap::default())?;
         Ok((resmap.into_hashed(), None))
+    }
+
+    /// The build's fetcher (remote bases, files by URL, catalogs).
+    pub(crate) fn fetcher(&self) -> Arc<Fetcher> {
+        Arc::clone(&self.remotes.fetcher)
     }
 
     /// The environment steps run in.

@@ -32,7 +32,7 @@ pub(crate) fn pipeline(
 ) -> BuildResult<Pipeline> {
     let mut operations = Vec::with_capacity(list.len());
     for t in list {
-        let loader = Loader::new(&t.dir, restrictor)?;
+        let loader = Loader::new(&t.dir, restrictor)?.with_fetcher(ctx.fetcher());
         operations.push(operation(ctx, &loader, t)?);
     }
     Ok(Pipeline::new(operations))
