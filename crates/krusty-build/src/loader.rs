@@ -1021,6 +1021,7 @@ mod tests {
                 restrictor: LoadRestrictor::None,
                 checkout: None,
                 remote: None,
+                fetcher: None,
             };
             let rel = yaml.0.file_name().and_then(|n| n.to_str()).expect("name");
             let Ok(Entry::File(found)) = loader.entry(rel) else {

@@ -137,8 +137,9 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
     let loader = match &remote {
         Some(url) => ctx.remotes.loader(url, false)?,
-        None => Loader::new(dir, opts.load_restrictor)?
-            .with_fetcher(Arc::clone(&ctx.remotes.fetcher)),
+        None => {
+            Loader::new(dir, opts.load_restrictor)?.with_fetcher(Arc::clone(&ctx.remotes.fetcher))
+        }
     };
     let composition = match &remote {
         Some(_) => None,
