@@ -29,6 +29,17 @@ pub enum Behavior {
 }
 
 impl Behavior {
+    /// The name Kustomize records it by (`unspecified`, `create`,
+    /// `replace`, `merge`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Behavior::Unspecified => "unspecified",
+            Behavior::Create => "create",
+            Behavior::Replace => "replace",
+            Behavior::Merge => "merge",
+        }
+    }
+
     /// Reads a generator's `behavior` field as Kustomize does: a value
     /// other than `create`, `replace` and `merge` is no behavior (and the
     /// generator creates).
@@ -131,6 +142,9 @@ pub struct BuildMeta {
     pub prefixes: Vec<String>,
     /// Name suffixes applied, innermost kustomization first.
     pub suffixes: Vec<String>,
+    /// Made by a ConfigMap or Secret generator (Kustomize records its
+    /// behavior on it).
+    pub generated: bool,
     /// The name gets a content-hash suffix at the end of the build.
     pub needs_hash: bool,
     /// Generator behavior.

@@ -384,6 +384,7 @@ impl GeneratorArgs {
             root.set("immutable", Node::plain("true"));
         }
         let mut r = Resource::from_node(root)?;
+        r.meta.generated = true;
         r.meta.needs_hash = !self.options.disable_name_suffix_hash;
         r.meta.behavior = self.behavior;
         Ok(r)

@@ -110,6 +110,24 @@ impl JsonPatch {
         })
     }
 
+    /// `true` when an operation reads `metadata.annotations` whole or in
+    /// part (a `copy` or `move` from it, a `test` of it, or of the
+    /// document or `/metadata` that holds it), where Kustomize's own build
+    /// bookkeeping is visible while it applies the patch.
+    pub fn reads_annotations(&self) -> bool {
+        let covers = |p: &Option<String>| {
+            p.as_deref().is_some_and(|p| {
+                matches!(p, "" | "/metadata" | "/metadata/annotations")
+                    || p.starts_with("/metadata/annotations/")
+            })
+        };
+        self.0.iter().any(|op| match op.op.as_str() {
+            "copy" | "move" => covers(&op.from),
+            "test" => covers(&op.path),
+            _ => false,
+        })
+    }
+
     /// Applies the operations in order to `doc`. An error names the
     /// failing operation and where it is written in its text.
     pub fn apply(&self, doc: &mut Node) -> OpResult<()> {

@@ -719,10 +719,17 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
             metadata.set("annotations", Node::map());
         }
     }
+    let bookkeeping = ops.reads_annotations();
+    if bookkeeping {
+        krusty_resource::build_records::write_bookkeeping(r);
+    }
     let applied = ops
         .apply(&mut r.node)
         .map_err(|e| e.context(format!("applying to {id}")))
         .and_then(|()| r.values_through_json().map_err(OpError::from));
+    if bookkeeping {
+        krusty_resource::build_records::remove_bookkeeping(&mut r.node);
+    }
     if let Some(metadata) = r.node.get_mut("metadata") {
         if metadata
             .get("annotations")
