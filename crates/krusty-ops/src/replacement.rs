@@ -756,7 +756,7 @@ fn scalar_tag(node: &Node) -> &'static str {
 /// Whether a scalar was made during the build as plain text without a
 /// type (a field `create` made, for one): Kustomize's nodes without a tag,
 /// whose type comes from whatever text they hold when printed.
-fn is_untyped(node: &Node) -> bool {
+pub(crate) fn is_untyped(node: &Node) -> bool {
     node.pos().line == 0 && node.style() == ScalarStyle::Plain && node.tag().is_none()
 }
 

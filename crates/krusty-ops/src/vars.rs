@@ -344,9 +344,14 @@ fn expand(input: &str, values: &[(String, VarValue)]) -> Expanded {
     Expanded::Text(out)
 }
 
+/// Whether Kustomize's var filter takes `node` for a string: one read as
+/// a string, or a scalar made during the build without a type of its own
+/// (a field a replacement created), whose empty tag counts as a string
+/// there; written back, it becomes one (`3` prints as `"3"`).
 fn is_string(node: &Node) -> bool {
     node.as_scalar().is_some()
-        && matches!(resolve_input(node), Resolved::Str(_) | Resolved::Owned(_))
+        && (crate::replacement::is_untyped(node)
+            || matches!(resolve_input(node), Resolved::Str(_) | Resolved::Owned(_)))
 }
 
 /// Replaces a string scalar's references, retyping it when the whole
