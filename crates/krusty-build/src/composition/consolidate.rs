@@ -14,8 +14,8 @@ use std::sync::Arc;
 use krusty_yaml::{Node, Pos, Value};
 
 use super::schema::{
-    self, directive, error_at, CompositionFile, Directive, ImportMode, Listed, Override,
-    DIRECTIVE_KEY,
+    self, child_field, directive, error_at, CompositionFile, Directive, ImportMode, Listed,
+    Override, DIRECTIVE_KEY,
 };
 use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
@@ -406,11 +406,7 @@ fn merge(target: &mut Node, patch: &Node, site: &OverrideSite, field: &str) -> B
         if name == DIRECTIVE_KEY {
             continue;
         }
-        let inner = if field.is_empty() {
-            name.to_string()
-        } else {
-            format!("{field}.{name}")
-        };
+        let inner = child_field(field, name);
         if value.is_null() {
             target.remove(name);
             continue;

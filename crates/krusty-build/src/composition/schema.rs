@@ -68,6 +68,16 @@ pub(crate) enum Directive {
 /// The key of a strategic merge directive.
 pub(crate) const DIRECTIVE_KEY: &str = "$patch";
 
+/// The dotted path, for messages, of the key `name` under `field` (the
+/// empty path is the top).
+pub(crate) fn child_field(field: &str, name: &str) -> String {
+    if field.is_empty() {
+        name.to_string()
+    } else {
+        format!("{field}.{name}")
+    }
+}
+
 /// The directive of the mapping `node` of `file`, at `field` (a dotted
 /// path, for messages): merge when it has no `$patch`; a `$patch` that is
 /// not `merge`, `replace` or `delete` is an error.
@@ -75,11 +85,7 @@ pub(crate) fn directive(file: &Path, node: &Node, field: &str) -> BuildResult<Di
     let Some(value) = node.get(DIRECTIVE_KEY) else {
         return Ok(Directive::Merge);
     };
-    let at = if field.is_empty() {
-        DIRECTIVE_KEY.to_string()
-    } else {
-        format!("{field}.{DIRECTIVE_KEY}")
-    };
+    let at = child_field(field, DIRECTIVE_KEY);
     match value.as_str().filter(|_| !value.is_null()) {
         Some("merge") => Ok(Directive::Merge),
         Some("replace") => Ok(Directive::Replace),
@@ -414,11 +420,7 @@ fn check_directives(path: &Path, node: &Node, field: &str) -> BuildResult<()> {
         if name == DIRECTIVE_KEY {
             continue;
         }
-        let inner = if field.is_empty() {
-            name.to_string()
-        } else {
-            format!("{field}.{name}")
-        };
+        let inner = child_field(field, name);
         check_directives(path, value, &inner)?;
     }
     Ok(())
