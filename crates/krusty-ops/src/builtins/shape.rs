@@ -390,19 +390,31 @@ impl LineCounter {
     /// Lines a value takes after its key's line (or its `- ` line): a
     /// scalar none but its literal block's, an empty collection none.
     fn skip_value(&mut self, n: &Node) {
+        if !self.children(n) {
+            if let Value::Scalar(s) = &n.value {
+                self.next += literal_lines(n, &s.text);
+            }
+        }
+    }
+
+    /// The lines of the entries or items of `n` when it is a non-empty
+    /// mapping or sequence (written one a line, from the current line);
+    /// false, counting nothing, for any other value.
+    fn children(&mut self, n: &Node) -> bool {
         match &n.value {
-            Value::Scalar(s) => self.next += literal_lines(n, &s.text),
             Value::Map(entries) if !entries.is_empty() => {
                 for (_, v) in sorted(entries, natural_less) {
                     self.entry(v);
                 }
+                true
             }
             Value::Seq(items) if !items.is_empty() => {
                 for item in items.iter() {
                     self.item(item);
                 }
+                true
             }
-            _ => {}
+            _ => false,
         }
     }
 
@@ -422,21 +434,9 @@ impl LineCounter {
     /// A sequence item `v`, from its `- ` line: its line.
     fn item(&mut self, v: &Node) -> usize {
         let at = self.next;
-        match &v.value {
-            Value::Map(entries) if !entries.is_empty() => {
-                for (_, value) in sorted(entries, natural_less) {
-                    self.entry(value);
-                }
-            }
-            Value::Seq(items) if !items.is_empty() => {
-                for item in items.iter() {
-                    self.item(item);
-                }
-            }
-            _ => {
-                self.next += 1;
-                self.skip_value(v);
-            }
+        if !self.children(v) {
+            self.next += 1;
+            self.skip_value(v);
         }
         at
     }
