@@ -1551,7 +1551,9 @@ impl Gen {
                 text.push_str("images:\n- kind: Widget\n  path: spec/parts/image\n");
             }
             if text.is_empty() {
-                text.push_str("namePrefix:\n- kind: Widget\n  path: metadata/name\n");
+                text.push_str(
+                    "commonAnnotations:\n- kind: Widget\n  path: spec/notes\n  create: true\n",
+                );
             }
             self.files.put(&format!("{}/{file}", k.dir), text);
             k.list("configurations", &[file]);
@@ -1564,6 +1566,12 @@ impl Gen {
     }
 
     fn top_only(&mut self, k: &mut Kust, model: &Model) {
+        if model.res.iter().any(|r| r.kind == Kind::Widget) && self.chance(8) {
+            // The schema replaces the built-in one for the whole build.
+            self.files
+                .put("top/widget-schema.json", WIDGET_OPENAPI.to_string());
+            k.line("openapi:\n  path: widget-schema.json");
+        }
         if self.chance(20) {
             if self.chance(40) {
                 k.line("sortOptions:\n  order: fifo");
@@ -1625,6 +1633,42 @@ const WIDGET_CRDS: &str = r#"{
   }
 }
 "#;
+
+/// An `openapi:` schema merging the Widget's `parts` by name.
+const WIDGET_OPENAPI: &str = r##"{
+  "definitions": {
+    "com.example.v1.Widget": {
+      "type": "object",
+      "properties": {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "spec": {"$ref": "#/definitions/com.example.v1.WidgetSpec"}
+      },
+      "x-kubernetes-group-version-kind": [
+        {"group": "example.com", "kind": "Widget", "version": "v1"}
+      ]
+    },
+    "com.example.v1.WidgetSpec": {
+      "type": "object",
+      "properties": {
+        "parts": {
+          "type": "array",
+          "items": {"$ref": "#/definitions/com.example.v1.Part"},
+          "x-kubernetes-patch-merge-key": "name",
+          "x-kubernetes-patch-strategy": "merge"
+        }
+      }
+    },
+    "com.example.v1.Part": {
+      "type": "object",
+      "properties": {
+        "name": {"type": "string"},
+        "image": {"type": "string"}
+      }
+    }
+  }
+}
+"##;
 
 /// `text` with every line indented by `n` spaces.
 fn indent(text: &str, n: usize) -> String {
