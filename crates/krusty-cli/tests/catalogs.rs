@@ -12,6 +12,7 @@ use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
 
 use support::examples::example;
+use support::podman::{import_labels_image, podman, podman_works};
 use support::{git_command, make_certificates, output_text, run, scratch, serve, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
@@ -787,62 +788,12 @@ fn view_catalog_prints_functions_versions_runtimes_and_hashes() {
     assert_eq!(stdout, want);
 }
 
-/// Podman is installed and answers.
-fn podman_works() -> bool {
-    Command::new("podman")
-        .arg("info")
-        .env("CONTAINERS_CONF", containers_conf())
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn containers_conf() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/containers.conf")
-}
-
 /// The image `name` of the example function krm-set-labels (the program
 /// and the libraries it needs, nothing else), imported into podman; its
 /// digest (`sha256:` and hex).
 fn labels_image(dir: &Path, name: &str) -> String {
-    let rootfs = dir.join("rootfs");
-    let _ = std::fs::remove_dir_all(&rootfs);
-    let binary = example("krm-set-labels");
-    let copy = |from: &Path, to: &str| {
-        let dest = rootfs.join(to.trim_start_matches('/'));
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(from, dest).unwrap();
-    };
-    copy(&binary, "/fn");
-    let ldd = run(Command::new("ldd").arg(&binary));
-    for lib in ldd.split_whitespace().filter(|w| w.starts_with('/')) {
-        copy(Path::new(lib), lib);
-    }
-    write(
-        &rootfs,
-        "etc/passwd",
-        "nobody:x:65534:65534::/:/sbin/nologin\n",
-    );
-    let tar = dir.join("rootfs.tar");
-    run(Command::new("tar")
-        .arg("-C")
-        .arg(&rootfs)
-        .arg("-cf")
-        .arg(&tar)
-        .arg("."));
-    let podman = |args: &[&str]| {
-        run(Command::new("podman")
-            .env("CONTAINERS_CONF", containers_conf())
-            .args(args))
-    };
-    podman(&[
-        "import",
-        "-q",
-        "--change",
-        "ENTRYPOINT [\"/fn\"]",
-        tar.to_str().unwrap(),
-        name,
-    ]);
-    let digest = podman(&["image", "inspect", "--format", "{{.Digest}}", name]);
+    import_labels_image(dir, name);
+    let digest = run(podman().args(["image", "inspect", "--format", "{{.Digest}}", name]));
     digest.trim().to_string()
 }
 

@@ -16,6 +16,7 @@ use support::examples::example;
 use support::oci::{
     base64, OciRegistry, PushedArtifact, OCI_EMPTY_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE,
 };
+use support::podman::{import_labels_image, podman, podman_works};
 use support::{output_text, run, scratch, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
@@ -538,51 +539,12 @@ fn key_files_that_hold_no_public_key_are_errors_naming_them() {
     }
 }
 
-/// Podman is installed and answers.
-fn podman_works() -> bool {
-    podman()
-        .arg("info")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn podman() -> Command {
-    support::podman::with_podman_conf(Command::new("podman"))
-}
-
 /// An image of the example function krm-set-labels (the program and the
 /// libraries it needs) pushed to `registry` as `repo:v1`, and pulled back
 /// into podman by digest; that digest.
 fn push_labels_image(registry: &OciRegistry, dir: &Path, repo: &str) -> String {
-    let rootfs = dir.join("rootfs");
-    let binary = example("krm-set-labels");
-    let copy = |from: &Path, to: &str| {
-        let dest = rootfs.join(to.trim_start_matches('/'));
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(from, dest).unwrap();
-    };
-    copy(&binary, "/fn");
-    let ldd = run(Command::new("ldd").arg(&binary));
-    for lib in ldd.split_whitespace().filter(|w| w.starts_with('/')) {
-        copy(Path::new(lib), lib);
-    }
-    write(
-        &rootfs,
-        "etc/passwd",
-        "nobody:x:65534:65534::/:/sbin/nologin\n",
-    );
-    let tar = dir.join("rootfs.tar");
-    run(Command::new("tar")
-        .arg("-C")
-        .arg(&rootfs)
-        .arg("-cf")
-        .arg(&tar)
-        .arg("."));
     let local = format!("localhost/krusty-signatures-{}:v1", repo.replace('/', "-"));
-    run(podman()
-        .args(["import", "-q", "--change", "ENTRYPOINT [\"/fn\"]"])
-        .arg(&tar)
-        .arg(&local));
+    import_labels_image(dir, &local);
     let digest_file = dir.join("digest");
     let remote = format!("{}/{repo}", registry.host);
     run(podman()

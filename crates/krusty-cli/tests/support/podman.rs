@@ -14,6 +14,58 @@ pub fn with_podman_conf(mut cmd: Command) -> Command {
     cmd
 }
 
+/// `podman` with [`with_podman_conf`].
+pub fn podman() -> Command {
+    with_podman_conf(Command::new("podman"))
+}
+
+/// Podman is installed and answers.
+pub fn podman_works() -> bool {
+    podman()
+        .arg("info")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The example function krm-set-labels as an image (the program and the
+/// libraries it needs, nothing else, run as `/fn`), built in `dir/rootfs`
+/// and imported into podman as `name`.
+pub fn import_labels_image(dir: &Path, name: &str) {
+    let rootfs = dir.join("rootfs");
+    let _ = std::fs::remove_dir_all(&rootfs);
+    let binary = super::examples::example("krm-set-labels");
+    let copy = |from: &Path, to: &str| {
+        let dest = rootfs.join(to.trim_start_matches('/'));
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(from, dest).unwrap();
+    };
+    copy(&binary, "/fn");
+    let ldd = super::run(Command::new("ldd").arg(&binary));
+    for lib in ldd.split_whitespace().filter(|w| w.starts_with('/')) {
+        copy(Path::new(lib), lib);
+    }
+    super::write(
+        &rootfs,
+        "etc/passwd",
+        "nobody:x:65534:65534::/:/sbin/nologin\n",
+    );
+    let tar = dir.join("rootfs.tar");
+    super::run(
+        Command::new("tar")
+            .arg("-C")
+            .arg(&rootfs)
+            .arg("-cf")
+            .arg(&tar)
+            .arg("."),
+    );
+    super::run(
+        podman()
+            .args(["import", "-q", "--change", "ENTRYPOINT [\"/fn\"]"])
+            .arg(&tar)
+            .arg(name),
+    );
+}
+
 /// A folder `dir/shim` holding an executable `docker` that runs podman;
 /// returns the folder, for the front of `PATH`.
 pub fn docker_shim(dir: &Path) -> PathBuf {
