@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use krusty_fetch::{FetchOptions, Fetcher, Limits, CATALOG_MEDIA_TYPE};
+use support::oci::base64;
 use support::{git_command, make_certificates, output_text, run, scratch, serve, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
@@ -373,7 +374,7 @@ fn https_never_redirects_down_to_http() {
 
 #[test]
 fn credentials_in_file_urls_are_sent_but_never_shown() {
-    let expected = format!("Basic {}", base64_of(&format!("user:{TOKEN}")));
+    let expected = format!("Basic {}", base64(format!("user:{TOKEN}").as_bytes()));
     let elsewhere = Server::start(|_, _| ok(CONFIG_MAP));
     let elsewhere_url = elsewhere.url("/cm.yaml");
     let server = Server::start(move |r, _| {
@@ -505,27 +506,6 @@ fn cache_holds(dir: &Path, secret: &str) -> bool {
                 std::fs::read(&path).is_ok_and(|b| String::from_utf8_lossy(&b).contains(secret))
             }
     })
-}
-
-/// Standard base64 of `text`.
-fn base64_of(text: &str) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// A fake registry's challenge, sending clients to its `/token`.
