@@ -4,16 +4,14 @@
 //! device, whole or not at all (mode and owner kept), and one edit at a
 //! time, so concurrent edits lose nothing.
 
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
+use support::unix::{limit_file_size, listing, mkfifo};
 use support::{text, write};
 
 fn scratch(name: &str) -> PathBuf {
@@ -57,22 +55,6 @@ fn stderr(out: &Output) -> String {
 
 fn read(path: &Path) -> String {
     fs::read_to_string(path).expect("read")
-}
-
-/// Names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .expect("read dir")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).expect("no NUL");
-    // SAFETY: mkfifo reads the path and creates one FIFO.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
 #[test]
@@ -187,20 +169,7 @@ fn a_failed_write_leaves_the_old_file_whole() {
     write(&dir, "kustomization.yaml", &old);
     let prefix = "p".repeat(400);
     let mut cmd = command(&dir, &["edit", "set", "nameprefix", &prefix]);
-    // A file size limit stands in for a full disk.
-    // SAFETY: setrlimit touches only the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: LIMIT as libc::rlim_t,
-                rlim_max: LIMIT as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    limit_file_size(&mut cmd, LIMIT);
     let out = finish_within(
         cmd.spawn().expect("starts"),
         Duration::from_secs(10),

@@ -4,9 +4,7 @@
 //! follow the umask, and `-o DIR` changes the folder all or nothing, even
 //! when a write fails or krusty is interrupted.
 
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -14,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
+use support::unix::{limit_file_size, listing, mkfifo, null_device};
 use support::write;
 
 fn scratch(name: &str) -> PathBuf {
@@ -47,40 +46,13 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn c_path(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).expect("no NUL in path")
-}
-
-/// Names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .expect("read dir")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn device_node_is_written_through_not_replaced() {
     let dir = scratch("device");
     tree(&dir);
     let node = dir.join("null");
-    // A private character device with /dev/null's numbers (1, 3), made in
-    // the test's own folder; never a system one.
-    // SAFETY: mknod reads the path and creates one node.
-    let made = unsafe {
-        libc::mknod(
-            c_path(&node).as_ptr(),
-            libc::S_IFCHR | 0o666,
-            libc::makedev(1, 3),
-        )
-    };
-    if made != 0 {
-        eprintln!(
-            "SKIPPED: cannot make a device node here: {}",
-            std::io::Error::last_os_error()
-        );
+    if let Err(e) = null_device(&node) {
+        eprintln!("SKIPPED: cannot make a device node here: {e}");
         return;
     }
     let out = krusty(&dir, &["build", "k", "-o", "null"]);
@@ -101,8 +73,7 @@ fn fifo_is_written_through() {
     let dir = scratch("fifo");
     let want = tree(&dir);
     let fifo = dir.join("pipe");
-    // SAFETY: mkfifo reads the path and creates one FIFO.
-    assert_eq!(unsafe { libc::mkfifo(c_path(&fifo).as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo);
     // A reader that never blocks, so a krusty that replaces the FIFO
     // fails the test instead of hanging it.
     let mut reader = fs::OpenOptions::new()
@@ -289,19 +260,7 @@ fn tree_with_large_resource(dir: &Path, limit: usize) {
 fn krusty_with_file_size_limit(cwd: &Path, limit: usize, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
     cmd.args(args).current_dir(cwd);
-    // SAFETY: setrlimit touches only the child.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: limit as libc::rlim_t,
-                rlim_max: limit as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    limit_file_size(&mut cmd, limit);
     cmd.output().expect("krusty runs")
 }
 
@@ -357,8 +316,7 @@ fn interrupted_directory_output_leaves_nothing_behind() {
     // A FIFO among the output paths: krusty opens it (and waits for a
     // reader) after staging the other files and before moving any.
     let fifo = out_dir.join("v1_configmap_b.yaml");
-    // SAFETY: mkfifo reads the path and creates one FIFO.
-    assert_eq!(unsafe { libc::mkfifo(c_path(&fifo).as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo);
     let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
         .args(["build", "k", "-o", "out"])
         .current_dir(&dir)
@@ -445,20 +403,8 @@ fn several_targets_write_through_a_device_node() {
     let out_dir = dir.join("out");
     fs::create_dir(&out_dir).expect("mkdir");
     let node = out_dir.join("k.yaml");
-    // SAFETY: mknod reads the path and creates one node (/dev/null's
-    // numbers, in the test's own folder).
-    let made = unsafe {
-        libc::mknod(
-            c_path(&node).as_ptr(),
-            libc::S_IFCHR | 0o666,
-            libc::makedev(1, 3),
-        )
-    };
-    if made != 0 {
-        eprintln!(
-            "SKIPPED: cannot make a device node here: {}",
-            std::io::Error::last_os_error()
-        );
+    if let Err(e) = null_device(&node) {
+        eprintln!("SKIPPED: cannot make a device node here: {e}");
         return;
     }
     let out = krusty(&dir, &["build", "k", "k2", "-o", "out"]);

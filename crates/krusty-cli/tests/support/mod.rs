@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 pub mod examples;
 pub mod oci;
 pub mod podman;
+pub mod unix;
 
 /// A fresh directory for one test: `area/name` under Cargo's temporary
 /// directory for integration tests.
