@@ -599,17 +599,8 @@ fn unchanged_charts_are_not_inflated_again() {
     );
     write(&app, "v.yaml", "replicas: 2\n");
     let build = |extra: &[&str]| {
-        let out = Command::new(KRUSTY)
-            .arg("build")
-            .arg(&app)
-            .args(["--enable-helm", "--helm-command"])
-            .arg(&helm)
-            .args(extra)
-            .env("KRUSTY_CACHE_DIR", dir.join("cache"))
-            .output()
-            .unwrap();
-        let (stdout, stderr) = output_text(&out);
-        assert!(out.status.success(), "{stderr}");
+        let (ok, stdout, stderr) = krusty_helm(&app, &helm, &dir.join("cache"), extra);
+        assert!(ok, "{stderr}");
         stdout
     };
     let first = build(&[]);
@@ -669,18 +660,9 @@ fn pulled_charts_are_kept_in_the_cache() {
         let log = dir.join("helm.log");
         let helm = logging_helm(&dir, &helm3, &log);
         let build = |app: &Path, extra: &[&str]| {
-            let out = Command::new(KRUSTY)
-                .arg("build")
-                .arg(app)
-                .args(["--enable-helm", "--helm-command"])
-                .arg(&helm)
-                .args(extra)
-                .env("SSL_CERT_FILE", &world.ca)
-                .env("KRUSTY_CACHE_DIR", dir.join("cache"))
-                .output()
-                .unwrap();
-            let (stdout, stderr) = output_text(&out);
-            assert!(out.status.success(), "{kind}: {stderr}");
+            let (ok, stdout, stderr) =
+                krusty_helm_trusting(&world.ca, app, &helm, &dir.join("cache"), extra);
+            assert!(ok, "{kind}: {stderr}");
             stdout
         };
         let tree = |name: &str, replicas: u32| {
@@ -716,15 +698,36 @@ fn pulled_charts_are_kept_in_the_cache() {
 /// krusty's cache in `cache`; returns the exit status's success, stdout
 /// and stderr.
 fn krusty_helm(app: &Path, helm: &Path, cache: &Path, extra: &[&str]) -> (bool, String, String) {
-    let out = Command::new(KRUSTY)
-        .arg("build")
+    outcome(&mut helm_build(app, helm, cache, extra))
+}
+
+/// [`krusty_helm`], trusting the certificates in `ca` (`SSL_CERT_FILE`).
+fn krusty_helm_trusting(
+    ca: &Path,
+    app: &Path,
+    helm: &Path,
+    cache: &Path,
+    extra: &[&str],
+) -> (bool, String, String) {
+    outcome(helm_build(app, helm, cache, extra).env("SSL_CERT_FILE", ca))
+}
+
+/// `krusty build APP --enable-helm --helm-command HELM EXTRA` with its
+/// cache in `cache`.
+fn helm_build(app: &Path, helm: &Path, cache: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(KRUSTY);
+    cmd.arg("build")
         .arg(app)
         .args(["--enable-helm", "--helm-command"])
         .arg(helm)
         .args(extra)
-        .env("KRUSTY_CACHE_DIR", cache)
-        .output()
-        .unwrap();
+        .env("KRUSTY_CACHE_DIR", cache);
+    cmd
+}
+
+/// Runs `cmd`: whether it succeeded, its stdout and stderr.
+fn outcome(cmd: &mut Command) -> (bool, String, String) {
+    let out = cmd.output().unwrap();
     let (stdout, stderr) = output_text(&out);
     (out.status.success(), stdout, stderr)
 }
@@ -972,18 +975,8 @@ fn charts_at_a_version_follow_their_repository() {
     for (kind, url) in sources {
         let cache = dir.join(format!("cache-{kind}"));
         let build = |app: &Path, extra: &[&str]| {
-            let out = Command::new(KRUSTY)
-                .arg("build")
-                .arg(app)
-                .args(["--enable-helm", "--helm-command"])
-                .arg(&helm)
-                .args(extra)
-                .env("SSL_CERT_FILE", &repo.ca)
-                .env("KRUSTY_CACHE_DIR", &cache)
-                .output()
-                .unwrap();
-            let (stdout, stderr) = output_text(&out);
-            assert!(out.status.success(), "{kind}: {stderr}");
+            let (ok, stdout, stderr) = krusty_helm_trusting(&repo.ca, app, &helm, &cache, extra);
+            assert!(ok, "{kind}: {stderr}");
             stdout
         };
         let version = "  version: 1.2.3\n";
@@ -1038,18 +1031,7 @@ fn offline_builds_pull_no_chart() {
     let log = dir.join("helm.log");
     let helm = logging_helm(&dir, &helm3, &log);
     let build = |app: &Path, extra: &[&str]| {
-        let out = Command::new(KRUSTY)
-            .arg("build")
-            .arg(app)
-            .args(["--enable-helm", "--helm-command"])
-            .arg(&helm)
-            .args(extra)
-            .env("SSL_CERT_FILE", &ca)
-            .env("KRUSTY_CACHE_DIR", dir.join("cache"))
-            .output()
-            .unwrap();
-        let (stdout, stderr) = output_text(&out);
-        (out.status.success(), stdout, stderr)
+        krusty_helm_trusting(&ca, app, &helm, &dir.join("cache"), extra)
     };
     let url = repo.url.clone();
     let kinds = [
@@ -1258,18 +1240,7 @@ fn a_changed_pulled_chart_is_pulled_again_online_and_refused_offline() {
         let cache = dir.join(format!("cache-{kind}"));
         let build = |extra: &[&str]| {
             let app = pulling_tree(&dir, kind, "kitchen", &world.repo, version, 2);
-            let out = Command::new(KRUSTY)
-                .arg("build")
-                .arg(&app)
-                .args(["--enable-helm", "--helm-command"])
-                .arg(&helm)
-                .args(extra)
-                .env("SSL_CERT_FILE", &world.ca)
-                .env("KRUSTY_CACHE_DIR", &cache)
-                .output()
-                .unwrap();
-            let (stdout, stderr) = output_text(&out);
-            (out.status.success(), stdout, stderr)
+            krusty_helm_trusting(&world.ca, &app, &helm, &cache, extra)
         };
         let (ok, first, stderr) = build(&[]);
         assert!(ok, "{kind}: {stderr}");
