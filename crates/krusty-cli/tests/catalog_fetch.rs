@@ -15,17 +15,14 @@ mod support;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use krusty_fetch::oci::sha256_hex;
 use krusty_fetch::{
     FetchError, FetchOptions, Fetcher, CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE, EXEC_MEDIA_TYPE,
 };
-use support::oci::{OciRegistry, OCI_PASSWORD, OCI_USER};
+use support::oci::{shared_registry, OciRegistry, CATALOG_TYPE, EXEC_TYPE, OCI_PASSWORD, OCI_USER};
 use support::{make_certificates, run, scratch, serve, write};
 
-const CATALOG_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-catalog.v1";
-const EXEC_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-runtime-exec.v1";
 const CATALOG: &str =
     "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: example\n";
 const DEFINITION: &str = "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nmetadata:\n  name: def\n";
@@ -34,10 +31,7 @@ const PROGRAM: &str = "#!/bin/sh\necho \"hello from the function\"\n";
 /// The registry every test of this process shares, if docker-registry is
 /// installed.
 fn registry() -> Option<&'static OciRegistry> {
-    static REGISTRY: OnceLock<Option<OciRegistry>> = OnceLock::new();
-    REGISTRY
-        .get_or_init(|| OciRegistry::start(&scratch("catalog-fetch", "registry")))
-        .as_ref()
+    shared_registry("catalog-fetch")
 }
 
 /// A fetcher on the cache in `cache`.

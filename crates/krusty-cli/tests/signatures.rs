@@ -10,11 +10,11 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 use support::examples::example;
 use support::oci::{
-    base64, OciRegistry, PushedArtifact, OCI_EMPTY_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE,
+    base64, shared_registry, OciRegistry, PushedArtifact, CATALOG_TYPE, DEFINITION_TYPE, EXEC_TYPE,
+    OCI_EMPTY_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE,
 };
 use support::podman::{import_labels_image, podman, podman_works};
 use support::{output_text, run, scratch, write};
@@ -22,18 +22,12 @@ use support::{output_text, run, scratch, write};
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
-const CATALOG_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-catalog.v1";
-const DEFINITION_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-definition.v1";
-const EXEC_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-runtime-exec.v1";
 const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  k: v\n";
 
 /// The registry every test of this process shares, if docker-registry is
 /// installed.
 fn registry() -> Option<&'static OciRegistry> {
-    static REGISTRY: OnceLock<Option<OciRegistry>> = OnceLock::new();
-    REGISTRY
-        .get_or_init(|| OciRegistry::start(&scratch("signatures", "registry")))
-        .as_ref()
+    shared_registry("signatures")
 }
 
 /// An ECDSA P-256 key pair made by openssl: the private key and the

@@ -39,6 +39,22 @@ pub const OCI_MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1
 /// The media type of the empty config artifacts carry.
 pub const OCI_EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
 
+/// The artifact type of a function catalog.
+pub const CATALOG_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-catalog.v1";
+/// The artifact type of a function definition.
+pub const DEFINITION_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-definition.v1";
+/// The artifact type of an exec function's program.
+pub const EXEC_TYPE: &str = "application/vnd.cncf.kubernetes.krm-func-runtime-exec.v1";
+
+/// The open registry every test of this process shares (its data under
+/// `area/registry`), if docker-registry is installed.
+pub fn shared_registry(area: &str) -> Option<&'static OciRegistry> {
+    static REGISTRY: std::sync::OnceLock<Option<OciRegistry>> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(|| OciRegistry::start(&super::scratch(area, "registry")))
+        .as_ref()
+}
+
 /// A docker-registry serving on a free loopback port over plain HTTP; it
 /// stops when this value is dropped (or the test process ends).
 pub struct OciRegistry {
