@@ -21,7 +21,9 @@
 //! tree and prints the seed, the tree's path and the first difference.
 //! `KRUSTY_DIFF_FEATURES_REJECTS=1` prints Kustomize's error for every tree
 //! both tools reject (to see what the generator gets wrong), and
-//! `KRUSTY_DIFF_KEEP=1` keeps every tree.
+//! `KRUSTY_DIFF_KEEP=1` keeps every tree. `KRUSTY_DIFF_BIN` names another
+//! krusty binary to compare (a copy, for a long run while the tree is
+//! being rebuilt).
 //! Without `kubectl` on `PATH` the test prints `SKIPPED` and passes.
 
 use std::collections::BTreeMap;
@@ -58,6 +60,10 @@ fn differential_features_on_trees() {
                 .unwrap_or_else(|e| panic!("KRUSTY_DIFF_FEATURES_SEEDS={s:?} is not a count: {e}"))
         });
     let keep = std::env::var_os("KRUSTY_DIFF_KEEP").is_some();
+    let krusty = std::env::var_os("KRUSTY_DIFF_BIN").map_or_else(
+        || env!("CARGO_BIN_EXE_krusty").into(),
+        std::path::PathBuf::from,
+    );
     let show_rejects = std::env::var_os("KRUSTY_DIFF_FEATURES_REJECTS").is_some();
     let root = std::env::temp_dir().join(format!(
         "krusty-differential-features-{base_seed:016x}-{}",
@@ -74,13 +80,7 @@ fn differential_features_on_trees() {
             &dir,
             "kubectl",
         );
-        let actual = run(
-            Command::new(env!("CARGO_BIN_EXE_krusty"))
-                .arg("build")
-                .arg(&top),
-            &dir,
-            "krusty",
-        );
+        let actual = run(Command::new(&krusty).arg("build").arg(&top), &dir, "krusty");
         match compare(&expected, &actual) {
             Some(report) => {
                 eprintln!(
