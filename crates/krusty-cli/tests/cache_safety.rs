@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 use krusty_fetch::oci::sha256_hex;
 use krusty_fetch::{FetchError, FetchOptions, Fetcher};
-use support::{git_command, output_text, run, scratch, serve, write};
+use support::{bare_clone, git_command, output_text, run, scratch, serve, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -63,10 +63,7 @@ impl World {
         run(git_command(&work).args(["commit", "-qm", "base"]));
         let srv = dir.join("srv");
         std::fs::create_dir_all(&srv).unwrap();
-        run(git_command(&dir)
-            .args(["clone", "-q", "--bare"])
-            .arg(&work)
-            .arg(srv.join("base.git")));
+        bare_clone(&work, &srv.join("base.git"));
         let files_dir = dir.join("files");
         write(&files_dir, "remote.yaml", REMOTE_FILE);
         write(&files_dir, "fn", PROGRAM);

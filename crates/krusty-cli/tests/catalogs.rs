@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 
 use support::examples::example;
 use support::podman::{import_labels_image, podman, podman_works};
-use support::{git_command, make_certificates, output_text, run, scratch, serve, write};
+use support::{
+    bare_clone, git_command, make_certificates, output_text, run, scratch, serve, write,
+};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -278,11 +280,7 @@ fn git_repository(name: &str, files: &[(&str, String)]) {
     git(&["commit", "-qm", "catalog"]);
     git(&["tag", "v1"]);
     let bare = world.dir.join("srv").join(format!("{name}.git"));
-    let _ = std::fs::remove_dir_all(&bare);
-    run(Command::new("git")
-        .args(["clone", "-q", "--bare"])
-        .arg(&work)
-        .arg(&bare));
+    bare_clone(&work, &bare);
 }
 
 #[test]

@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use krusty_fetch::{FetchOptions, Fetcher, Limits, CATALOG_MEDIA_TYPE};
 use support::oci::base64;
-use support::{git_command, make_certificates, output_text, run, scratch, serve, write};
+use support::{
+    bare_clone, git_command, make_certificates, output_text, run, scratch, serve, write,
+};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -456,10 +458,7 @@ fn credentials_in_git_urls_never_appear_in_output_errors_or_the_cache() {
     run(git_command(&work).args(["commit", "-q", "-m", "base"]));
     let srv = dir.join("srv");
     std::fs::create_dir_all(&srv).unwrap();
-    run(git_command(&dir)
-        .args(["clone", "-q", "--bare"])
-        .arg(&work)
-        .arg(srv.join("repo.git")));
+    bare_clone(&work, &srv.join("repo.git"));
     let (_server, port) = serve(&[std::ffi::OsStr::new("0"), srv.as_os_str()]);
     let repo = format!("http://user:{TOKEN}@127.0.0.1:{port}/repo.git");
 

@@ -22,7 +22,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use support::{diff, make_certificates, output_text, run, scratch, serve, stable_message, write};
+use support::{
+    bare_clone, diff, make_certificates, output_text, run, scratch, serve, stable_message, write,
+};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -134,10 +136,7 @@ impl World {
         git(&lib, &["tag", "v1"]);
         for name in ["apps", "lib"] {
             let bare = self.srv().join(format!("{name}.git"));
-            run(Command::new("git")
-                .args(["clone", "-q", "--bare"])
-                .arg(work.join(name))
-                .arg(&bare));
+            bare_clone(&work.join(name), &bare);
         }
         // withsub: lib.git as a submodule (by its HTTP URL) under lib/.
         let withsub = work.join("withsub");
@@ -149,10 +148,7 @@ impl World {
         git(&withsub, &["add", "-A"]);
         git(&withsub, &["commit", "-qm", "with a submodule"]);
         let bare = self.srv().join("withsub.git");
-        run(Command::new("git")
-            .args(["clone", "-q", "--bare"])
-            .arg(&withsub)
-            .arg(&bare));
+        bare_clone(&withsub, &bare);
     }
 
     /// Commits the tree `from` (placeholders filled) as the whole content
@@ -489,11 +485,7 @@ fn a_moved_branch_is_seen_on_the_next_build() {
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-qm", "one"]);
     let bare = world.srv().join("moving.git");
-    let _ = std::fs::remove_dir_all(&bare);
-    run(Command::new("git")
-        .args(["clone", "-q", "--bare"])
-        .arg(&work)
-        .arg(&bare));
+    bare_clone(&work, &bare);
     write(
         &dir,
         "in/kustomization.yaml",
@@ -697,11 +689,7 @@ fn a_base_fetched_from_a_remote_may_not_name_a_local_repository() {
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-qm", "names a local repository"]);
     let bare = world.srv().join("names-local.git");
-    let _ = std::fs::remove_dir_all(&bare);
-    git(
-        &dir,
-        &["clone", "-q", "--bare", "work", bare.to_str().unwrap()],
-    );
+    bare_clone(&work, &bare);
     let tree = dir.join("tree");
     let remote = format!("{}/names-local.git?ref=main", world.http);
     write(

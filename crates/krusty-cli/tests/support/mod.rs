@@ -68,6 +68,16 @@ pub fn git_command(dir: &Path) -> std::process::Command {
     git
 }
 
+/// A bare copy of the repository `work` at `bare` (what was there
+/// before removed), for a server to serve.
+pub fn bare_clone(work: &Path, bare: &Path) {
+    let _ = std::fs::remove_dir_all(bare);
+    run(git_command(work)
+        .args(["clone", "-q", "--bare"])
+        .arg(work)
+        .arg(bare));
+}
+
 /// Lines of context shown around a difference, and the most lines shown.
 const CONTEXT: usize = 3;
 const MAX_DIFF_LINES: usize = 60;
