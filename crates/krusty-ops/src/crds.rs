@@ -123,10 +123,7 @@ mod tests {
             "secretRef": {"x-kubernetes-object-ref-api-version": "v1",
                           "x-kubernetes-object-ref-kind": "Secret"}}}}
         }"#;
-        let node = krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap();
+        let node = crate::test_support::node(text);
         let c = config_from_definitions(&node).unwrap();
         assert_eq!(c.name_reference.len(), 1);
         assert_eq!(c.name_reference[0].gvk.kind, "Secret");

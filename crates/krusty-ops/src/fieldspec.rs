@@ -460,12 +460,7 @@ mod tests {
         assert_eq!(KindIndex::new([]).positions("Pod").count(), 0);
     }
 
-    fn parse(text: &str) -> Node {
-        krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-    }
+    use crate::test_support::node as parse;
 
     #[test]
     fn long_paths_are_walked_whole() {

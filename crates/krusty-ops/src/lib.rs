@@ -19,6 +19,9 @@ pub mod selector;
 pub mod typed;
 pub mod vars;
 
+#[cfg(test)]
+mod test_support;
+
 pub use builtins::Builtin;
 pub use config::{NameBackRef, TransformerConfig};
 pub use env::Env;

@@ -247,12 +247,7 @@ impl LabelSelector {
 mod tests {
     use super::*;
 
-    fn labels(text: &str) -> Node {
-        krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-    }
+    use crate::test_support::node as labels;
 
     #[test]
     fn label_selectors_read_the_metadata_mapping() {

@@ -235,12 +235,7 @@ pub fn unknown_field(key: &Node) -> OpError {
 mod tests {
     use super::*;
 
-    fn node(text: &str) -> Node {
-        krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-    }
+    use crate::test_support::node;
 
     #[test]
     fn go_typing_errors() {

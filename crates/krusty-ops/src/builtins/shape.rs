@@ -581,12 +581,7 @@ fn yaml_entry_value(
 mod tests {
     use super::*;
 
-    fn node(text: &str) -> Node {
-        krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-    }
+    use crate::test_support::node;
 
     fn check(kind: &str, text: &str) -> Result<(), String> {
         config_type(kind).unwrap().check(&node(text))
