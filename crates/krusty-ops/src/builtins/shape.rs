@@ -507,19 +507,23 @@ fn yaml_fields(
             .find(|(n, _)| Some(*n) == key.key_str())
             .map(|(_, s)| s);
         match shape {
-            Some(shape) => {
-                let start = lines.next;
-                let at = lines.entry(value);
-                let end = lines.next;
-                lines.next = start;
-                yaml_entry_value(value, shape, at, lines, errors);
-                lines.next = end;
-            }
+            Some(shape) => yaml_entry(value, shape, lines, errors),
             None => {
                 lines.entry(value);
             }
         }
     }
+}
+
+/// Checks the mapping entry whose value is `n`, `lines` standing at its
+/// key; leaves `lines` after the entry.
+fn yaml_entry(n: &Node, shape: &Shape, lines: &mut LineCounter, errors: &mut Vec<String>) {
+    let start = lines.next;
+    let at = lines.entry(n);
+    let end = lines.next;
+    lines.next = start;
+    yaml_entry_value(n, shape, at, lines, errors);
+    lines.next = end;
 }
 
 /// Checks the value of an entry that sits at line `at`, `lines` standing at
@@ -541,12 +545,7 @@ fn yaml_entry_value(
         (Shape::Map(_, item), Value::Map(entries)) => {
             lines.next = at;
             for (_, v) in sorted(entries, natural_less) {
-                let start = lines.next;
-                let line = lines.entry(v);
-                let end = lines.next;
-                lines.next = start;
-                yaml_entry_value(v, item, line, lines, errors);
-                lines.next = end;
+                yaml_entry(v, item, lines, errors);
             }
         }
         (Shape::List(_, item), Value::Seq(items)) => {
