@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 use support::examples::example;
 use support::podman::{import_labels_image, podman, podman_works};
 use support::{
-    bare_clone, git_command, make_certificates, output_text, run, scratch, serve, write,
+    bare_clone, definition_of, git_command, make_certificates, output_text, run, scratch, serve,
+    write,
 };
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
@@ -927,13 +928,7 @@ fn catalogs_definitions_and_exec_programs_come_from_an_oci_registry() {
         &[],
     );
     // A definition: one function, its spec at the top.
-    let spec = entry
-        .trim_start_matches("  - ")
-        .replace("\n    ", "\n  ")
-        .replace("group:", "  group:");
-    let definition = format!(
-        "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nspec:\n{spec}"
-    );
+    let definition = definition_of(&entry);
     let def = registry.push_artifact(
         "krm/set-labels-definition",
         "v1",

@@ -17,7 +17,7 @@ use support::oci::{
     OCI_EMPTY_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE,
 };
 use support::podman::{import_labels_image, podman, podman_works};
-use support::{output_text, run, scratch, write};
+use support::{definition_of, output_text, run, scratch, write};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
@@ -293,13 +293,7 @@ fn a_signed_catalog_and_program_verify_and_the_function_runs() {
     );
     // A definition is an artifact of its own, signed the same way.
     let (_, hash) = counting_function(&app, "fn.sh", "signed");
-    let spec = entry(&exec_runtime(&published.program.reference, &hash))
-        .trim_start_matches("  - ")
-        .replace("\n    ", "\n  ")
-        .replace("group:", "  group:");
-    let definition = format!(
-        "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nspec:\n{spec}"
-    );
+    let definition = definition_of(&entry(&exec_runtime(&published.program.reference, &hash)));
     let def = registry.push_artifact(
         "signed/definition",
         "v1",

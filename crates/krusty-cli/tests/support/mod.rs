@@ -78,6 +78,16 @@ pub fn bare_clone(work: &Path, bare: &Path) {
         .arg(bare));
 }
 
+/// A `KRMFunctionDefinition` whose spec is the catalog entry `entry` (an
+/// item `  - group: …` of a catalog's `spec.krmFunctions`).
+pub fn definition_of(entry: &str) -> String {
+    let spec = entry
+        .trim_start_matches("  - ")
+        .replace("\n    ", "\n  ")
+        .replace("group:", "  group:");
+    format!("apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nspec:\n{spec}")
+}
+
 /// Lines of context shown around a difference, and the most lines shown.
 const CONTEXT: usize = 3;
 const MAX_DIFF_LINES: usize = 60;
