@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 mod support;
 use support::examples::example;
 use support::podman::with_podman_conf;
-use support::{available, normalized_items, skip, text, wait_until, write};
+use support::{available, normalized_items, process_gone, skip, text, wait_until, write};
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -409,20 +409,6 @@ fn bad_functions_are_clear_errors() {
             "ConfigMap.v1.[noGrp]/settings.[noNs] was modified",
         ],
     );
-}
-
-/// Whether process `pid` has ended (a zombie whose parent does not reap
-/// it has ended too).
-fn process_gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-    }
 }
 
 /// Waits up to `limit` for `pid` to end; whether it did.

@@ -27,7 +27,9 @@ use std::process::{Child, Command};
 use std::sync::OnceLock;
 
 use support::oci::OciRegistry;
-use support::{diff, make_certificates, output_text, run, scratch, serve, stable_message, write};
+use support::{
+    diff, make_certificates, output_text, process_gone, run, scratch, serve, stable_message, write,
+};
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
@@ -459,19 +461,6 @@ fn fake_helm(dir: &Path, script: &str) -> PathBuf {
     fake
 }
 
-/// Whether the process `pid` has ended (a zombie no one reaps counts).
-fn gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-    }
-}
-
 /// A helm that leaves a process behind holding its stdout (a plugin or
 /// post-renderer that starts a daemon) neither loses the chart's
 /// resources nor holds krusty: what it started in its process group is
@@ -513,9 +502,12 @@ fn a_process_helm_leaves_behind_neither_hides_the_chart_nor_outlives_it() {
     support::wait_until(
         std::time::Duration::from_secs(3),
         std::time::Duration::from_millis(20),
-        || gone(&pid),
+        || process_gone(&pid),
     );
-    assert!(gone(&pid), "the process helm left behind still runs");
+    assert!(
+        process_gone(&pid),
+        "the process helm left behind still runs"
+    );
 }
 
 /// A process that leaves helm's process group (`setsid`) and keeps its

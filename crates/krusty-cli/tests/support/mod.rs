@@ -54,6 +54,20 @@ pub fn wait_until(limit: Duration, every: Duration, mut done: impl FnMut() -> bo
     }
 }
 
+/// Whether process `pid` has ended (a zombie whose parent does not reap
+/// it has ended too).
+pub fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
 /// `git` in `dir` with a fixed author and committer and no user or system
 /// configuration.
 pub fn git_command(dir: &Path) -> std::process::Command {
