@@ -101,16 +101,34 @@ fn merge_map_field(new: &mut Resource, old: &Resource, field: &str) {
     }
 }
 
+/// The two maps overlaid, as Kustomize merges them: through Go's
+/// `map[string]string`, so a value that is not a string becomes its text
+/// as a string (`8079` becomes `"8079"`), and a mapping or list becomes
+/// `""`.
 fn merged_string_map(base: Option<&Node>, over: Option<&Node>) -> Option<Node> {
     let mut out = Node::map();
     let mut any = false;
     for src in [base, over].into_iter().flatten() {
         if let Some(entries) = src.as_map() {
             for (k, v) in entries {
-                out.set(k.key_str().unwrap_or_default(), v.clone());
+                out.set(k.key_str().unwrap_or_default(), as_string(v));
                 any = true;
             }
         }
     }
     any.then_some(out)
+}
+
+/// `value` as a Go string map holds it: a string as it is, another scalar
+/// as a string of its text, a mapping or list as `""`.
+fn as_string(value: &Node) -> Node {
+    let string = matches!(
+        krusty_yaml::resolve_input(value),
+        krusty_yaml::Resolved::Str(_) | krusty_yaml::Resolved::Owned(_)
+    );
+    match value.as_scalar() {
+        Some(_) if string && !value.is_null() => value.clone(),
+        Some(s) => Node::string(s.text.as_str()),
+        None => Node::string(""),
+    }
 }
