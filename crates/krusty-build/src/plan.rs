@@ -59,13 +59,14 @@ pub(crate) fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBu
     Ok((file, docs.into_iter().filter_map(|d| d.root).collect()))
 }
 
-/// The defaults plus this kustomization's `configurations:` files (the
-/// shared defaults themselves when it has none).
+/// This kustomization's `configurations:` files with the defaults merged
+/// into them, in Kustomize's order (the shared defaults themselves when it
+/// has none).
 pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> BuildResult<Config> {
     if k.configurations.is_empty() {
         return Ok(Cow::Borrowed(TransformerConfig::defaults()));
     }
-    let mut config = TransformerConfig::defaults().clone();
+    let mut config = TransformerConfig::default();
     for (i, path) in k.configurations.iter().enumerate() {
         let pos = crate::kustomization::EntryPositions::at(&k.positions.configurations, i);
         let (file, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
@@ -78,6 +79,9 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> B
             config.merge(&c).map_err(op_err)?;
         }
     }
+    config
+        .merge(TransformerConfig::defaults())
+        .map_err(op_err)?;
     Ok(Cow::Owned(config))
 }
 

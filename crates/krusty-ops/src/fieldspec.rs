@@ -147,23 +147,23 @@ pub fn specs_from_node(
         .collect()
 }
 
-/// Adds `spec` to `list`. A spec for the same path whose selector is as
-/// broad or broader (e.g. any kind) is replaced by the new, narrower one,
-/// as Kustomize does (a `configurations:` entry for `metadata/name` of one
-/// kind therefore stops the default any-kind entry); a different `create`
-/// for the same target is a conflict.
+/// Adds `spec` to `list`, as Kustomize's `FsSlice.MergeOne` does: a spec
+/// already there for the same path whose kind the new one's selector
+/// covers stands for it (the new one is dropped; a different `create` for
+/// it is a conflict). Which list is merged into which matters: a
+/// kustomization's `configurations:` are read first and the defaults
+/// merged into them, so an entry for `metadata/name` of one kind stands
+/// for the default any-kind entry there; merged into a configuration that
+/// already holds the defaults (a base's), it is added beside them.
 pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
     let found = list
-        .iter_mut()
-        .find(|s| s.path == spec.path && spec.gvk.is_selected_by(&s.gvk));
+        .iter()
+        .find(|s| s.path == spec.path && s.gvk.is_selected_by(&spec.gvk));
     match found {
         Some(existing) if existing.create != spec.create => {
             Err(OpError::new("conflicting fieldspecs"))
         }
-        Some(existing) => {
-            *existing = spec;
-            Ok(())
-        }
+        Some(_) => Ok(()),
         None => {
             list.push(spec);
             Ok(())
@@ -195,12 +195,12 @@ pub fn merge_all(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> 
         let found = same_path
             .iter()
             .copied()
-            .find(|&i| list[i].path == spec.path && spec.gvk.is_selected_by(&list[i].gvk));
+            .find(|&i| list[i].path == spec.path && list[i].gvk.is_selected_by(&spec.gvk));
         match found {
             Some(i) if list[i].create != spec.create => {
                 return Err(OpError::new("conflicting fieldspecs"))
             }
-            Some(i) => list[i] = spec.clone(),
+            Some(_) => {}
             None => {
                 same_path.push(list.len());
                 list.push(spec.clone());
