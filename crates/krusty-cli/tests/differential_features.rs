@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod support;
 use support::Rng;
@@ -129,33 +129,7 @@ fn differential_features_on_trees() {
 /// Runs a build, its output kept in files beside the tree; panics when it
 /// takes longer than [`TIME_LIMIT`].
 fn run(cmd: &mut Command, dir: &Path, name: &str) -> Output {
-    let out_path = dir.join(format!("{name}.stdout"));
-    let err_path = dir.join(format!("{name}.stderr"));
-    let mut child = cmd
-        .stdout(fs::File::create(&out_path).expect("creating an output file"))
-        .stderr(fs::File::create(&err_path).expect("creating an output file"))
-        .spawn()
-        .expect("spawning a build");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for a build") {
-            break status;
-        }
-        if started.elapsed() > TIME_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{name} did not finish on {} within {TIME_LIMIT:?}",
-                dir.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    Output {
-        status,
-        stdout: fs::read(&out_path).expect("reading an output file"),
-        stderr: fs::read(&err_path).expect("reading an output file"),
-    }
+    support::run_bounded(cmd, dir, name, TIME_LIMIT)
 }
 
 /// `None` when both failed or both printed the same bytes; else the first

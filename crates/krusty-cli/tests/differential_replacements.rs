@@ -24,7 +24,7 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod support;
 use support::Rng;
@@ -109,35 +109,9 @@ fn differential_replacements_on_trees() {
 /// `[key=pattern]` selector with `create` does not match the element it
 /// appends: the generator must not write such selectors).
 fn run(cmd: &mut Command, dir: &Path, name: &str) -> Output {
-    let out_path = dir.join(format!("{name}.stdout"));
-    let err_path = dir.join(format!("{name}.stderr"));
-    let mut child = cmd
-        .stdout(fs::File::create(&out_path).expect("creating an output file"))
-        .stderr(fs::File::create(&err_path).expect("creating an output file"))
-        .spawn()
-        .expect("spawning a build");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for a build") {
-            break status;
-        }
-        if started.elapsed() > TIME_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{name} did not finish on {} within {TIME_LIMIT:?}",
-                dir.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let output = Output {
-        status,
-        stdout: fs::read(&out_path).expect("reading an output file"),
-        stderr: fs::read(&err_path).expect("reading an output file"),
-    };
-    let _ = fs::remove_file(out_path);
-    let _ = fs::remove_file(err_path);
+    let output = support::run_bounded(cmd, dir, name, TIME_LIMIT);
+    let _ = fs::remove_file(dir.join(format!("{name}.stdout")));
+    let _ = fs::remove_file(dir.join(format!("{name}.stderr")));
     output
 }
 

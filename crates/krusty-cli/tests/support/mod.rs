@@ -411,3 +411,40 @@ pub fn output_name(target: &str) -> String {
         .collect();
     name + ".yaml"
 }
+
+/// Runs `cmd` with its stdout and stderr kept in `dir/NAME.stdout` and
+/// `dir/NAME.stderr`; panics when it runs longer than `limit`.
+pub fn run_bounded(
+    cmd: &mut std::process::Command,
+    dir: &Path,
+    name: &str,
+    limit: Duration,
+) -> std::process::Output {
+    let out_path = dir.join(format!("{name}.stdout"));
+    let err_path = dir.join(format!("{name}.stderr"));
+    let mut child = cmd
+        .stdout(std::fs::File::create(&out_path).expect("creating an output file"))
+        .stderr(std::fs::File::create(&err_path).expect("creating an output file"))
+        .spawn()
+        .expect("spawning a build");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for a build") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{name} did not finish on {} within {limit:?}",
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    std::process::Output {
+        status,
+        stdout: std::fs::read(&out_path).expect("reading an output file"),
+        stderr: std::fs::read(&err_path).expect("reading an output file"),
+    }
+}
