@@ -547,12 +547,7 @@ fn a_krusty_killed_outright_leaves_nothing_for_long() {
 
 /// podman, or a loud skip.
 fn podman_ready() -> bool {
-    let ready = with_podman_conf(Command::new("podman"))
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
+    let ready = support::podman::podman_works();
     if !ready {
         skip("podman cannot run containers here: container servers are not tested");
     }
