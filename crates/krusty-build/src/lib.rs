@@ -14,6 +14,7 @@ mod plan;
 pub mod read;
 mod readahead;
 mod remote;
+mod schema_choice;
 pub mod target;
 
 pub use error::BuildError;

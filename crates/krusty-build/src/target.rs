@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
-use krusty_ops::schema::{Schema, BUILTIN_VERSION};
+use krusty_ops::schema::BUILTIN_VERSION;
 use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Env, TransformerConfig};
 use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
@@ -27,6 +27,7 @@ use crate::plan;
 use crate::read::resources_from_text;
 use crate::readahead::ReadAhead;
 use crate::remote::Remotes;
+use crate::schema_choice::{custom_schema, SchemaChoice};
 use krusty_fetch::{FetchOptions, Fetcher, GitUrl};
 
 /// Options for a build.
@@ -111,7 +112,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let mut ctx = Context {
         chain: Vec::new(),
         warnings: Vec::new(),
-        schema: None,
+        schema: SchemaChoice::default(),
         record_transformations: false,
         records: (Records::default(), PathBuf::new()),
         build_records: false,
@@ -309,26 +310,6 @@ fn go_resource_meta(r: &Resource) -> String {
     )
 }
 
-/// The schema of an `openapi: path:` file. One that cannot be read fails
-/// the first strategic merge, not the build, as in Kustomize (a file with
-/// nothing but comments or blank lines is an empty schema; an empty file
-/// is unreadable).
-fn custom_schema(file: &Path, text: &str) -> Schema {
-    let invalid =
-        |why: &str| Schema::unusable(format!("invalid schema file {}: {why}", file.display()));
-    if text.is_empty() {
-        return invalid("the file is empty");
-    }
-    let docs = match krusty_yaml::parse_stream(text) {
-        Ok(docs) => docs,
-        Err(e) => return invalid(&format!("line {}: {}", e.pos.line, e.message)),
-    };
-    match docs.into_iter().find_map(|d| d.root) {
-        None => Schema::default(),
-        Some(doc) => Schema::from_openapi(&doc).unwrap_or_else(|e| invalid(&e.to_string())),
-    }
-}
-
 /// Whether `text`, the content of `path`, is a composition file: named as
 /// one, and its first document of kind `Composition`.
 fn is_composition_file(path: &Path, text: &str) -> bool {
@@ -382,9 +363,7 @@ pub(crate) struct Context {
     warnings: Vec<String>,
     /// The merge schema chosen by an `openapi:` field: the top
     /// kustomization's, else the first one met while loading bases.
-    /// `None`: nothing chose yet (the built-in schema applies);
-    /// `Some(None)`: the built-in schema, chosen by version.
-    schema: Option<Option<Arc<Schema>>>,
+    schema: SchemaChoice,
     /// The top kustomization asks for transformation annotations.
     record_transformations: bool,
     /// The build records the top kustomization asks for, and its folder
@@ -445,9 +424,10 @@ impl Context {
         k_path: &Path,
     ) -> BuildResult<()> {
         let top = self.chain.is_empty();
-        if !top && self.schema.is_some() {
+        if !top && self.schema.is_decided() {
             return Ok(());
         }
+        let layer = self.schema.layer();
         let in_file = |e: BuildError| e.context(format!("kustomization file {}", k_path.display()));
         let chosen = match &k.openapi {
             None | Some(OpenApi::Default) => None,
@@ -464,17 +444,15 @@ impl Context {
                     .file(url, krusty_fetch::HTTP_TIMEOUT)
                     .map_err(|e| in_file(BuildError::from(e)))?;
                 let text = String::from_utf8_lossy(&body);
-                Some(Some(Arc::new(custom_schema(Path::new(url), &text))))
+                Some(Some(Arc::new(custom_schema(Path::new(url), &text, layer))))
             }
             Some(OpenApi::Path(path)) => {
                 let file = loader.file(path).map_err(in_file)?;
                 let text = loader.read(&file, None).map_err(in_file)?;
-                Some(Some(Arc::new(custom_schema(&file, &text))))
+                Some(Some(Arc::new(custom_schema(&file, &text, layer))))
             }
         };
-        if top || chosen.is_some() {
-            self.schema = chosen;
-        }
+        self.schema.decide(top, chosen);
         Ok(())
     }
 
@@ -491,7 +469,9 @@ impl Context {
     ) -> BuildResult<()> {
         let operations = steps.into_iter().map(|s| s.operation(role)).collect();
         let operations = crate::operation::fuse_patch_chains(operations, !self.build_records);
-        Pipeline::new(operations).run(self, loader, resmap, site)
+        Pipeline::new(operations).run(self, loader, resmap, site)?;
+        self.schema.note_resources(resmap.iter());
+        Ok(())
     }
 
     /// The host that runs the build's functions.
@@ -546,10 +526,8 @@ impl Context {
     pub(crate) fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
         Env {
             files: loader,
-            custom_schema: match &self.schema {
-                Some(Some(s)) => Some(s),
-                _ => None,
-            },
+            custom_schema: self.schema.custom(),
+            builtin_schema_read: Some(self.schema.builtin_read_flag()),
             record_transformations: self.record_transformations,
             build_records: self.build_records,
         }
@@ -991,8 +969,9 @@ impl Context {
     /// context, and added in entry order with their warnings, so the
     /// result (and the first error) is what building them one after the
     /// other gives. The one thing an entry passes on to the next is the
-    /// `openapi:` choice (the first base with one decides): an entry built
-    /// before an earlier one decided is built again, in order.
+    /// `openapi:` choice (the first base with one decides, and what the
+    /// entries before it did with the built-in schema shapes its choice):
+    /// an entry whose build that choice changes is built again, in order.
     fn accumulate_resources(
         &mut self,
         loader: &Loader,
@@ -1015,7 +994,7 @@ impl Context {
             }
             return Ok(());
         }
-        let undecided = self.schema.is_none();
+        let start = self.schema.clone();
         let built: Vec<(Context, BuildResult<Gathered>)> = entries
             .par_iter()
             .enumerate()
@@ -1033,13 +1012,11 @@ impl Context {
                 .sum(),
         );
         for (i, (entry, (fork, gathered))) in entries.iter().zip(built).enumerate() {
-            let gathered = if undecided && self.schema.is_some() {
+            let gathered = if self.schema.outdates(&start, &fork.schema) {
                 self.resources_at_entry(loader, entry, Some(place(i)))
             } else {
                 self.warnings.extend(fork.warnings);
-                if self.schema.is_none() {
-                    self.schema = fork.schema;
-                }
+                self.schema.absorb(fork.schema);
                 gathered
             };
             self.accumulate_entry(entry, gathered, acc)
@@ -1055,6 +1032,7 @@ impl Context {
         acc: &mut Accumulator,
     ) -> BuildResult<()> {
         let (resources, sub) = gathered?;
+        self.schema.note_resources(resources.iter());
         if let Some(sub) = &sub {
             merge_config(&mut acc.config, &sub.config)
                 .map_err(|e| BuildError::from(e).context("merging transformer configurations"))?;

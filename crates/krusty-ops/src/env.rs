@@ -1,5 +1,7 @@
 //! What an operation may consult besides the resources it works on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::files::{FileSource, NoFiles};
 use crate::schema::Schema;
 
@@ -12,6 +14,10 @@ pub struct Env<'a> {
     /// The OpenAPI schema for strategic merges chosen by an `openapi:`
     /// field; `None`: the built-in Kubernetes schema (see [`Env::schema`]).
     pub custom_schema: Option<&'a Schema>,
+    /// Set when a strategic merge reads the built-in Kubernetes schema
+    /// (where a custom schema chosen later stands beside it depends on
+    /// that: see [`crate::schema::KubernetesLayer`]).
+    pub builtin_schema_read: Option<&'a AtomicBool>,
     /// Record each transformation on the resources it ran over (only
     /// needed when the build writes transformation annotations).
     pub record_transformations: bool,
@@ -27,6 +33,7 @@ impl Env<'static> {
         Env {
             files: &NoFiles,
             custom_schema: None,
+            builtin_schema_read: None,
             record_transformations: true,
             build_records: false,
         }
@@ -39,6 +46,7 @@ impl<'a> Env<'a> {
         Env {
             files,
             custom_schema: None,
+            builtin_schema_read: None,
             record_transformations: true,
             build_records: false,
         }
@@ -51,7 +59,12 @@ impl<'a> Env<'a> {
     pub fn schema(&self) -> &'a Schema {
         match self.custom_schema {
             Some(schema) => schema,
-            None => Schema::kubernetes(),
+            None => {
+                if let Some(read) = self.builtin_schema_read {
+                    read.store(true, Ordering::Relaxed);
+                }
+                Schema::kubernetes()
+            }
         }
     }
 }

@@ -264,6 +264,11 @@ impl Hashed {
         Hashed { resources, hashes }
     }
 
+    /// The resources, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Resource> {
+        self.resources.iter()
+    }
+
     /// Takes the resources out, in order.
     pub fn into_vec(self) -> Vec<Resource> {
         self.resources

@@ -250,7 +250,6 @@ fn run(
     if steps.is_empty() {
         return Ok(());
     }
-    let schema = env.schema();
     let index = StepIndex::new(steps);
     let outcomes = parallel::map_each(resources.resources_mut(), |r| {
         let mut outcome = Outcome::default();
@@ -270,14 +269,14 @@ fn run(
                         continue;
                     }
                     outcome.matched.push(i);
-                    apply_strategic_one(r, with_api_version(&patch.node, r), patch, schema)
+                    apply_strategic_one(r, with_api_version(&patch.node, r), patch, env.schema())
                 }
                 StepKind::Targeted { patch, node, .. } => {
                     if !selector.as_ref().is_some_and(|s| s.matches(r)) {
                         continue;
                     }
                     let patch_node = with_api_version(node, r);
-                    super::apply_strategic_one(r, patch_node, patch, schema).inspect(|_| {
+                    super::apply_strategic_one(r, patch_node, patch, env.schema()).inspect(|_| {
                         super::null_api_version_if_missing(r);
                         super::untype_renamed(r, patch);
                     })

@@ -512,6 +512,9 @@ fn apply_strategic(
     } else {
         resources.resources_mut_keeping_identity()
     };
+    if selected.is_empty() {
+        return Ok(());
+    }
     let schema = env.schema();
     let mut prepared = patch.node.clone();
     if copied {

@@ -4,7 +4,12 @@
 //!
 //! The built-in Kubernetes schema is data (`kubernetes_v1_21_2.txt`, derived
 //! by `tools/derive-merge-keys.py`); a kustomization's `openapi:` field can
-//! replace it with a custom OpenAPI document, read by [`Schema::from_openapi`].
+//! replace it with a custom OpenAPI document, read by [`Schema::custom`].
+//!
+//! Kustomize keeps one schema for a whole build and adds each document it
+//! reads to it, so whether the built-in definitions sit beside a custom
+//! document, and which of the two wins where both define a type, depends on
+//! what the build did before the document was chosen ([`KubernetesLayer`]).
 
 use foldhash::HashMap;
 use std::sync::OnceLock;
@@ -43,7 +48,7 @@ pub enum Shape {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TypeId(usize);
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct TypeDef {
     fields: HashMap<String, Shape>,
     /// The shape of fields not declared (`additionalProperties`).
@@ -51,7 +56,7 @@ struct TypeDef {
 }
 
 /// A set of types and the resource kinds rooted in them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Schema {
     types: Vec<TypeDef>,
     names: HashMap<String, TypeId>,
@@ -64,7 +69,7 @@ pub struct Schema {
 }
 
 /// A resource type's root: its group and version, and its shape.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Root {
     group: String,
     version: String,
@@ -140,6 +145,14 @@ impl Schema {
     /// Reads krusty's table format (see the table's header).
     fn from_table(text: &str) -> Result<Schema, String> {
         let mut schema = Schema::default();
+        schema.add_table(text)?;
+        Ok(schema)
+    }
+
+    /// Adds the types and roots of a table; a type it defines replaces one
+    /// of the same name.
+    fn add_table(&mut self, text: &str) -> Result<(), String> {
+        let schema = self;
         let mut current = None;
         for (n, line) in text.lines().enumerate() {
             let bad = || format!("schema table line {}: {line:?}", n + 1);
@@ -157,12 +170,14 @@ impl Schema {
                 let id = schema.type_id(ty);
                 schema.add_root(group, version, kind, id);
             } else if let ["type", name] = words[..] {
-                current = Some(schema.type_id(name).0);
+                let id = schema.type_id(name).0;
+                schema.types[id] = TypeDef::default();
+                current = Some(id);
             } else {
                 return Err(bad());
             }
         }
-        Ok(schema)
+        Ok(())
     }
 
     /// A shape in table form: `NAME`, `leaf`, `[]SHAPE [merge [KEYS]]`, `{}SHAPE`.
@@ -190,24 +205,39 @@ impl Schema {
         })
     }
 
-    /// Reads a custom OpenAPI (v2) document: its `definitions`, with
+    /// The schema a custom OpenAPI document gives, with the built-in
+    /// Kubernetes definitions placed as `kubernetes` says.
+    pub fn custom(doc: &Node, kubernetes: KubernetesLayer) -> OpResult<Schema> {
+        let mut schema = match kubernetes {
+            KubernetesLayer::Below => Schema::kubernetes().clone(),
+            KubernetesLayer::Absent | KubernetesLayer::Above => Schema::default(),
+        };
+        schema.add_openapi(doc)?;
+        if kubernetes == KubernetesLayer::Above {
+            schema.add_table(KUBERNETES_TABLE).map_err(OpError::new)?;
+        }
+        Ok(schema)
+    }
+
+    /// Adds a custom OpenAPI (v2) document: its `definitions`, with
     /// `$ref`, `properties`, `items`, `additionalProperties`, the
     /// `x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key` and
     /// `x-kubernetes-list-map-keys` extensions, and root kinds from
-    /// `x-kubernetes-group-version-kind`.
-    /// A null document is an empty schema; a document or `definitions`
-    /// that is not a mapping is an error.
-    pub fn from_openapi(doc: &Node) -> OpResult<Schema> {
-        let mut schema = Schema::default();
+    /// `x-kubernetes-group-version-kind`; a definition replaces a type of
+    /// the same name, a root one of the same group, version and kind.
+    /// A null document adds nothing; a document or `definitions` that is
+    /// not a mapping is an error.
+    fn add_openapi(&mut self, doc: &Node) -> OpResult<()> {
+        let schema = self;
         if doc.is_null() {
-            return Ok(schema);
+            return Ok(());
         }
         if doc.as_map().is_none() {
             return Err(OpError::new("an OpenAPI document must be a mapping"));
         }
         let defs = match doc.get("definitions") {
-            None => return Ok(schema),
-            Some(d) if d.is_null() => return Ok(schema),
+            None => return Ok(()),
+            Some(d) if d.is_null() => return Ok(()),
             Some(d) => d
                 .as_map()
                 .ok_or_else(|| OpError::new("OpenAPI 'definitions' must be a mapping"))?,
@@ -223,7 +253,7 @@ impl Schema {
                 }
             }
         }
-        Ok(schema)
+        Ok(())
     }
 
     fn fill_type(&mut self, id: TypeId, def: &Node) -> OpResult<()> {
@@ -271,6 +301,138 @@ impl Schema {
             _ => Ok(Shape::Leaf),
         }
     }
+}
+
+/// Where the built-in Kubernetes definitions stand beside a custom OpenAPI
+/// document. Kustomize reads the built-in schema into its one schema the
+/// first time a strategic merge needs it, or flags it to be read with the
+/// next document once it was asked the scope of a type it knows without
+/// the schema ([`scope_known_without_schema`]); a custom document chosen by
+/// a base or component afterwards is added to what is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KubernetesLayer {
+    /// The custom document alone (the top kustomization's, or one chosen
+    /// before the build needed the built-in schema).
+    Absent,
+    /// The built-in definitions were read first: the custom document's
+    /// types and roots replace theirs.
+    Below,
+    /// The built-in definitions are read after the custom document and
+    /// replace its types and roots of the same names.
+    Above,
+}
+
+/// The resource types whose scope Kustomize knows without reading a schema
+/// (kyaml's precomputed table, by `apiVersion` and `kind`). Asking the scope
+/// of any other type, a custom resource's or a built-in kind's under
+/// another version, flags the built-in schema to be read
+/// ([`KubernetesLayer::Above`]).
+const SCOPE_KNOWN: [(&str, &str); 82] = [
+    (
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io/v1beta1",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+    ("apiextensions.k8s.io/v1beta1", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io/v1", "APIService"),
+    ("apiregistration.k8s.io/v1beta1", "APIService"),
+    ("apps/v1", "ControllerRevision"),
+    ("apps/v1", "DaemonSet"),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "ReplicaSet"),
+    ("apps/v1", "StatefulSet"),
+    ("autoscaling/v1", "HorizontalPodAutoscaler"),
+    ("autoscaling/v1", "Scale"),
+    ("autoscaling/v2beta1", "HorizontalPodAutoscaler"),
+    ("autoscaling/v2beta2", "HorizontalPodAutoscaler"),
+    ("batch/v1", "CronJob"),
+    ("batch/v1", "Job"),
+    ("batch/v1beta1", "CronJob"),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"),
+    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest"),
+    ("coordination.k8s.io/v1", "Lease"),
+    ("coordination.k8s.io/v1beta1", "Lease"),
+    ("discovery.k8s.io/v1", "EndpointSlice"),
+    ("discovery.k8s.io/v1beta1", "EndpointSlice"),
+    ("events.k8s.io/v1", "Event"),
+    ("events.k8s.io/v1beta1", "Event"),
+    ("extensions/v1beta1", "Ingress"),
+    ("flowcontrol.apiserver.k8s.io/v1beta1", "FlowSchema"),
+    (
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "PriorityLevelConfiguration",
+    ),
+    ("networking.k8s.io/v1", "Ingress"),
+    ("networking.k8s.io/v1", "IngressClass"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("networking.k8s.io/v1beta1", "Ingress"),
+    ("networking.k8s.io/v1beta1", "IngressClass"),
+    ("node.k8s.io/v1", "RuntimeClass"),
+    ("node.k8s.io/v1beta1", "RuntimeClass"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("policy/v1beta1", "PodDisruptionBudget"),
+    ("policy/v1beta1", "PodSecurityPolicy"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io/v1", "Role"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("rbac.authorization.k8s.io/v1beta1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1beta1", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io/v1beta1", "Role"),
+    ("rbac.authorization.k8s.io/v1beta1", "RoleBinding"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("scheduling.k8s.io/v1beta1", "PriorityClass"),
+    ("storage.k8s.io/v1", "CSIDriver"),
+    ("storage.k8s.io/v1", "CSINode"),
+    ("storage.k8s.io/v1", "StorageClass"),
+    ("storage.k8s.io/v1", "VolumeAttachment"),
+    ("storage.k8s.io/v1beta1", "CSIDriver"),
+    ("storage.k8s.io/v1beta1", "CSINode"),
+    ("storage.k8s.io/v1beta1", "CSIStorageCapacity"),
+    ("storage.k8s.io/v1beta1", "StorageClass"),
+    ("storage.k8s.io/v1beta1", "VolumeAttachment"),
+    ("v1", "ComponentStatus"),
+    ("v1", "ConfigMap"),
+    ("v1", "Endpoints"),
+    ("v1", "Event"),
+    ("v1", "LimitRange"),
+    ("v1", "Namespace"),
+    ("v1", "Node"),
+    ("v1", "NodeProxyOptions"),
+    ("v1", "PersistentVolume"),
+    ("v1", "PersistentVolumeClaim"),
+    ("v1", "Pod"),
+    ("v1", "PodAttachOptions"),
+    ("v1", "PodExecOptions"),
+    ("v1", "PodPortForwardOptions"),
+    ("v1", "PodProxyOptions"),
+    ("v1", "PodTemplate"),
+    ("v1", "ReplicationController"),
+    ("v1", "ResourceQuota"),
+    ("v1", "Secret"),
+    ("v1", "Service"),
+    ("v1", "ServiceAccount"),
+    ("v1", "ServiceProxyOptions"),
+];
+
+/// Whether Kustomize knows the scope of resources of this `apiVersion`
+/// and `kind` without reading a schema (see [`KubernetesLayer`]).
+pub fn scope_known_without_schema(api_version: &str, kind: &str) -> bool {
+    SCOPE_KNOWN
+        .binary_search_by(|&(v, k)| (v, k).cmp(&(api_version, kind)))
+        .is_ok()
 }
 
 /// The merge keys of a list schema: `Some` when its patch strategy includes
@@ -370,10 +532,65 @@ definitions:
 "##,
         )
         .unwrap()[0];
-        let schema = Schema::from_openapi(doc.root.as_ref().unwrap()).unwrap();
+        let schema = Schema::custom(doc.root.as_ref().unwrap(), KubernetesLayer::Absent).unwrap();
         assert_eq!(
             merge_keys(&schema, ("example.com", "v1", "Widget"), &["spec", "parts"]),
             Some(vec!["id".to_string()])
         );
+    }
+
+    /// A custom document that gives `PodSpec` containers no patch strategy
+    /// and roots a `Widget` kind in a `PodTemplateSpec` it does not define.
+    fn pod_spec_override() -> Node {
+        let doc = krusty_yaml::parse_stream(
+            r##"
+definitions:
+  v1.Widget:
+    x-kubernetes-group-version-kind: [{group: example.com, kind: Widget, version: v1}]
+    properties:
+      template: {$ref: "#/definitions/io.k8s.api.core.v1.PodTemplateSpec"}
+  io.k8s.api.core.v1.PodSpec:
+    properties:
+      containers:
+        type: array
+        items: {$ref: "#/definitions/io.k8s.api.core.v1.Container"}
+"##,
+        )
+        .unwrap();
+        doc.into_iter().next().unwrap().root.unwrap()
+    }
+
+    #[test]
+    fn kubernetes_layer_decides_which_definition_wins() {
+        let widget = ("example.com", "v1", "Widget");
+        let containers = ["template", "spec", "containers"];
+        let deployment = ("apps", "v1", "Deployment");
+        let deployment_containers = ["spec", "template", "spec", "containers"];
+        let doc = pod_spec_override();
+
+        let alone = Schema::custom(&doc, KubernetesLayer::Absent).unwrap();
+        assert_eq!(merge_keys(&alone, widget, &containers), None);
+        assert!(alone.root("apps", "v1", "Deployment").is_none());
+
+        let below = Schema::custom(&doc, KubernetesLayer::Below).unwrap();
+        assert_eq!(merge_keys(&below, widget, &containers), None);
+        assert_eq!(merge_keys(&below, deployment, &deployment_containers), None);
+
+        let above = Schema::custom(&doc, KubernetesLayer::Above).unwrap();
+        let by_name = Some(vec!["name".to_string()]);
+        assert_eq!(merge_keys(&above, widget, &containers), by_name);
+        assert_eq!(
+            merge_keys(&above, deployment, &deployment_containers),
+            by_name
+        );
+    }
+
+    #[test]
+    fn scope_is_known_for_built_in_kinds_at_their_versions() {
+        assert!(scope_known_without_schema("apps/v1", "Deployment"));
+        assert!(scope_known_without_schema("v1", "ConfigMap"));
+        assert!(!scope_known_without_schema("apps/v1beta1", "Deployment"));
+        assert!(!scope_known_without_schema("example.com/v1", "Widget"));
+        assert!(!scope_known_without_schema("", "Deployment"));
     }
 }
