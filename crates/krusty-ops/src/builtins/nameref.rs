@@ -395,10 +395,18 @@ impl Referrer<'_> {
         if c.len() == 1 {
             return Ok(c.pop());
         }
-        c.retain(|x| {
-            same_ending(&x.prefixes, &self.info.prefixes)
-                && same_ending(&x.suffixes, &self.info.suffixes)
-        });
+        // First a coarse pass where an empty list on either side matches
+        // anything, then, if several remain, the exact one.
+        let affixes_match = |x: &Candidate, allow_empty: bool| {
+            let matches = |theirs: &[String], ours: &[String]| {
+                (allow_empty && (theirs.is_empty() || ours.is_empty())) || same_ending(theirs, ours)
+            };
+            matches(&x.prefixes, &self.info.prefixes) && matches(&x.suffixes, &self.info.suffixes)
+        };
+        c.retain(|x| affixes_match(x, true));
+        if c.len() > 1 {
+            c.retain(|x| affixes_match(x, false));
+        }
         match c.len() {
             0 => Ok(None),
             1 => Ok(c.pop()),
