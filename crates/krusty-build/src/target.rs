@@ -159,6 +159,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root);
     let resources = printed(resmap, level.kustomization.sort_options.unwrap_or_default());
+    check_types(&resources)?;
     Ok(BuildOutput {
         resources,
         warnings: ctx.warnings,
@@ -249,6 +250,20 @@ fn printed(mut resmap: ResMap, order: SortOptions) -> Vec<Resource> {
         } => sort_legacy(&mut resources, &LegacyOrder::new(order_first, order_last)),
     }
     resources
+}
+
+/// Fails on the first printed resource holding a scalar whose text does
+/// not suit its type (a replacement wrote `x` into an integer field and
+/// nothing replaced it since), as Kustomize fails when it decodes the
+/// output.
+fn check_types(resources: &[Resource]) -> BuildResult<()> {
+    for r in resources.iter().filter(|r| r.meta.mistyped) {
+        krusty_yaml::resolve::check_scalar_tags(&r.node).map_err(|e| {
+            BuildError::new(format!("map[string]interface {{}}(nil): yaml: {e}"))
+                .context(format!("printing {}", r.id()))
+        })?;
+    }
+    Ok(())
 }
 
 /// Fails on the first resource left without a name (a patch or a

@@ -435,13 +435,15 @@ fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Targe
                 .then(|| path::lookup(&r.node, &source.parts).ok().flatten())
                 .flatten()
                 .map(|n| n as *const Node);
-            r.meta.untyped_numbers |= write_field(
+            let written = write_field(
                 &mut r.node,
                 field_path,
                 steps,
                 (&mut source.value, source_node),
                 &target.options,
             )?;
+            r.meta.untyped_numbers |= written.number_like;
+            r.meta.mistyped |= written.mistyped;
             if i == source.index {
                 source.refresh(&r.node);
             }
@@ -569,17 +571,33 @@ fn new_node(kind: NodeKind) -> Node {
     }
 }
 
+/// What writing a value left in the fields it was written to.
+#[derive(Debug, Default, Clone, Copy)]
+struct Written {
+    /// Number-like text (YAML 1.1 reads something else than a string) in
+    /// a field without a type (see `BuildMeta::untyped_numbers`).
+    number_like: bool,
+    /// Text that does not suit a field's type (see `BuildMeta::mistyped`).
+    mistyped: bool,
+}
+
+impl std::ops::BitOrAssign for Written {
+    fn bitor_assign(&mut self, other: Written) {
+        self.number_like |= other.number_like;
+        self.mistyped |= other.mistyped;
+    }
+}
+
 /// Writes `value` at every node `steps` reach. When one of them is
 /// `source_node` (the field the value was read from), the value becomes
-/// what was written there. Returns whether number-like text was left in
-/// a field without a type.
+/// what was written there.
 fn write_field(
     root: &mut Node,
     field_path: &str,
     steps: &[Step],
     (value, source_node): (&mut Node, Option<*const Node>),
     options: &FieldOptions,
-) -> OpResult<bool> {
+) -> OpResult<Written> {
     let create = options.create.then(|| kind_of(value));
     let retrieval = |msg: Option<String>| {
         let verb = if create.is_some() {
@@ -593,9 +611,9 @@ fn write_field(
             None => base,
         })
     };
-    let mut number_like = false;
+    let mut written = Written::default();
     let mut set = |field: &mut Node, created: bool| {
-        number_like |= set_value(field, created, value, options)?;
+        written |= set_value(field, created, value, options)?;
         if source_node.is_some_and(|n| std::ptr::eq(n, field)) {
             *value = field.clone();
         }
@@ -606,7 +624,7 @@ fn write_field(
     if count == 0 {
         return Err(retrieval(None));
     }
-    Ok(number_like)
+    Ok(written)
 }
 
 type Setter<'a> = dyn FnMut(&mut Node, bool) -> OpResult<()> + 'a;
@@ -792,15 +810,14 @@ pub(crate) fn untyped_string(text: &str) -> Node {
 /// keeps its type and takes only the value's text (a number into a string
 /// field stays a string); a field made during the build without a type
 /// (see [`is_untyped`]) takes the text's own type; a new or non-scalar
-/// target becomes the value.
-/// Returns whether it left number-like text (YAML 1.1 reads something else
-/// than a string) in a field without a type.
+/// target becomes the value. Text that does not suit a typed field's type
+/// is written all the same, and the field keeps its type, as in Kustomize.
 fn set_value(
     target: &mut Node,
     created: bool,
     value: &Node,
     options: &FieldOptions,
-) -> OpResult<bool> {
+) -> OpResult<Written> {
     let mut value = value.clone();
     if !options.delimiter.is_empty() {
         let Value::Scalar(t) = &target.value else {
@@ -829,9 +846,12 @@ fn set_value(
     }
     if target.as_scalar().is_none() {
         // The value itself, typed where it was typed (Kustomize copies the
-        // node with its tag).
+        // node with its tag, a mistyped one too).
         *target = value;
-        return Ok(false);
+        return Ok(Written {
+            mistyped: krusty_yaml::resolve::check_scalar_tags(target).is_err(),
+            ..Written::default()
+        });
     }
     let text = raw(&value).to_string();
     if created || is_untyped(target) {
@@ -839,22 +859,23 @@ fn set_value(
         // mapping.
         let number_like = yaml_1_1_non_string(&text);
         *target = Node::plain(text);
-        return Ok(number_like);
+        return Ok(Written {
+            number_like,
+            ..Written::default()
+        });
     }
     let tag = scalar_tag(target);
     let probe = Node::plain(text.clone());
     let new_tag = scalar_tag(&probe);
     let compatible = tag == "!!str" || tag == new_tag || (tag == "!!float" && new_tag == "!!int");
-    if !compatible {
-        return Err(OpError::new(format!(
-            "map[string]interface {{}}(nil): yaml: cannot decode {new_tag} `{text}` as a {tag}"
-        )));
-    }
     if let Value::Scalar(s) = &mut target.value {
         s.text = text.into();
         target.set_tag_text(tag);
     }
-    Ok(false)
+    Ok(Written {
+        mistyped: !compatible,
+        ..Written::default()
+    })
 }
 
 /// The ReplacementTransformer: replacement entries, files read when run.

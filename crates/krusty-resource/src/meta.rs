@@ -168,6 +168,12 @@ pub struct BuildMeta {
     /// A replacement wrote number-like text into a field without a type of
     /// its own (one it created), which a later strategic merge quotes.
     pub untyped_numbers: bool,
+    /// A replacement wrote text that does not suit a field's type (`x`
+    /// into an integer field). Kustomize keeps the type, and fails when it
+    /// next decodes the resource (a JSON patch over it, or the output),
+    /// unless a later step (a `replicas:` entry, a strategic merge) has
+    /// replaced the value by then.
+    pub mistyped: bool,
 }
 
 /// A label or annotation value that one transformer run wrote into several

@@ -113,6 +113,21 @@ pub fn check_tagged_scalar(text: &str, tag: Tag) -> Result<(), String> {
     ))
 }
 
+/// The first scalar in `node` whose text does not suit its explicit core
+/// tag, as go-yaml's decoder reports it (see [`check_tagged_scalar`]):
+/// such a scalar cannot be parsed, but an operation may write one.
+pub fn check_scalar_tags(node: &crate::Node) -> Result<(), String> {
+    use crate::Value;
+    match &node.value {
+        Value::Scalar(s) => check_tagged_scalar(&s.text, node.tag()),
+        Value::Seq(items) => items.iter().try_for_each(check_scalar_tags),
+        Value::Map(entries) => entries.iter().try_for_each(|(k, v)| {
+            check_scalar_tags(k)?;
+            check_scalar_tags(v)
+        }),
+    }
+}
+
 /// `text` is what Go's standard base64 decoder accepts: padded groups of
 /// four characters of the standard alphabet, line breaks ignored.
 fn is_go_base64(text: &str) -> bool {

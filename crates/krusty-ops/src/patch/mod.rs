@@ -703,6 +703,11 @@ fn holds_string(node: Option<&Node>, text: &str) -> bool {
 /// dropped; the same is done here with an empty map put in place and
 /// taken away again.
 fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
+    if r.meta.mistyped {
+        // Kustomize decodes the resource to JSON first.
+        krusty_yaml::resolve::check_scalar_tags(&r.node)
+            .map_err(|e| OpError::new(format!("yaml: {e}")))?;
+    }
     let id = r.id();
     // Kustomize's JSON round trip gives every field a node of its own.
     r.meta.shared.clear();
