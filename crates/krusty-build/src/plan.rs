@@ -66,7 +66,9 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> B
     if k.configurations.is_empty() {
         return Ok(Cow::Borrowed(TransformerConfig::defaults()));
     }
-    let mut config = TransformerConfig::default();
+    // Kustomize merges the files in order, then the result into its
+    // defaults.
+    let mut files = TransformerConfig::default();
     for (i, path) in k.configurations.iter().enumerate() {
         let pos = crate::kustomization::EntryPositions::at(&k.positions.configurations, i);
         let (file, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
@@ -76,12 +78,11 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> B
             let c = TransformerConfig::from_node(&root).map_err(|e| {
                 op_err(e).context(format!("configurations file {}", file.display()))
             })?;
-            config.merge(&c).map_err(op_err)?;
+            files.merge(&c).map_err(op_err)?;
         }
     }
-    config
-        .merge(TransformerConfig::defaults())
-        .map_err(op_err)?;
+    let mut config = TransformerConfig::defaults().clone();
+    config.merge(&files).map_err(op_err)?;
     Ok(Cow::Owned(config))
 }
 

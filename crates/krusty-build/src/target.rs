@@ -599,7 +599,9 @@ impl Context {
                 let own = plan::own_config(loader, k, k_path)
                     .map_err(|e| e.context(format!("{}: field 'configurations'", site())))?;
                 merge_config(&mut acc.config, &own).map_err(|e| {
-                    BuildError::from(e).context("merging transformer configurations")
+                    BuildError::from(e)
+                        .context("merging transformer configurations")
+                        .context(format!("{}: field 'configurations'", site()))
                 })?;
                 let crds = plan::crd_config(loader, k, k_path)
                     .map_err(|e| e.context(format!("{}: field 'crds'", site())))?;
@@ -713,14 +715,23 @@ impl Context {
         result.map_err(|e| {
             in_directory(e.context(format!("recursed accumulation of path '{}'", dir.display())))
         })?;
-        // Kustomize merges a component's accumulation back into a new map:
-        // two resources a replacement gave one id fail there.
-        acc.resmap.check_unique().map_err(|e| {
-            in_directory(
-                BuildError::from(e)
-                    .context(format!("recursed merging from path '{}'", dir.display())),
-            )
-        })
+        // Kustomize merges a component's accumulation back into a new one:
+        // two resources a replacement gave one id fail there, and the
+        // configuration is merged into an empty one.
+        let merging = |e: BuildError| {
+            in_directory(e.context(format!("recursed merging from path '{}'", dir.display())))
+        };
+        acc.resmap
+            .check_unique()
+            .map_err(|e| merging(BuildError::from(e)))?;
+        if !acc.config.is_plain_defaults() {
+            acc.config = Cow::Owned(
+                acc.config
+                    .merged_into_empty()
+                    .map_err(|e| merging(BuildError::from(e)))?,
+            );
+        }
+        Ok(())
     }
 
     /// Fails when `dir` contains a kustomization being built.

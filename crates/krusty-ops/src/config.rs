@@ -7,7 +7,7 @@ use krusty_resource::Gvk;
 use krusty_yaml::Node;
 
 use crate::error::{OpError, OpResult};
-use crate::fieldspec::{merge_all, specs_from_node, FieldSpec};
+use crate::fieldspec::{merge_all, merged_into_empty, specs_from_node, FieldSpec};
 use crate::typed::{self, At, Strictness};
 
 /// Which fields of which kinds refer to resources of one kind by name.
@@ -158,6 +158,29 @@ impl TransformerConfig {
         self.merge_specs(other)
     }
 
+    /// This configuration merged into an empty one, as Kustomize merges a
+    /// component's configuration back into its parent's (see
+    /// [`merged_into_empty`]; name references are kept as they are).
+    pub fn merged_into_empty(&self) -> OpResult<TransformerConfig> {
+        if self.plain_defaults {
+            return Ok(self.clone());
+        }
+        Ok(TransformerConfig {
+            name_prefix: merged_into_empty(&self.name_prefix)?,
+            name_suffix: merged_into_empty(&self.name_suffix)?,
+            namespace: merged_into_empty(&self.namespace)?,
+            common_labels: merged_into_empty(&self.common_labels)?,
+            template_labels: merged_into_empty(&self.template_labels)?,
+            labels: merged_into_empty(&self.labels)?,
+            common_annotations: merged_into_empty(&self.common_annotations)?,
+            name_reference: self.name_reference.clone(),
+            var_reference: merged_into_empty(&self.var_reference)?,
+            images: merged_into_empty(&self.images)?,
+            replicas: merged_into_empty(&self.replicas)?,
+            plain_defaults: false,
+        })
+    }
+
     /// `true` when this is Kustomize's default configuration, unchanged.
     pub fn is_plain_defaults(&self) -> bool {
         self.plain_defaults
@@ -242,6 +265,41 @@ fn back_refs_from_node(node: &Node) -> OpResult<Vec<NameBackRef>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defaults_are_unchanged_merged_into_empty() {
+        let d = TransformerConfig::defaults();
+        let mut unflagged = d.clone();
+        unflagged.plain_defaults = false;
+        let merged = unflagged.merged_into_empty().unwrap();
+        assert_eq!(merged.name_prefix, d.name_prefix);
+        assert_eq!(merged.common_labels, d.common_labels);
+        assert_eq!(merged.namespace, d.namespace);
+        assert_eq!(merged.var_reference, d.var_reference);
+        assert_eq!(merged.images, d.images);
+    }
+
+    #[test]
+    fn merged_into_empty_drops_an_any_kind_spec_a_kind_spec_stands_for() {
+        let widget = FieldSpec {
+            gvk: Gvk {
+                kind: "Widget".into(),
+                ..Gvk::default()
+            },
+            path: "metadata/name".into(),
+            create: false,
+        };
+        let mut c = TransformerConfig {
+            name_prefix: vec![FieldSpec::any("metadata/name", false), widget.clone()],
+            ..TransformerConfig::default()
+        };
+        assert_eq!(
+            c.merged_into_empty().unwrap().name_prefix,
+            vec![widget.clone()]
+        );
+        c.name_prefix = vec![FieldSpec::any("metadata/name", true), widget];
+        assert!(c.merged_into_empty().is_err());
+    }
 
     #[test]
     fn defaults_load_every_table() {

@@ -147,14 +147,10 @@ pub fn specs_from_node(
         .collect()
 }
 
-/// Adds `spec` to `list`, as Kustomize's `FsSlice.MergeOne` does: a spec
-/// already there for the same path whose kind the new one's selector
-/// covers stands for it (the new one is dropped; a different `create` for
-/// it is a conflict). Which list is merged into which matters: a
-/// kustomization's `configurations:` are read first and the defaults
-/// merged into them, so an entry for `metadata/name` of one kind stands
-/// for the default any-kind entry there; merged into a configuration that
-/// already holds the defaults (a base's), it is added beside them.
+/// Adds `spec` to `list`, as Kustomize's `FsSlice.MergeOne` does: the
+/// first spec already there for the same path whose kind the new one's
+/// selector covers stands for it (the new one is dropped; a different
+/// `create` for it is a conflict).
 pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
     let found = list
         .iter()
@@ -171,43 +167,88 @@ pub fn merge_one(list: &mut Vec<FieldSpec>, spec: FieldSpec) -> OpResult<()> {
     }
 }
 
-/// Adds every spec of `more` to `list` with [`merge_one`]'s rule (looking
-/// specs up by path, so merging large tables stays linear).
+/// Adds every spec of `more` to `list` as Kustomize's `FsSlice.MergeAll`
+/// does between two configurations, which it keeps sorted (see
+/// [`sort_key`]): the specs of `more` are taken in that order, and each is
+/// looked for among `list`'s in that order, then among those this merge
+/// added ([`merge_one`]'s rule). The specs added go to the end of `list`
+/// in `more`'s order.
 pub fn merge_all(list: &mut Vec<FieldSpec>, more: &[FieldSpec]) -> OpResult<()> {
     if more.is_empty() {
         return Ok(());
     }
-    // Keyed by a hash of the path (no string copies); equal paths are
-    // still compared below.
-    let key = |path: &str| {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        path.hash(&mut h);
-        h.finish()
+    let added = kept_in_merge(list, more)?;
+    list.extend(added.into_iter().map(|i| more[i].clone()));
+    Ok(())
+}
+
+/// `list` as Kustomize holds it once merged into an empty configuration
+/// (a component's configuration merged back into its parent's): a spec
+/// that an earlier one in sorted order stands for is dropped. The specs
+/// kept stay in `list`'s order.
+pub fn merged_into_empty(list: &[FieldSpec]) -> OpResult<Vec<FieldSpec>> {
+    let kept = kept_in_merge(&[], list)?;
+    Ok(kept.into_iter().map(|i| list[i].clone()).collect())
+}
+
+/// The indexes, in order, of the specs of `more` that merging it into
+/// `list` adds (see [`merge_all`]); looked up by path, so merging large
+/// tables stays close to linear.
+fn kept_in_merge(list: &[FieldSpec], more: &[FieldSpec]) -> OpResult<Vec<usize>> {
+    let order = krusty_resource::LegacyOrder::default();
+    let sorted = |specs: &[FieldSpec]| {
+        let mut indexes: Vec<usize> = (0..specs.len()).collect();
+        indexes.sort_by_cached_key(|&i| sort_key(&order, &specs[i].gvk));
+        indexes
     };
-    let mut by_path: std::collections::HashMap<u64, Vec<usize>> =
+    // Per path, the candidates in the order they are looked at.
+    let mut by_path: std::collections::HashMap<&str, Vec<&FieldSpec>> =
         std::collections::HashMap::with_capacity(list.len() + more.len());
-    for (i, s) in list.iter().enumerate() {
-        by_path.entry(key(&s.path)).or_default().push(i);
+    for i in sorted(list) {
+        by_path
+            .entry(list[i].path.as_str())
+            .or_default()
+            .push(&list[i]);
     }
-    for spec in more {
-        let same_path = by_path.entry(key(&spec.path)).or_default();
-        let found = same_path
-            .iter()
-            .copied()
-            .find(|&i| list[i].path == spec.path && list[i].gvk.is_selected_by(&spec.gvk));
-        match found {
-            Some(i) if list[i].create != spec.create => {
+    let mut added = Vec::new();
+    for i in sorted(more) {
+        let spec = &more[i];
+        let same_path = by_path.entry(spec.path.as_str()).or_default();
+        match same_path.iter().find(|e| e.gvk.is_selected_by(&spec.gvk)) {
+            Some(e) if e.create != spec.create => {
                 return Err(OpError::new("conflicting fieldspecs"))
             }
             Some(_) => {}
             None => {
-                same_path.push(list.len());
-                list.push(spec.clone());
+                same_path.push(spec);
+                added.push(i);
             }
         }
     }
-    Ok(())
+    added.sort_unstable();
+    Ok(added)
+}
+
+/// Kustomize's order of field specs (`Gvk.IsLessThan`): the kind's rank
+/// in the legacy resource order, then group, version and kind joined by
+/// `_`, blanks standing as `~G`, `~V` and `~K`.
+fn sort_key(order: &krusty_resource::LegacyOrder, gvk: &Gvk) -> (i64, String) {
+    let blank = |s: &str, b: &str| {
+        if s.is_empty() {
+            b.to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    (
+        order.rank(&gvk.kind),
+        format!(
+            "{}_{}_{}",
+            blank(&gvk.group, "~G"),
+            blank(&gvk.version, "~V"),
+            blank(&gvk.kind, "~K")
+        ),
+    )
 }
 
 /// Adds each spec of `more` to `list`, unless `list` already has one for
