@@ -403,6 +403,13 @@ pub(crate) struct Context {
 impl Context {
     /// Builds one kustomization directory.
     pub(crate) fn target(&mut self, loader: &Loader) -> BuildResult<Level> {
+        let (k, path) = self.load_target(loader)?;
+        self.accumulate_target(loader, k, &path)
+    }
+
+    /// Reads the kustomization in `loader`'s root and applies its
+    /// `openapi:` field, as Kustomize does before it looks at the kind.
+    fn load_target(&mut self, loader: &Loader) -> BuildResult<(Kustomization, PathBuf)> {
         let (k, path) = Kustomization::load(loader).map_err(|e| {
             e.context(format!(
                 "couldn't make target for path '{}'",
@@ -413,6 +420,16 @@ impl Context {
         self.read_ahead
             .kustomization(&loader.root, &k, loader.restrictor);
         self.choose_schema(loader, &k, &path)?;
+        Ok((k, path))
+    }
+
+    /// Builds a kustomization [`Context::load_target`] read.
+    fn accumulate_target(
+        &mut self,
+        loader: &Loader,
+        k: Kustomization,
+        path: &Path,
+    ) -> BuildResult<Level> {
         if self.chain.is_empty() {
             self.record_transformations = k
                 .build_metadata
@@ -425,7 +442,7 @@ impl Context {
             );
         }
         self.chain.push(loader.root.clone());
-        let result = self.accumulate(loader, k, &path);
+        let result = self.accumulate(loader, k, path);
         self.chain.pop();
         result
     }
@@ -926,9 +943,9 @@ impl Context {
 
     /// Builds the base in `sub`'s root.
     fn base_at(&mut self, sub: &Loader) -> BuildResult<Gathered> {
-        let level = self.target(sub).map_err(|e| match e {
-            // Kustomize names the base whose accumulation failed (not
-            // one whose kustomization could not be read).
+        // Kustomize names the base whose accumulation failed (not one
+        // whose kustomization could not be read).
+        let recursed = |e: BuildError| match e {
             BuildError::Context { ref context, .. }
                 if context.starts_with("couldn't make target for path") =>
             {
@@ -938,13 +955,18 @@ impl Context {
                 "recursed accumulation of path '{}'",
                 sub.root.display()
             )),
-        })?;
-        if level.kustomization.kind == "Component" {
+        };
+        let (k, path) = self.load_target(sub).map_err(recursed)?;
+        // A component is refused before anything in it is built.
+        if k.kind == "Component" {
             return Err(BuildError::new(format!(
                 "expected kind != 'Component' for path '{}'",
                 sub.root.display()
             )));
         }
+        let level = self
+            .accumulate_target(sub, k, &path)
+            .map_err(recursed)?;
         Ok((
             level.resmap.into_hashed(),
             Some(SubTarget {
