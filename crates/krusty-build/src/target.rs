@@ -138,9 +138,17 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
     let loader = match &remote {
         Some(url) => ctx.remotes.loader(url, false)?,
-        None => {
-            Loader::new(dir, opts.load_restrictor)?.with_fetcher(Arc::clone(&ctx.remotes.fetcher))
-        }
+        None => Loader::new(dir, opts.load_restrictor)
+            .map_err(|e| {
+                if dir.exists() {
+                    e
+                } else {
+                    BuildError::new(format!(
+                        "must build at directory: not a valid directory: {e}"
+                    ))
+                }
+            })?
+            .with_fetcher(Arc::clone(&ctx.remotes.fetcher)),
     };
     let composition = match &remote {
         Some(_) => None,
@@ -964,9 +972,7 @@ impl Context {
                 sub.root.display()
             )));
         }
-        let level = self
-            .accumulate_target(sub, k, &path)
-            .map_err(recursed)?;
+        let level = self.accumulate_target(sub, k, &path).map_err(recursed)?;
         Ok((
             level.resmap.into_hashed(),
             Some(SubTarget {

@@ -493,3 +493,13 @@ fn files_read_from_disk_build_the_same_output() {
         assert_eq!(String::from_utf8_lossy(&cold.stdout), text);
     }
 }
+
+#[test]
+fn a_missing_target_is_not_a_valid_directory_as_in_kustomize() {
+    let dir = scratch("missing-target");
+    let out = krusty(&["build", "no-such-folder"], &dir);
+    assert_fails_with(
+        &out,
+        "must build at directory: not a valid directory: evalsymlink failure on",
+    );
+}
