@@ -23,7 +23,8 @@
 //! both tools reject (to see what the generator gets wrong), and
 //! `KRUSTY_DIFF_KEEP=1` keeps every tree. `KRUSTY_DIFF_BIN` names another
 //! krusty binary to compare (a copy, for a long run while the tree is
-//! being rebuilt).
+//! being rebuilt). Trees are built on one thread per core;
+//! `KRUSTY_DIFF_JOBS` sets how many.
 //! Without `kubectl` on `PATH` the test prints `SKIPPED` and passes.
 
 use std::collections::BTreeMap;
@@ -69,45 +70,72 @@ fn differential_features_on_trees() {
         "krusty-differential-features-{base_seed:016x}-{}",
         std::process::id()
     ));
-    let mut failures = Vec::new();
-    let mut both_failed = 0;
-    for n in 0..seeds {
-        let seed = base_seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let dir = root.join(format!("tree-{n:04}"));
-        let top = write_tree(&dir, seed);
-        let expected = run(
-            Command::new(&kubectl).arg("kustomize").arg(&top),
-            &dir,
-            "kubectl",
-        );
-        let actual = run(Command::new(&krusty).arg("build").arg(&top), &dir, "krusty");
-        match compare(&expected, &actual) {
-            Some(report) => {
-                eprintln!(
-                    "MISMATCH tree {n} seed {seed:#x} at {}\n{report}\n",
-                    dir.display()
-                );
-                failures.push(format!(
-                    "tree {n} (tree seed {seed:#x}) kept at {}\n{report}",
-                    dir.display()
-                ));
-            }
-            None => {
-                if !expected.status.success() {
-                    both_failed += 1;
-                    if show_rejects {
-                        eprintln!(
-                            "REJECTED tree {n} seed {seed:#x}: {}",
-                            support::text(&expected.stderr).trim()
-                        );
+    // Trees are independent: build them on as many threads as there are
+    // cores (`KRUSTY_DIFF_JOBS` sets how many), each taking the next seed.
+    let jobs = std::env::var("KRUSTY_DIFF_JOBS")
+        .ok()
+        .and_then(|j| j.trim().parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<(usize, Outcome)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if n >= seeds {
+                            return done;
+                        }
+                        let seed = base_seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        let dir = root.join(format!("tree-{n:04}"));
+                        let outcome = one_tree(&dir, seed, &kubectl, &krusty);
+                        match &outcome {
+                            Outcome::Differ(report) => eprintln!(
+                                "MISMATCH tree {n} seed {seed:#x} at {}\n{report}\n",
+                                dir.display()
+                            ),
+                            Outcome::BothFailed(why) if show_rejects => {
+                                eprintln!("REJECTED tree {n} seed {seed:#x}: {why}")
+                            }
+                            _ => {}
+                        }
+                        if !matches!(outcome, Outcome::Differ(_)) && !keep {
+                            let _ = fs::remove_dir_all(&dir);
+                        }
+                        done.push((n, outcome));
                     }
-                }
-                if !keep {
-                    let _ = fs::remove_dir_all(&dir);
-                }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a differential worker panicked"))
+            .collect()
+    });
+    let both_failed = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, Outcome::BothFailed(_)))
+        .count();
+    let mut failures: Vec<(usize, String)> = outcomes
+        .into_iter()
+        .filter_map(|(n, o)| match o {
+            Outcome::Differ(report) => {
+                let seed = base_seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                Some((
+                    n,
+                    format!(
+                        "tree {n} (tree seed {seed:#x}) kept at {}\n{report}",
+                        root.join(format!("tree-{n:04}")).display()
+                    ),
+                ))
             }
-        }
-    }
+            _ => None,
+        })
+        .collect();
+    failures.sort();
+    let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();
     eprintln!(
         "differential_features: seed {base_seed:#x}, {seeds} trees, {} identical, {both_failed} rejected by both, {} differ",
         seeds - both_failed - failures.len(),
@@ -124,6 +152,32 @@ fn differential_features_on_trees() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// How one tree came out.
+enum Outcome {
+    /// Both tools printed the same bytes.
+    Same,
+    /// Both failed (Kustomize's error).
+    BothFailed(String),
+    /// They differ (the first difference).
+    Differ(String),
+}
+
+/// Writes the tree of `seed` in `dir` and builds it with both tools.
+fn one_tree(dir: &Path, seed: u64, kubectl: &Path, krusty: &Path) -> Outcome {
+    let top = write_tree(dir, seed);
+    let expected = run(
+        Command::new(kubectl).arg("kustomize").arg(&top),
+        dir,
+        "kubectl",
+    );
+    let actual = run(Command::new(krusty).arg("build").arg(&top), dir, "krusty");
+    match compare(&expected, &actual) {
+        Some(report) => Outcome::Differ(report),
+        None if expected.status.success() => Outcome::Same,
+        None => Outcome::BothFailed(support::text(&expected.stderr).trim().to_string()),
+    }
 }
 
 /// Runs a build, its output kept in files beside the tree; panics when it

@@ -111,6 +111,32 @@ impl Resource {
         }
     }
 
+    /// Kustomize's round trip of `metadata.annotations` through a Go string
+    /// map, which it makes after every transformer when the build keeps
+    /// build records (it adds a transformation record to each resource
+    /// that has an origin): each value becomes a string of its text, a
+    /// mapping or list the empty string, and none is read as a typed value
+    /// any more.
+    pub fn annotations_through_string_map(&mut self) {
+        let Some(Value::Map(entries)) = self
+            .node
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut("annotations"))
+            .map(|a| &mut a.value)
+        else {
+            return;
+        };
+        for (_, v) in entries.iter_mut() {
+            let text = match &v.value {
+                Value::Scalar(s) if v.tag() == krusty_yaml::node::Tag::Str => continue,
+                Value::Scalar(s) => s.text.to_string(),
+                _ => String::new(),
+            };
+            v.replace_keeping_pos(Node::string(text));
+        }
+        self.meta.typed_annotations.clear();
+    }
+
     /// Gives the annotations that were read as typed values their JSON
     /// form, as the start of a JSON patch does in Kustomize (see
     /// [`TypedAnnotation`]); an annotation changed since keeps its value.

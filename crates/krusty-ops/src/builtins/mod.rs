@@ -110,6 +110,9 @@ impl Builtin {
                 _ => 1,
             };
             for r in resources.resources_mut_keeping_identity() {
+                if r.meta.origin.is_some() {
+                    r.annotations_through_string_map();
+                }
                 record_step(r, origin, times, env.record_transformations);
             }
         }
