@@ -131,6 +131,8 @@ pub struct TypedAnnotation {
     /// The value's text after a JSON round trip, or why JSON cannot hold
     /// it (an infinite number or NaN).
     pub json: Result<CompactString, String>,
+    /// The JSON value is a number, boolean or null (not a string).
+    pub typed: bool,
 }
 
 /// Build-time facts about one resource.

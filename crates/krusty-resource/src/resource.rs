@@ -81,18 +81,21 @@ impl Resource {
                         match &v.value {
                             // In place: the text stays, only its type changes.
                             Value::Scalar(s) => {
-                                let json = match json_round_trip::json_scalar(v) {
-                                    Ok(JsonScalar::Same(_)) => None,
-                                    Ok(JsonScalar::String(t) | JsonScalar::Other(t)) => {
-                                        (t != s.text).then(|| Ok(t.into()))
-                                    }
-                                    Err(e) => Some(Err(e)),
-                                };
+                                let json: Option<Result<(CompactString, bool), String>> =
+                                    match json_round_trip::json_scalar(v) {
+                                        Ok(JsonScalar::Same(_)) => None,
+                                        Ok(JsonScalar::String(t)) => {
+                                            (t != s.text).then(|| Ok((t.into(), false)))
+                                        }
+                                        Ok(JsonScalar::Other(t)) => Some(Ok((t.into(), true))),
+                                        Err(e) => Some(Err(e)),
+                                    };
                                 if let Some(json) = json {
                                     typed.push(TypedAnnotation {
                                         key: k.key_str().unwrap_or_default().into(),
                                         source: s.text.clone(),
-                                        json,
+                                        typed: matches!(json, Ok((_, true))),
+                                        json: json.map(|(t, _)| t),
                                     });
                                 }
                                 v.set_style(ScalarStyle::DoubleQuoted);
@@ -155,7 +158,15 @@ impl Resource {
         for t in typed {
             if let Some(v) = annotations.get_mut(&t.key) {
                 if v.as_str() == Some(&*t.source) {
-                    v.replace_keeping_pos(Node::string(t.json.map_err(ResourceError::NotJson)?));
+                    let json = t.json.map_err(ResourceError::NotJson)?;
+                    // A number, boolean or null is one in the JSON the
+                    // patch works on.
+                    let value = if t.typed {
+                        Node::plain(json)
+                    } else {
+                        Node::string(json)
+                    };
+                    v.replace_keeping_pos(value);
                 }
             }
         }
