@@ -176,6 +176,10 @@ impl Resource {
     /// Gives every value the form it has after a JSON patch's round trip
     /// in Kustomize (see [`json_round_trip`]); annotations stay strings.
     pub fn values_through_json(&mut self) -> Result<(), ResourceError> {
+        // The annotations given their JSON form before the patch (see
+        // [`Resource::annotations_through_json`]) are strings again first:
+        // what JSON wrote back is their text.
+        self.normalize_annotations();
         json_round_trip::through_json(&mut self.node).map_err(ResourceError::NotJson)?;
         self.normalize_annotations();
         Ok(())
