@@ -79,28 +79,7 @@ impl Resource {
                 Value::Map(entries) if !entries.is_empty() => {
                     for (k, v) in entries.iter_mut() {
                         match &v.value {
-                            // In place: the text stays, only its type changes.
-                            Value::Scalar(s) => {
-                                let json: Option<Result<(CompactString, bool), String>> =
-                                    match json_round_trip::json_scalar(v) {
-                                        Ok(JsonScalar::Same(_)) => None,
-                                        Ok(JsonScalar::String(t)) => {
-                                            (t != s.text).then(|| Ok((t.into(), false)))
-                                        }
-                                        Ok(JsonScalar::Other(t)) => Some(Ok((t.into(), true))),
-                                        Err(e) => Some(Err(e)),
-                                    };
-                                if let Some(json) = json {
-                                    typed.push(TypedAnnotation {
-                                        key: k.key_str().unwrap_or_default().into(),
-                                        source: s.text.clone(),
-                                        typed: matches!(json, Ok((_, true))),
-                                        json: json.map(|(t, _)| t),
-                                    });
-                                }
-                                v.set_style(ScalarStyle::DoubleQuoted);
-                                v.clear_tag();
-                            }
+                            Value::Scalar(_) => stringify_annotation(k, v, typed),
                             _ => v.replace_keeping_pos(Node::string(String::new())),
                         }
                     }
@@ -143,9 +122,12 @@ impl Resource {
     /// Gives the annotations that were read as typed values their JSON
     /// form, as the start of a JSON patch does in Kustomize (see
     /// [`TypedAnnotation`]); an annotation changed since keeps its value.
-    pub fn annotations_through_json(&mut self) -> Result<(), ResourceError> {
+    /// Returns the keys of those now a number, boolean or null, for
+    /// [`Resource::values_through_json`].
+    pub fn annotations_through_json(&mut self) -> Result<Vec<CompactString>, ResourceError> {
+        let mut made_typed = Vec::new();
         if self.meta.typed_annotations.is_empty() {
-            return Ok(());
+            return Ok(made_typed);
         }
         let typed = std::mem::take(&mut self.meta.typed_annotations);
         let Some(annotations) = self
@@ -153,7 +135,7 @@ impl Resource {
             .get_mut("metadata")
             .and_then(|m| m.get_mut("annotations"))
         else {
-            return Ok(());
+            return Ok(made_typed);
         };
         for t in typed {
             if let Some(v) = annotations.get_mut(&t.key) {
@@ -162,6 +144,7 @@ impl Resource {
                     // A number, boolean or null is one in the JSON the
                     // patch works on.
                     let value = if t.typed {
+                        made_typed.push(t.key.clone());
                         Node::plain(json)
                     } else {
                         Node::string(json)
@@ -170,16 +153,33 @@ impl Resource {
                 }
             }
         }
-        Ok(())
+        Ok(made_typed)
     }
 
     /// Gives every value the form it has after a JSON patch's round trip
     /// in Kustomize (see [`json_round_trip`]); annotations stay strings.
-    pub fn values_through_json(&mut self) -> Result<(), ResourceError> {
-        // The annotations given their JSON form before the patch (see
-        // [`Resource::annotations_through_json`]) are strings again first:
-        // what JSON wrote back is their text.
-        self.normalize_annotations();
+    /// `made_typed` are the annotations the patch found as numbers,
+    /// booleans or nulls: already in their JSON form, they are strings of
+    /// that text again first.
+    pub fn values_through_json(
+        &mut self,
+        made_typed: &[CompactString],
+    ) -> Result<(), ResourceError> {
+        if let Some(annotations) = self
+            .node
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut("annotations"))
+            .filter(|a| a.as_map().is_some())
+        {
+            for key in made_typed {
+                if let Some((k, v)) = annotations
+                    .as_map_mut()
+                    .and_then(|entries| entries.iter_mut().find(|(k, _)| k.key_str() == Some(key)))
+                {
+                    stringify_annotation(k, v, &mut self.meta.typed_annotations);
+                }
+            }
+        }
         json_round_trip::through_json(&mut self.node).map_err(ResourceError::NotJson)?;
         self.normalize_annotations();
         Ok(())
@@ -344,4 +344,34 @@ impl Resource {
             namespace,
         });
     }
+}
+
+/// Makes the scalar annotation `v` (under `key`) a string in place (the
+/// text stays, only its type changes), noting in `typed` the JSON form it
+/// keeps until a JSON patch when it was written as another type.
+fn stringify_annotation(
+    key: &Node,
+    v: &mut Node,
+    typed: &mut krusty_yaml::node::ThinVec<TypedAnnotation>,
+) {
+    let Value::Scalar(s) = &v.value else {
+        return;
+    };
+    let json: Option<Result<(CompactString, bool), String>> = match json_round_trip::json_scalar(v)
+    {
+        Ok(JsonScalar::Same(_)) => None,
+        Ok(JsonScalar::String(t)) => (t != s.text).then(|| Ok((t.into(), false))),
+        Ok(JsonScalar::Other(t)) => Some(Ok((t.into(), true))),
+        Err(e) => Some(Err(e)),
+    };
+    if let Some(json) = json {
+        typed.push(TypedAnnotation {
+            key: key.key_str().unwrap_or_default().into(),
+            source: s.text.clone(),
+            typed: matches!(json, Ok((_, true))),
+            json: json.map(|(t, _)| t),
+        });
+    }
+    v.set_style(ScalarStyle::DoubleQuoted);
+    v.clear_tag();
 }

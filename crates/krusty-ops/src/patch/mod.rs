@@ -717,7 +717,7 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
         r.meta.origin = None;
         r.meta.transformations.clear();
     }
-    r.annotations_through_json()?;
+    let made_typed = r.annotations_through_json()?;
     if let Some(metadata) = r.node.get_mut("metadata").filter(|m| m.as_map().is_some()) {
         // Annotations that are not a mapping were replaced by the records.
         if metadata
@@ -734,7 +734,7 @@ fn apply_json(r: &mut Resource, ops: &JsonPatch) -> OpResult<()> {
     let applied = ops
         .apply(&mut r.node)
         .map_err(|e| e.context(format!("applying to {id}")))
-        .and_then(|()| r.values_through_json().map_err(OpError::from));
+        .and_then(|()| r.values_through_json(&made_typed).map_err(OpError::from));
     if bookkeeping {
         krusty_resource::build_records::remove_bookkeeping(&mut r.node);
     }
