@@ -6,8 +6,10 @@
 //! A deterministic generator derives every tree from one seed: a base, an
 //! optional middle overlay and a top overlay, sometimes a component, with
 //! resources of many kinds (workloads, Services, ConfigMaps, Secrets, RBAC
-//! with subjects, Ingress, HPA, PVC, CronJob, a CRD and a custom resource)
-//! that refer to each other by name. Each level uses, with some
+//! with subjects, Ingress, HPA, PVC, CronJob, DaemonSet, Job, StorageClass,
+//! PriorityClass, IngressClass, PersistentVolume, PodDisruptionBudget,
+//! NetworkPolicy, a CRD and a custom resource) that refer to each other by
+//! name. Each level uses, with some
 //! probability, `namePrefix`/`nameSuffix`, `namespace`, `commonLabels`,
 //! `commonAnnotations`, `labels`, `images`, `replicas`, ConfigMap and
 //! Secret generators (merged or replaced across levels), generator
@@ -228,6 +230,14 @@ enum Kind {
     Hpa,
     Pvc,
     CronJob,
+    DaemonSet,
+    Job,
+    StorageClass,
+    PriorityClass,
+    IngressClass,
+    PersistentVolume,
+    Pdb,
+    NetworkPolicy,
     Crd,
     Widget,
 }
@@ -249,6 +259,14 @@ impl Kind {
             Kind::Hpa => "HorizontalPodAutoscaler",
             Kind::Pvc => "PersistentVolumeClaim",
             Kind::CronJob => "CronJob",
+            Kind::DaemonSet => "DaemonSet",
+            Kind::Job => "Job",
+            Kind::StorageClass => "StorageClass",
+            Kind::PriorityClass => "PriorityClass",
+            Kind::IngressClass => "IngressClass",
+            Kind::PersistentVolume => "PersistentVolume",
+            Kind::Pdb => "PodDisruptionBudget",
+            Kind::NetworkPolicy => "NetworkPolicy",
             Kind::Crd => "CustomResourceDefinition",
             Kind::Widget => "Widget",
         }
@@ -257,13 +275,16 @@ impl Kind {
     /// The `apiVersion` field.
     fn api_version(self) -> &'static str {
         match self {
-            Kind::Deployment | Kind::StatefulSet => "apps/v1",
+            Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet => "apps/v1",
             Kind::Role | Kind::RoleBinding | Kind::ClusterRoleBinding => {
                 "rbac.authorization.k8s.io/v1"
             }
-            Kind::Ingress => "networking.k8s.io/v1",
+            Kind::Ingress | Kind::IngressClass | Kind::NetworkPolicy => "networking.k8s.io/v1",
             Kind::Hpa => "autoscaling/v2",
-            Kind::CronJob => "batch/v1",
+            Kind::CronJob | Kind::Job => "batch/v1",
+            Kind::StorageClass => "storage.k8s.io/v1",
+            Kind::PriorityClass => "scheduling.k8s.io/v1",
+            Kind::Pdb => "policy/v1",
             Kind::Crd => "apiextensions.k8s.io/v1",
             Kind::Widget => "example.com/v1",
             _ => "v1",
@@ -271,7 +292,10 @@ impl Kind {
     }
 
     fn is_workload(self) -> bool {
-        matches!(self, Kind::Deployment | Kind::StatefulSet | Kind::CronJob)
+        matches!(
+            self,
+            Kind::Deployment | Kind::StatefulSet | Kind::CronJob | Kind::DaemonSet | Kind::Job
+        )
     }
 }
 
@@ -478,6 +502,14 @@ impl Gen {
         self.want(model, Kind::Hpa, 25, 1);
         self.want(model, Kind::RoleBinding, 30, 1);
         self.want(model, Kind::ClusterRoleBinding, 20, 1);
+        self.want(model, Kind::DaemonSet, 15, 1);
+        self.want(model, Kind::Job, 15, 1);
+        self.want(model, Kind::StorageClass, 20, 1);
+        self.want(model, Kind::PriorityClass, 20, 1);
+        self.want(model, Kind::IngressClass, 15, 1);
+        self.want(model, Kind::PersistentVolume, 15, 1);
+        self.want(model, Kind::Pdb, 20, 1);
+        self.want(model, Kind::NetworkPolicy, 20, 1);
         if self.chance(20) {
             model.res.push(Res {
                 kind: Kind::Crd,
@@ -599,6 +631,16 @@ impl Gen {
         if let Some(sa) = self.name_of(model, Kind::ServiceAccount) {
             let _ = writeln!(s, "{p}serviceAccountName: {sa}");
         }
+        if let Some(pc) = self.name_of(model, Kind::PriorityClass) {
+            if self.chance(60) {
+                let _ = writeln!(s, "{p}priorityClassName: {pc}");
+            }
+        }
+        if let Some(sec) = self.secret_ref(model) {
+            if self.chance(25) {
+                let _ = writeln!(s, "{p}imagePullSecrets:\n{p}- name: {sec}");
+            }
+        }
         let _ = writeln!(s, "{p}containers:");
         let n = self.rng.range(1, 2);
         let cm = self.cm_ref(model);
@@ -709,7 +751,61 @@ impl Gen {
                 s.push_str(&self.pod_spec(model, &name, 6));
                 if kind == Kind::StatefulSet && self.chance(50) {
                     s.push_str("  volumeClaimTemplates:\n  - metadata:\n      name: state\n    spec:\n      accessModes: [ReadWriteOnce]\n      resources:\n        requests:\n          storage: 1Gi\n");
+                    if let Some(sc) = self.name_of(model, Kind::StorageClass) {
+                        let _ = writeln!(s, "      storageClassName: {sc}");
+                    }
                 }
+            }
+            Kind::DaemonSet => {
+                let _ = writeln!(
+                    s,
+                    "spec:\n  selector:\n    matchLabels:\n      app: {name}\n  template:\n    metadata:\n      labels:\n        app: {name}\n    spec:"
+                );
+                s.push_str(&self.pod_spec(model, &name, 6));
+            }
+            Kind::Job => {
+                s.push_str("spec:\n  template:\n    spec:\n      restartPolicy: Never\n");
+                s.push_str(&self.pod_spec(model, &name, 6));
+            }
+            Kind::StorageClass => {
+                s.push_str("provisioner: example.com/disk\n");
+                if let Some(sec) = self.secret_ref(model) {
+                    if self.chance(40) {
+                        let _ = writeln!(s, "parameters:\n  secretName: {sec}");
+                    }
+                }
+            }
+            Kind::PriorityClass => {
+                let _ = writeln!(s, "value: {}", 1000 + self.rng.below(1000));
+            }
+            Kind::IngressClass => {
+                s.push_str("spec:\n  controller: example.com/ingress\n");
+            }
+            Kind::PersistentVolume => {
+                s.push_str("spec:\n  capacity:\n    storage: 2Gi\n  accessModes: [ReadWriteOnce]\n  hostPath:\n    path: /data\n");
+                if let Some(sc) = self.name_of(model, Kind::StorageClass) {
+                    if self.chance(50) {
+                        let _ = writeln!(s, "  storageClassName: {sc}");
+                    }
+                }
+            }
+            Kind::Pdb => {
+                let target = self
+                    .name_of(model, Kind::Deployment)
+                    .unwrap_or_else(|| name.clone());
+                let _ = writeln!(
+                    s,
+                    "spec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: {target}"
+                );
+            }
+            Kind::NetworkPolicy => {
+                let target = self
+                    .name_of(model, Kind::Deployment)
+                    .unwrap_or_else(|| name.clone());
+                let _ = writeln!(
+                    s,
+                    "spec:\n  podSelector:\n    matchLabels:\n      app: {target}\n  ingress:\n  - from:\n    - podSelector:\n        matchLabels:\n          app: {target}"
+                );
             }
             Kind::CronJob => {
                 let _ = writeln!(
@@ -753,6 +849,16 @@ impl Gen {
             }
             Kind::Pvc => {
                 s.push_str("spec:\n  accessModes:\n  - ReadWriteOnce\n  resources:\n    requests:\n      storage: 2Gi\n");
+                if let Some(sc) = self.name_of(model, Kind::StorageClass) {
+                    if self.chance(60) {
+                        let _ = writeln!(s, "  storageClassName: {sc}");
+                    }
+                }
+                if let Some(pv) = self.name_of(model, Kind::PersistentVolume) {
+                    if self.chance(60) {
+                        let _ = writeln!(s, "  volumeName: {pv}");
+                    }
+                }
             }
             Kind::Role => {
                 s.push_str("rules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get, list]\n");
@@ -798,9 +904,14 @@ impl Gen {
                 let svc = self
                     .name_of(model, Kind::Service)
                     .unwrap_or_else(|| "missing".into());
+                let class = match self.name_of(model, Kind::IngressClass) {
+                    Some(class) if self.chance(60) => format!("  ingressClassName: {class}\n"),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     s,
-                    "spec:\n  rules:\n  - host: {}.example.com\n    http:\n      paths:\n      - path: /\n        pathType: Prefix\n        backend:\n          service:\n            name: {svc}\n            port:\n              number: 80",
+                    "spec:\n{}  rules:\n  - host: {}.example.com\n    http:\n      paths:\n      - path: /\n        pathType: Prefix\n        backend:\n          service:\n            name: {svc}\n            port:\n              number: 80",
+                    class,
                     self.word()
                 );
                 if let Some(sec) = self.secret_ref(model) {
