@@ -8,9 +8,9 @@
 //! resources of many kinds (workloads, Services, ConfigMaps, Secrets, RBAC
 //! with subjects, Ingress, HPA, PVC, CronJob, DaemonSet, Job, StorageClass,
 //! PriorityClass, IngressClass, PersistentVolume, PodDisruptionBudget,
-//! NetworkPolicy, a CRD and a custom resource) that refer to each other by
-//! name. Each level uses, with some
-//! probability, `namePrefix`/`nameSuffix`, `namespace`, `commonLabels`,
+//! NetworkPolicy, ValidatingWebhookConfiguration, APIService, a CRD and a
+//! custom resource) that refer to each other by name. Each level uses,
+//! with some probability, `namePrefix`/`nameSuffix`, `namespace`, `commonLabels`,
 //! `commonAnnotations`, `labels`, `images`, `replicas`, ConfigMap and
 //! Secret generators (merged or replaced across levels), generator
 //! options, strategic merge and JSON 6902 patches with targets, and
@@ -238,6 +238,8 @@ enum Kind {
     PersistentVolume,
     Pdb,
     NetworkPolicy,
+    Webhook,
+    ApiService,
     Crd,
     Widget,
 }
@@ -267,6 +269,8 @@ impl Kind {
             Kind::PersistentVolume => "PersistentVolume",
             Kind::Pdb => "PodDisruptionBudget",
             Kind::NetworkPolicy => "NetworkPolicy",
+            Kind::Webhook => "ValidatingWebhookConfiguration",
+            Kind::ApiService => "APIService",
             Kind::Crd => "CustomResourceDefinition",
             Kind::Widget => "Widget",
         }
@@ -285,6 +289,8 @@ impl Kind {
             Kind::StorageClass => "storage.k8s.io/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::Pdb => "policy/v1",
+            Kind::Webhook => "admissionregistration.k8s.io/v1",
+            Kind::ApiService => "apiregistration.k8s.io/v1",
             Kind::Crd => "apiextensions.k8s.io/v1",
             Kind::Widget => "example.com/v1",
             _ => "v1",
@@ -510,6 +516,8 @@ impl Gen {
         self.want(model, Kind::PersistentVolume, 15, 1);
         self.want(model, Kind::Pdb, 20, 1);
         self.want(model, Kind::NetworkPolicy, 20, 1);
+        self.want(model, Kind::Webhook, 15, 1);
+        self.want(model, Kind::ApiService, 10, 1);
         if self.chance(20) {
             model.res.push(Res {
                 kind: Kind::Crd,
@@ -796,6 +804,25 @@ impl Gen {
                 let _ = writeln!(
                     s,
                     "spec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: {target}"
+                );
+            }
+            Kind::Webhook => {
+                let svc = self
+                    .name_of(model, Kind::Service)
+                    .unwrap_or_else(|| "missing".into());
+                let ns = if self.chance(50) { "\n        namespace: default" } else { "" };
+                let _ = writeln!(
+                    s,
+                    "webhooks:\n- name: check.example.com\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  clientConfig:\n    service:\n        name: {svc}{ns}\n        path: /check"
+                );
+            }
+            Kind::ApiService => {
+                let svc = self
+                    .name_of(model, Kind::Service)
+                    .unwrap_or_else(|| "missing".into());
+                let _ = writeln!(
+                    s,
+                    "spec:\n  group: metrics.example.com\n  version: v1\n  groupPriorityMinimum: 100\n  versionPriority: 10\n  service:\n    name: {svc}\n    namespace: default"
                 );
             }
             Kind::NetworkPolicy => {
