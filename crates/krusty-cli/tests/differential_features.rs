@@ -810,7 +810,11 @@ impl Gen {
                 let svc = self
                     .name_of(model, Kind::Service)
                     .unwrap_or_else(|| "missing".into());
-                let ns = if self.chance(50) { "\n        namespace: default" } else { "" };
+                let ns = if self.chance(50) {
+                    "\n        namespace: default"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     s,
                     "webhooks:\n- name: check.example.com\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  clientConfig:\n    service:\n        name: {svc}{ns}\n        path: /check"
