@@ -626,6 +626,13 @@ impl Gen {
         (!all.is_empty()).then(|| self.rng.pick(&all).clone())
     }
 
+    /// The `app` label a selector picks: one of the model's Deployments,
+    /// else the resource's own `name`.
+    fn selected_app(&mut self, model: &Model, name: &str) -> String {
+        self.name_of(model, Kind::Deployment)
+            .unwrap_or_else(|| name.to_string())
+    }
+
     fn name_of(&mut self, model: &Model, kind: Kind) -> Option<String> {
         let all = model.of(kind);
         (!all.is_empty()).then(|| self.rng.pick(&all).names[0].clone())
@@ -798,9 +805,7 @@ impl Gen {
                 }
             }
             Kind::Pdb => {
-                let target = self
-                    .name_of(model, Kind::Deployment)
-                    .unwrap_or_else(|| name.clone());
+                let target = self.selected_app(model, &name);
                 let _ = writeln!(
                     s,
                     "spec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: {target}"
@@ -830,9 +835,7 @@ impl Gen {
                 );
             }
             Kind::NetworkPolicy => {
-                let target = self
-                    .name_of(model, Kind::Deployment)
-                    .unwrap_or_else(|| name.clone());
+                let target = self.selected_app(model, &name);
                 let _ = writeln!(
                     s,
                     "spec:\n  podSelector:\n    matchLabels:\n      app: {target}\n  ingress:\n  - from:\n    - podSelector:\n        matchLabels:\n          app: {target}"
@@ -847,9 +850,7 @@ impl Gen {
                 s.push_str(&self.pod_spec(model, &name, 10));
             }
             Kind::Service => {
-                let target = self
-                    .name_of(model, Kind::Deployment)
-                    .unwrap_or_else(|| name.clone());
+                let target = self.selected_app(model, &name);
                 let _ = writeln!(
                     s,
                     "spec:\n  selector:\n    app: {target}\n  ports:\n  - name: http\n    port: {}\n    targetPort: http",

@@ -195,10 +195,9 @@ pub fn merged_into_empty(list: &[FieldSpec]) -> OpResult<Vec<FieldSpec>> {
 /// `list` adds (see [`merge_all`]); looked up by path, so merging large
 /// tables stays close to linear.
 fn kept_in_merge(list: &[FieldSpec], more: &[FieldSpec]) -> OpResult<Vec<usize>> {
-    let order = krusty_resource::LegacyOrder::default();
     let sorted = |specs: &[FieldSpec]| {
         let mut indexes: Vec<usize> = (0..specs.len()).collect();
-        indexes.sort_by_cached_key(|&i| sort_key(&order, &specs[i].gvk));
+        indexes.sort_by_cached_key(|&i| sort_key(&specs[i].gvk));
         indexes
     };
     // Per path, the candidates in the order they are looked at.
@@ -232,7 +231,9 @@ fn kept_in_merge(list: &[FieldSpec], more: &[FieldSpec]) -> OpResult<Vec<usize>>
 /// Kustomize's order of field specs (`Gvk.IsLessThan`): the kind's rank
 /// in the legacy resource order, then group, version and kind joined by
 /// `_`, blanks standing as `~G`, `~V` and `~K`.
-fn sort_key(order: &krusty_resource::LegacyOrder, gvk: &Gvk) -> (i64, String) {
+fn sort_key(gvk: &Gvk) -> (i64, String) {
+    static ORDER: std::sync::OnceLock<krusty_resource::LegacyOrder> = std::sync::OnceLock::new();
+    let order = ORDER.get_or_init(krusty_resource::LegacyOrder::default);
     let blank = |s: &str, b: &str| {
         if s.is_empty() {
             b.to_string()

@@ -110,7 +110,7 @@ impl Resource {
         };
         for (_, v) in entries.iter_mut() {
             let text = match &v.value {
-                Value::Scalar(s) if v.tag() == krusty_yaml::node::Tag::Str => continue,
+                Value::Scalar(_) if v.tag() == krusty_yaml::node::Tag::Str => continue,
                 Value::Scalar(s) => s.text.to_string(),
                 _ => String::new(),
             };
@@ -165,17 +165,14 @@ impl Resource {
         &mut self,
         made_typed: &[CompactString],
     ) -> Result<(), ResourceError> {
-        if let Some(annotations) = self
+        if let Some(entries) = self
             .node
             .get_mut("metadata")
             .and_then(|m| m.get_mut("annotations"))
-            .filter(|a| a.as_map().is_some())
+            .and_then(Node::as_map_mut)
         {
             for key in made_typed {
-                if let Some((k, v)) = annotations
-                    .as_map_mut()
-                    .and_then(|entries| entries.iter_mut().find(|(k, _)| k.key_str() == Some(key)))
-                {
+                if let Some((k, v)) = entries.iter_mut().find(|(k, _)| k.key_str() == Some(key)) {
                     stringify_annotation(k, v, &mut self.meta.typed_annotations);
                 }
             }
