@@ -2,7 +2,8 @@
 //! resources, or the exact bytes `kustomize build` prints.
 //!
 //! [`build`] takes the directory of a kustomization and [`Options`] (the
-//! load restrictor, the `managed-by` label, what KRM functions may do,
+//! Kustomize release to reproduce (v5.8.1 unless told), the load
+//! restrictor, the `managed-by` label, what KRM functions may do,
 //! how remote bases are fetched: `kustomize build`'s flags) and returns a
 //! [`Build`]: the resources in output order, the warnings Kustomize prints
 //! on stderr, and [`Build::to_yaml`], the output of `kustomize build` byte
@@ -49,7 +50,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-pub use krusty_build::{BuildError, LoadRestrictor, Mount, Policy};
+pub use krusty_build::{BuildError, KustomizeVersion, LoadRestrictor, Mount, Policy};
 pub use krusty_edit as edit;
 pub use krusty_resource::Resource;
 

@@ -3,14 +3,22 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use krusty_ops::KustomizeVersion;
 use krusty_resource::{BuildMeta, Origin, RemoteRoot, Resource};
 use krusty_yaml::Node;
 
 pub use krusty_runtime::records::{ORIGIN_ANNOTATION, TRANSFORMATIONS_ANNOTATION};
 /// The label naming the tool that built a resource.
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-/// Its value: Kustomize builds report a development version here.
-pub const MANAGED_BY_VALUE: &str = "kustomize-(devel)";
+
+/// The label's value: Kustomize v5.5.0's release builds name a
+/// development version there, v5.8.1's their own release.
+pub fn managed_by_value(version: KustomizeVersion) -> String {
+    match version {
+        KustomizeVersion::V5_5_0 => "kustomize-(devel)".to_string(),
+        later => format!("kustomize-{later}"),
+    }
+}
 
 /// Which records to write.
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,9 +72,10 @@ impl Records {
         Some(origin_text(origin, root, ""))
     }
 
-    /// Writes the records onto `resources`; paths are shown relative to
-    /// `root`, or for what remote bases hold, as Kustomize shows them.
-    pub fn apply(&self, resources: &mut [Resource], root: &Path) {
+    /// Writes the records onto `resources` as release `version` writes
+    /// them; paths are shown relative to `root`, or for what remote bases
+    /// hold, as Kustomize shows them.
+    pub fn apply(&self, resources: &mut [Resource], root: &Path, version: KustomizeVersion) {
         for r in resources {
             for (key, text) in self.annotations(&r.meta, root) {
                 set_in(&mut r.node, "annotations", key, text);
@@ -76,7 +85,7 @@ impl Records {
                     &mut r.node,
                     "labels",
                     MANAGED_BY_LABEL,
-                    MANAGED_BY_VALUE.into(),
+                    managed_by_value(version),
                 );
             }
         }

@@ -193,3 +193,48 @@ impl From<FetchError> for BuildError {
 
 /// Result of a build step.
 pub type BuildResult<T> = Result<T, BuildError>;
+
+/// `text` as Go's `fmt` prints it when it is used as a format string with
+/// no arguments: `%%` is `%`, a verb is `%!v(MISSING)`, a `%` that ends
+/// the text is `%!(NOVERB)`.
+pub(crate) fn go_format_without_arguments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        // Flags, width and precision, then the verb.
+        while chars
+            .peek()
+            .is_some_and(|c| matches!(c, '+' | '-' | '#' | ' ' | '0'..='9' | '.'))
+        {
+            chars.next();
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some(verb) => out.push_str(&format!("%!{verb}(MISSING)")),
+            None => out.push_str("%!(NOVERB)"),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod go_format_tests {
+    use super::go_format_without_arguments;
+
+    #[test]
+    fn verbs_without_arguments_print_as_go_prints_them() {
+        assert_eq!(
+            go_format_without_arguments("comp%d-100%%.yaml"),
+            "comp%!d(MISSING)-100%.yaml"
+        );
+        assert_eq!(
+            go_format_without_arguments("a%5.2fb%"),
+            "a%!f(MISSING)b%!(NOVERB)"
+        );
+        assert_eq!(go_format_without_arguments("plain"), "plain");
+    }
+}

@@ -5,6 +5,7 @@
 
 use krusty_fetch::Fetcher;
 use krusty_fn::object;
+use krusty_ops::KustomizeVersion;
 use krusty_resource::Resource;
 use krusty_runtime::{FunctionCall, Policy, Runtime, StarlarkSource};
 
@@ -17,12 +18,15 @@ const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 /// Starlark files are resolved against the kustomization's directory;
 /// Starlark files are read under its load restrictions, exec paths are not
 /// subject to them (`--enable-exec` is the user's trust in them). A
-/// Starlark program by URL comes through `fetcher`, once it may run.
+/// Starlark program by URL comes through `fetcher`, once it may run. An
+/// exec spec's `envs` (Kustomize v5.7.0) are kept for `version` v5.8.1
+/// and dropped for v5.5.0, which does not know them.
 pub fn resolve(
     config: &Resource,
     loader: &Loader,
     policy: &Policy,
     fetcher: &Fetcher,
+    version: KustomizeVersion,
 ) -> BuildResult<Option<FunctionCall>> {
     let id = config.id();
     let runtime = match krusty_runtime::runtime_of(&config.node) {
@@ -35,9 +39,14 @@ pub fn resolve(
     let label = format!("{id} ({} function)", runtime.name());
     let in_config = |e: BuildError| e.context(format!("function config {id}"));
     let runtime = match runtime {
-        Runtime::Exec { path, args } => Runtime::Exec {
+        Runtime::Exec { path, args, envs } => Runtime::Exec {
             path: exec_path(&path, &loader.root).map_err(in_config)?,
             args,
+            envs: if version >= KustomizeVersion::V5_8_1 {
+                envs
+            } else {
+                Vec::new()
+            },
         },
         Runtime::Starlark(StarlarkSource::Path(path)) => {
             let file = loader.file(&path).map_err(in_config)?;

@@ -12,7 +12,7 @@ use krusty_ops::replacement::{self, ReplacementEntry};
 use krusty_ops::selector::Selector;
 use krusty_ops::typed::{self, At, Strictness};
 use krusty_ops::vars::{self, Var};
-use krusty_ops::{FieldSpec, OpError, OpResult};
+use krusty_ops::{FieldSpec, KustomizeVersion, OpError, OpResult};
 
 use crate::error::{BuildError, BuildResult};
 use crate::helm;
@@ -206,7 +206,10 @@ pub enum OpenApi {
 
 impl Kustomization {
     /// Finds and parses the kustomization file in the loader's root.
-    pub fn load(loader: &crate::loader::Loader) -> BuildResult<(Kustomization, PathBuf)> {
+    pub fn load(
+        loader: &crate::loader::Loader,
+        version: KustomizeVersion,
+    ) -> BuildResult<(Kustomization, PathBuf)> {
         let dir = &loader.root;
         // The usual name is opened and read at once; the stat that finds
         // any other name also gives the size to read by. A name the load
@@ -234,7 +237,7 @@ impl Kustomization {
         };
         let path = found.path.clone();
         let text = crate::loader::read_found_text(found)?;
-        let mut k = Kustomization::parse(&text)
+        let mut k = Kustomization::parse(&text, version)
             .map_err(|e| e.context(format!("invalid kustomization file {}", path.display())))?;
         // Vars are resolved at the top of the build: their messages name
         // the file that declares them.
@@ -244,8 +247,8 @@ impl Kustomization {
         Ok((k, path))
     }
 
-    /// Parses kustomization text.
-    pub fn parse(text: &str) -> BuildResult<Kustomization> {
+    /// Parses kustomization text as Kustomize release `version` reads it.
+    pub fn parse(text: &str, version: KustomizeVersion) -> BuildResult<Kustomization> {
         // Kustomize reads kustomization files with go-yaml v2, where a
         // repeated key silently replaces the earlier one.
         let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
@@ -291,7 +294,9 @@ impl Kustomization {
                 "helmChartInflationGenerator" => deprecated_helm = Some(value),
                 "bases" => bases = Some(value),
                 "imageTags" => image_tags = Some(value),
-                _ => k.read_field(name, value, text).map_err(BuildError::from)?,
+                _ => k
+                    .read_field(name, value, text, version)
+                    .map_err(BuildError::from)?,
             }
         }
         if !anything_set {
@@ -299,7 +304,8 @@ impl Kustomization {
         }
         for (name, value) in [("bases", bases), ("imageTags", image_tags)] {
             if let Some(value) = value {
-                k.read_field(name, value, text).map_err(BuildError::from)?;
+                k.read_field(name, value, text, version)
+                    .map_err(BuildError::from)?;
             }
         }
         if let Some(value) = deprecated_helm {
@@ -347,16 +353,33 @@ impl Kustomization {
 
     /// Reads field `name` from `value`; `text` is the file's text (where
     /// inline patches stand in it).
-    fn read_field(&mut self, name: &str, value: &Node, text: &str) -> OpResult<()> {
+    fn read_field(
+        &mut self,
+        name: &str,
+        value: &Node,
+        text: &str,
+        version: KustomizeVersion,
+    ) -> OpResult<()> {
         let at = At {
             owner: "Kustomization",
             path: name,
         };
         match name {
             "kind" if value.is_null() => self.kind = "Kustomization".to_string(),
-            "kind" => self.kind = typed::string(value, at)?,
-            "apiVersion" => {
-                typed::string(value, at)?;
+            "kind" | "apiVersion" => {
+                // Kustomize v5.8.1's Go names the embedded `TypeMeta`.
+                let path = match version {
+                    KustomizeVersion::V5_5_0 => name.to_string(),
+                    _ => format!("TypeMeta.{name}"),
+                };
+                let at = At {
+                    owner: "Kustomization",
+                    path: &path,
+                };
+                let text = typed::string(value, at)?;
+                if name == "kind" {
+                    self.kind = text;
+                }
             }
             "resources" => {
                 self.resources = typed::string_list(value, at)?;
@@ -412,7 +435,7 @@ impl Kustomization {
                 };
                 let list = typed::array(value, at, "[]GeneratorArgs")?
                     .iter()
-                    .map(|g| GeneratorArgs::from_node(kind, g, name, true))
+                    .map(|g| GeneratorArgs::from_node(kind, g, name, true, version))
                     .collect::<OpResult<Vec<_>>>()?;
                 match kind {
                     GeneratedKind::ConfigMap => self.config_map_generator = list,
@@ -437,7 +460,7 @@ impl Kustomization {
             "helmGlobals" if !value.is_null() => {
                 self.helm_globals = Some(helm::config::read_globals(value)?)
             }
-            "helmCharts" => self.helm_charts = helm::config::read_charts(value)?,
+            "helmCharts" => self.helm_charts = helm::config::read_charts(value, version)?,
             "generators" => {
                 self.generators = typed::string_list(value, at)?;
                 self.positions.generators = positions(value).collect();
@@ -458,7 +481,7 @@ impl Kustomization {
             "patches" => {
                 self.patches.clear();
                 for item in typed::array(value, at, "[]Patch")? {
-                    let entry = read_patch(item, text, Trim::Both)?.ok_or_else(|| {
+                    let entry = read_patch(item, text, Trim::Both, version)?.ok_or_else(|| {
                         OpError::new(format!(
                             "must specify one of patch and path in\n{}",
                             krusty_yaml::to_kustomize_yaml(item).unwrap_or_default()
@@ -474,7 +497,7 @@ impl Kustomization {
             "patchesJson6902" => {
                 self.patches_json6902.clear();
                 for item in typed::array(value, at, "[]Patch")? {
-                    let entry = read_patch(item, text, Trim::No)?.ok_or_else(|| {
+                    let entry = read_patch(item, text, Trim::No, version)?.ok_or_else(|| {
                         OpError::new("empty file path and empty jsonOp").located(None, item.pos())
                     })?;
                     self.patches_json6902.push(Json6902Entry {
@@ -489,8 +512,11 @@ impl Kustomization {
             "replacements" => {
                 self.replacements.clear();
                 for item in typed::array(value, at, "[]ReplacementField")? {
-                    self.replacements
-                        .push(replacement::read_entry(item, Strictness::Strict)?);
+                    self.replacements.push(replacement::read_entry(
+                        item,
+                        Strictness::Strict,
+                        version,
+                    )?);
                 }
             }
             // Only checked: the name it gives is not used.
@@ -634,7 +660,51 @@ enum Trim {
     No,
 }
 
-fn read_patch(item: &Node, text: &str, trim: Trim) -> OpResult<Option<PatchEntry>> {
+/// A patch's `options` as Kustomize v5.8.1 reads them: a struct of two
+/// booleans, its keys matched without regard to case in sorted order (the
+/// last of two spellings wins), any other key an error.
+fn read_patch_args(options: &Node, entry: &mut PatchEntry) -> OpResult<()> {
+    let mut keys: Vec<&(Node, Node)> = typed::object(
+        options,
+        At {
+            owner: "Patch",
+            path: "patches.options",
+        },
+        "types.PatchArgs",
+    )?
+    .iter()
+    .collect();
+    keys.sort_by(|a, b| a.0.key_str().cmp(&b.0.key_str()));
+    for (key, value) in keys {
+        let field = typed::canonical_field(
+            key.key_str().unwrap_or_default(),
+            &["allowNameChange", "allowKindChange"],
+        );
+        let at = |path| At {
+            owner: "PatchArgs",
+            path,
+        };
+        match field {
+            "allowNameChange" => {
+                entry.allow_name_change =
+                    typed::boolean(value, at("patches.options.allowNameChange"))?
+            }
+            "allowKindChange" => {
+                entry.allow_kind_change =
+                    typed::boolean(value, at("patches.options.allowKindChange"))?
+            }
+            _ => return Err(typed::unknown_field(key)),
+        }
+    }
+    Ok(())
+}
+
+fn read_patch(
+    item: &Node,
+    text: &str,
+    trim: Trim,
+    version: KustomizeVersion,
+) -> OpResult<Option<PatchEntry>> {
     let at = |path| At {
         owner: "Patch",
         path,
@@ -659,10 +729,17 @@ fn read_patch(item: &Node, text: &str, trim: Trim) -> OpResult<Option<PatchEntry
             }
             "path" => path = typed::string(v, at("patches.path"))?,
             "target" if !v.is_null() => {
-                let target = Selector::from_node(v, "Selector", Strictness::Strict)?;
+                let field = if trim == Trim::Both {
+                    "patches.target"
+                } else {
+                    "patchesJson6902.target"
+                };
+                let target =
+                    Selector::from_node_in(v, "Selector", field, Strictness::Strict, version)?;
                 entry.target = Some(target.written_in(v));
             }
             "target" => {}
+            "options" if version >= KustomizeVersion::V5_8_1 => read_patch_args(v, &mut entry)?,
             "options" => {
                 for (ok, ov) in typed::object(v, at("patches.options"), "map[string]bool")? {
                     let value = typed::boolean(ov, at("patches.options"))?;

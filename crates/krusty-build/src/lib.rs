@@ -19,6 +19,7 @@ pub mod target;
 
 pub use error::BuildError;
 pub use krusty_fetch::{redact, Cache, FetchOptions, Fetcher, Limits as FetchLimits, VerifyKeys};
+pub use krusty_ops::KustomizeVersion;
 pub use krusty_runtime::{parse_size, Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};

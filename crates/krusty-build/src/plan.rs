@@ -11,7 +11,7 @@ use krusty_ops::builtins::value_add::ConfigSite;
 use krusty_ops::fieldspec::merge_into;
 use krusty_ops::patch::StrategicMergePatches;
 use krusty_ops::replacement::Replacements;
-use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
+use krusty_ops::{Builtin, FieldSpec, KustomizeVersion, TransformerConfig};
 use krusty_resource::Resource;
 
 use crate::catalog::CatalogRef;
@@ -62,9 +62,14 @@ pub(crate) fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBu
 /// This kustomization's `configurations:` files with the defaults merged
 /// into them, in Kustomize's order (the shared defaults themselves when it
 /// has none).
-pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> BuildResult<Config> {
+pub(crate) fn own_config(
+    loader: &Loader,
+    k: &Kustomization,
+    k_path: &Path,
+    version: KustomizeVersion,
+) -> BuildResult<Config> {
     if k.configurations.is_empty() {
-        return Ok(Cow::Borrowed(TransformerConfig::defaults()));
+        return Ok(Cow::Borrowed(TransformerConfig::defaults(version)));
     }
     // Kustomize merges the files in order, then the result into its
     // defaults.
@@ -81,7 +86,7 @@ pub(crate) fn own_config(loader: &Loader, k: &Kustomization, k_path: &Path) -> B
             files.merge(&c).map_err(op_err)?;
         }
     }
-    let mut config = TransformerConfig::defaults().clone();
+    let mut config = TransformerConfig::defaults(version).clone();
     config.merge(&files).map_err(op_err)?;
     Ok(Cow::Owned(config))
 }
@@ -136,7 +141,13 @@ pub(crate) fn generators(
         step.label = format!("{kind} {}", g.name);
         steps.push(step);
     }
-    steps.extend(crate::helm::field_steps(&ctx.helm, loader, k, k_path)?);
+    let rule = crate::helm::NamespaceRule {
+        version: ctx.version,
+        inherited: &ctx.helm_root_namespace,
+    };
+    steps.extend(crate::helm::field_steps(
+        &ctx.helm, loader, k, k_path, &rule,
+    )?);
     steps.extend(configured(
         ctx,
         loader,
@@ -335,6 +346,7 @@ fn configured(
     let site = ConfigSite {
         root_name: &root_name,
         files: loader,
+        version: ctx.version,
     };
     // Configs, and compositions (folders holding one): as in Kustomize,
     // the configs written inline first, then those of files and folders,
@@ -400,7 +412,7 @@ fn configured(
                 let in_field = |e: BuildError| {
                     here(e).context(format!("kustomization file {}: field '{field}'", k_path.display()))
                 };
-                let declared = crate::functions::resolve(c, loader, &ctx.policy, ctx.catalogs.fetcher()).map_err(in_field)?;
+                let declared = crate::functions::resolve(c, loader, &ctx.policy, ctx.catalogs.fetcher(), ctx.version).map_err(in_field)?;
                 let from_catalog = || {
                     crate::catalog::resolve(c, loader, catalogs, &ctx.catalogs, &ctx.policy)
                         .map_err(in_field)
@@ -430,7 +442,8 @@ fn configured(
             }
             if c.kind() == crate::helm::KIND {
                 let step =
-                    crate::helm::config_step(c, &id, loader, &ctx.helm, origin).map_err(here)?;
+                    crate::helm::config_step(c, &id, loader, &ctx.helm, origin, ctx.version)
+                        .map_err(here)?;
                 check_role(c.kind(), &id, field).map_err(here)?;
                 return Ok(step);
             }

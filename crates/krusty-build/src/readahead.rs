@@ -254,7 +254,8 @@ mod tests {
     use super::*;
 
     fn kustomization(text: &str) -> Kustomization {
-        Kustomization::parse(text).expect("valid kustomization")
+        Kustomization::parse(text, krusty_ops::KustomizeVersion::default())
+            .expect("valid kustomization")
     }
 
     #[test]

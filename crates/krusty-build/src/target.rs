@@ -10,9 +10,10 @@ use rayon::prelude::*;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
+use krusty_ops::builtins::namespace::HELM_GENERATED_ANNOTATION;
 use krusty_ops::schema::BUILTIN_VERSION;
 use krusty_ops::vars::{self, VarSet};
-use krusty_ops::{Env, TransformerConfig};
+use krusty_ops::{Env, KustomizeVersion, TransformerConfig};
 use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
 
 use krusty_runtime::Policy;
@@ -47,6 +48,8 @@ pub struct BuildOptions {
     /// each remote is fetched once for all of them. `None`: the build
     /// makes its own from `fetch`.
     pub fetcher: Option<Arc<Fetcher>>,
+    /// The Kustomize release whose behaviour the build reproduces.
+    pub kustomize_version: KustomizeVersion,
 }
 
 /// The result of a build: resources in output order, and warnings for stderr.
@@ -110,6 +113,8 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         None => Arc::new(Fetcher::new(opts.fetch.clone())),
     });
     let mut ctx = Context {
+        version: opts.kustomize_version,
+        helm_root_namespace: String::new(),
         chain: Vec::new(),
         warnings: Vec::new(),
         schema: SchemaChoice::default(),
@@ -119,6 +124,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         policy: opts.functions.clone(),
         host: Arc::new(
             krusty_runtime::Host::new(opts.functions.clone())
+                .for_release(opts.kustomize_version)
                 .with_result_cache(opts.fetch.function_cache()),
         ),
         helm: Arc::new(crate::helm::Helm::new(
@@ -165,8 +171,12 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
     }
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
-    records.apply(resmap.resources_mut(), &loader.root);
-    let resources = printed(resmap, level.kustomization.sort_options.unwrap_or_default());
+    records.apply(resmap.resources_mut(), &loader.root, ctx.version);
+    let resources = printed(
+        resmap,
+        level.kustomization.sort_options.unwrap_or_default(),
+        ctx.version,
+    );
     check_types(&resources)?;
     Ok(BuildOutput {
         resources,
@@ -236,8 +246,12 @@ fn finish(
 
 /// The resources printed, in output order: annotations normalized, those
 /// marked local-config left out, sorted as `sortOptions` says.
-fn printed(mut resmap: ResMap, order: SortOptions) -> Vec<Resource> {
+fn printed(mut resmap: ResMap, order: SortOptions, version: KustomizeVersion) -> Vec<Resource> {
     let kept = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
+        if version >= KustomizeVersion::V5_8_1 {
+            // A build annotation from Kustomize v5.8.1 on.
+            r.remove_annotation(HELM_GENERATED_ANNOTATION);
+        }
         r.normalize_annotations();
         keeps_printed(r)
     });
@@ -381,6 +395,12 @@ fn keeps_printed(r: &Resource) -> bool {
 }
 
 pub(crate) struct Context {
+    /// The Kustomize release whose rules apply.
+    pub(crate) version: KustomizeVersion,
+    /// The namespace the kustomizations above this one pass down to its
+    /// Helm charts (Kustomize v5.8.1's `helmRootNamespace`): the nearest
+    /// one's `namespace` that is set.
+    pub(crate) helm_root_namespace: String,
     /// Kustomization roots being built, outermost first (for cycle detection).
     chain: Vec<PathBuf>,
     warnings: Vec<String>,
@@ -418,7 +438,7 @@ impl Context {
     /// Reads the kustomization in `loader`'s root and applies its
     /// `openapi:` field, as Kustomize does before it looks at the kind.
     fn load_target(&mut self, loader: &Loader) -> BuildResult<(Kustomization, PathBuf)> {
-        let (k, path) = Kustomization::load(loader).map_err(|e| {
+        let (k, path) = Kustomization::load(loader, self.version).map_err(|e| {
             e.context(format!(
                 "couldn't make target for path '{}'",
                 loader.root.display()
@@ -540,7 +560,7 @@ impl Context {
         resmap.extend_hashed(resources).map_err(BuildError::from)?;
         Ok(Level {
             resmap,
-            config: Cow::Borrowed(TransformerConfig::defaults()),
+            config: Cow::Borrowed(TransformerConfig::defaults(self.version)),
             kustomization: Kustomization::default(),
             vars: VarSet::default(),
         })
@@ -570,6 +590,7 @@ impl Context {
             builtin_schema_read: Some(self.schema.builtin_read_flag()),
             record_transformations: self.record_transformations,
             build_records: self.build_records,
+            version: self.version,
         }
     }
 
@@ -617,11 +638,12 @@ impl Context {
     ) -> BuildResult<()> {
         let site = || format!("kustomization file {}", k_path.display());
         match stage {
-            Stage::Resources => self
-                .accumulate_resources(loader, k, k_path, acc)
-                .map_err(|e| e.context("accumulating resources")),
+            Stage::Resources => self.below(k, |ctx| {
+                ctx.accumulate_resources(loader, k, k_path, acc)
+                    .map_err(|e| e.context("accumulating resources"))
+            }),
             Stage::Configurations => {
-                let own = plan::own_config(loader, k, k_path)
+                let own = plan::own_config(loader, k, k_path, self.version)
                     .map_err(|e| e.context(format!("{}: field 'configurations'", site())))?;
                 merge_config(&mut acc.config, &own).map_err(|e| {
                     BuildError::from(e)
@@ -642,17 +664,17 @@ impl Context {
                 let steps = in_remote(plan::generators(self, loader, k, k_path)?, loader);
                 self.run_operations(steps, Role::Generator, loader, &mut acc.resmap, &site())
             }
-            Stage::Components => {
+            Stage::Components => self.below(k, |ctx| {
                 for (i, entry) in k.components.iter().enumerate() {
                     let place = Place {
                         file: k_path,
                         pos: EntryPositions::at(&k.positions.components, i),
                     };
-                    self.accumulate_component(loader, entry, place, acc)
+                    ctx.accumulate_component(loader, entry, place, acc)
                         .map_err(|e| e.context("accumulating components"))?;
                 }
                 Ok(())
-            }
+            }),
             Stage::Transformers => {
                 let steps = in_remote(
                     plan::transformers(self, loader, k, k_path, &acc.config)?,
@@ -667,6 +689,25 @@ impl Context {
             Stage::Vars => vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars)
                 .map_err(|e| BuildError::from(e).context(site())),
         }
+    }
+
+    /// Runs `build` over the folders `k` includes (its resources and
+    /// components), passing down the namespace their Helm charts get from
+    /// Kustomize v5.8.1 on: `k`'s own, else the one passed to `k`.
+    fn below<T>(
+        &mut self,
+        k: &Kustomization,
+        build: impl FnOnce(&mut Context) -> BuildResult<T>,
+    ) -> BuildResult<T> {
+        let passed = if k.namespace.is_empty() {
+            self.helm_root_namespace.clone()
+        } else {
+            k.namespace.clone()
+        };
+        let own = std::mem::replace(&mut self.helm_root_namespace, passed);
+        let result = build(self);
+        self.helm_root_namespace = own;
+        result
     }
 
     /// Runs the component in directory `entry` over the parent's accumulator.
@@ -686,8 +727,14 @@ impl Context {
             return self.in_remote(&url.raw, |ctx| ctx.component_at(&sub, place, acc));
         }
         let joined = clean(&loader.root.join(entry));
+        let version = self.version;
         let sub = Loader::new(&joined, loader.restrictor).map_err(|e| {
-            let why = if joined.exists() {
+            let why = if joined.exists() && version < KustomizeVersion::V5_8_1 {
+                // Kustomize v5.5.0 uses the quoted path as a format string.
+                let path = joined.display().to_string();
+                e.to_string()
+                    .replace(&path, &crate::error::go_format_without_arguments(&path))
+            } else if joined.exists() {
                 e.to_string()
             } else {
                 format!("must build at directory: not a valid directory: {}", e)
@@ -722,7 +769,7 @@ impl Context {
                 e.located(place.file, place.pos)
             }
         };
-        let (k, k_path) = Kustomization::load(sub)
+        let (k, k_path) = Kustomization::load(sub, self.version)
             .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
             .map_err(in_directory)?;
         if k.kind != "Component" {
@@ -1003,6 +1050,8 @@ impl Context {
     /// warnings of its own.
     fn fork(&self) -> Context {
         Context {
+            version: self.version,
+            helm_root_namespace: self.helm_root_namespace.clone(),
             chain: self.chain.clone(),
             warnings: Vec::new(),
             schema: self.schema.clone(),

@@ -2,6 +2,7 @@
 //! (`build`, `edit`, `version`), also when installed or linked under the
 //! name `kustomize`.
 
+mod compare;
 mod edit;
 mod output;
 mod pool;
@@ -14,7 +15,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use krusty_build::helm::HelmOptions;
-use krusty_build::{composition, BuildOptions, Cache, FetchOptions, LoadRestrictor, Mount, Policy};
+use krusty_build::{
+    composition, BuildOptions, Cache, FetchOptions, KustomizeVersion, LoadRestrictor, Mount, Policy,
+};
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
 #[derive(Parser)]
@@ -22,6 +25,17 @@ use krusty_build::{composition, BuildOptions, Cache, FetchOptions, LoadRestricto
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The Kustomize release to reproduce: v5.8.1 (the default) or
+    /// v5.5.0. The environment variable serves tools that run
+    /// `kustomize` with fixed arguments (Argo CD); the flag wins.
+    #[arg(
+        long = "kustomize-version",
+        global = true,
+        env = "KRUSTY_KUSTOMIZE_VERSION",
+        value_name = "VERSION",
+        default_value_t = KustomizeVersion::default()
+    )]
+    kustomize_version: KustomizeVersion,
 }
 
 #[derive(Subcommand)]
@@ -97,6 +111,18 @@ struct BuildArgs {
     /// An empty PATH means stdout, as in Kustomize.
     #[arg(short = 'o', long = "output", value_name = "PATH", value_parser = clap::value_parser!(std::ffi::OsString))]
     output: Option<std::ffi::OsString>,
+    /// Build DIR as two Kustomize releases (OLD,NEW: v5.5.0,v5.8.1, in
+    /// either order) instead of one, and print what differs, resource by
+    /// resource, as a diff: what upgrading Kustomize would change. Exit
+    /// status 0 when the outputs are the same, 1 when they differ
+    /// (docs/compatibility.md).
+    #[arg(
+        long = "compare-versions",
+        value_name = "OLD,NEW",
+        value_parser = compare::parse_versions,
+        conflicts_with = "output"
+    )]
+    compare_versions: Option<compare::VersionPair>,
     /// If set to 'LoadRestrictionsNone', local kustomizations may load files
     /// from outside their root. This does, however, break the relocatability
     /// of the kustomization.
@@ -106,8 +132,9 @@ struct BuildArgs {
         default_value = "LoadRestrictionsRootOnly"
     )]
     load_restrictor: LoadRestrictor,
-    /// Add the label `app.kubernetes.io/managed-by: kustomize-(devel)` to
-    /// every resource, as Kustomize does with this flag.
+    /// Add the label `app.kubernetes.io/managed-by` (`kustomize-v5.8.1`;
+    /// `kustomize-(devel)` as v5.5.0) to every resource, as Kustomize does
+    /// with this flag. Deprecated: `buildMetadata: [managedByLabel]`.
     #[arg(long = "enable-managedby-label", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false, value_name = "BOOL")]
     enable_managedby_label: bool,
     /// Fetch nothing: remote bases and files come from krusty's cache
@@ -304,10 +331,14 @@ fn main() -> ExitCode {
     ignore_file_size_signal();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Version(args) => version::run(&args),
+        Command::Version(args) => version::run(&args, cli.kustomize_version),
         Command::Edit(command) => edit::run(&command),
         Command::Create(args) => edit::create(&args),
-        Command::Build(args) => pool::in_pool(|| run_build(&args)),
+        Command::Build(args) => match pool::in_pool(|| run_build(&args, cli.kustomize_version)) {
+            // `--compare-versions` says "the outputs differ" with status 1.
+            Ok(code) => return code,
+            Err(msg) => Err(msg),
+        },
         Command::Cache(command) => run_cache(&command),
         Command::Composition(command) => run_composition(&command),
         Command::View(command) => view::run(&command),
@@ -380,8 +411,9 @@ fn fetch_limits(args: &BuildArgs) -> Result<krusty_build::FetchLimits, String> {
     })
 }
 
-fn run_build(args: &BuildArgs) -> Result<(), String> {
+fn run_build(args: &BuildArgs, kustomize_version: KustomizeVersion) -> Result<ExitCode, String> {
     let opts = BuildOptions {
+        kustomize_version,
         load_restrictor: args.load_restrictor,
         managed_by_label: args.enable_managedby_label,
         helm: args.helm.options()?,
@@ -397,9 +429,16 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
         },
         fetcher: None,
     };
+    if args.enable_managedby_label {
+        eprintln!("Flag --enable-managedby-label has been deprecated, The flag `enable-managedby-label` has been deprecated. Use the `managedByLabel` option in the `buildMetadata` field instead.");
+    }
     krusty_runtime::server::set_max_servers(args.functions.max_servers);
+    if let Some(versions) = args.compare_versions {
+        return compare::run(&args.dirs, versions, &opts);
+    }
     if let [_, _, ..] = args.dirs.as_slice() {
-        return targets::build_all(&args.dirs, args.output.as_deref(), &opts);
+        return targets::build_all(&args.dirs, args.output.as_deref(), &opts)
+            .map(|()| ExitCode::SUCCESS);
     }
     let dir = args.dirs.first().map_or(Path::new("."), PathBuf::as_path);
     let out = krusty_api::build(dir, &opts).map_err(|e| e.to_string());
@@ -425,5 +464,5 @@ fn run_build(args: &BuildArgs) -> Result<(), String> {
     // The process ends here: freeing every node one by one would only
     // cost time (a tenth of a large build).
     std::mem::forget(out);
-    written
+    written.map(|()| ExitCode::SUCCESS)
 }

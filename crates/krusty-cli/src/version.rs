@@ -1,6 +1,9 @@
 //! `krusty version`: the Kustomize version krusty builds like, first (so
 //! that tools reading Kustomize's version, such as Argo CD, find it), then
-//! krusty's own.
+//! krusty's own. The Kustomize version is the release being reproduced
+//! (`--kustomize-version`, `KRUSTY_KUSTOMIZE_VERSION`).
+
+use krusty_build::KustomizeVersion;
 
 /// `version`'s flags.
 #[derive(clap::Args)]
@@ -16,25 +19,22 @@ pub struct VersionArgs {
 
 /// Runs `version`: `--short` is deprecated in Kustomize, which says so on
 /// stderr.
-pub fn run(args: &VersionArgs) -> Result<(), String> {
+pub fn run(args: &VersionArgs, emulated: KustomizeVersion) -> Result<(), String> {
     if args.short {
         eprintln!("Flag --short has been deprecated, and will be removed in the future.");
     }
     match args.output.as_deref().filter(|o| !o.is_empty()) {
         Some(_) if args.short => Err("--short and --output are mutually exclusive".into()),
         Some(format) => {
-            println!("{}", structured(format));
+            println!("{}", structured(format, emulated));
             Ok(())
         }
         None => {
-            println!("{}", line(args.short));
+            println!("{}", line(args.short, emulated));
             Ok(())
         }
     }
 }
-
-/// The Kustomize release whose output krusty reproduces.
-const KUSTOMIZE_VERSION: &str = "v5.5.0";
 
 /// krusty's own version.
 const KRUSTY_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -42,19 +42,19 @@ const KRUSTY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// What `version` prints, in the form `--short` (Kustomize's
 /// `{kustomize/vX.Y.Z  BUILD-DATE  }`) or not (`vX.Y.Z`), each followed by
 /// krusty's version.
-fn line(short: bool) -> String {
+fn line(short: bool, emulated: KustomizeVersion) -> String {
     if short {
-        format!("{{kustomize/{KUSTOMIZE_VERSION}  krusty/v{KRUSTY_VERSION}  }}")
+        format!("{{kustomize/{emulated}  krusty/v{KRUSTY_VERSION}  }}")
     } else {
-        format!("{KUSTOMIZE_VERSION} (krusty v{KRUSTY_VERSION})")
+        format!("{emulated} (krusty v{KRUSTY_VERSION})")
     }
 }
 
 /// `version -o yaml|json`: Kustomize's provenance fields, with krusty's
 /// version beside them.
-fn structured(format: &str) -> String {
+fn structured(format: &str, emulated: KustomizeVersion) -> String {
     let fields = [
-        ("version", format!("kustomize/{KUSTOMIZE_VERSION}")),
+        ("version", format!("kustomize/{emulated}")),
         ("gitCommit", "unknown".to_string()),
         ("buildDate", "unknown".to_string()),
         ("goOs", std::env::consts::OS.to_string()),

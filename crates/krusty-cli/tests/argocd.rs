@@ -105,27 +105,44 @@ fn numbers(version: &str) -> Vec<u64> {
 }
 
 #[test]
-fn argocd_reads_kustomize_v5_5_0_from_the_version() {
+fn argocd_reads_the_emulated_kustomize_release_from_the_version() {
     let dir = support::scratch("argocd", "version");
     let kustomize = kustomize_link(&dir);
-    let short = run(&kustomize, &["version", "--short"], &dir);
-    assert!(short.status.success(), "{}", text(&short.stderr));
-    let line = text(&short.stdout);
-    let parsed = argocd_version_text(&line);
-    assert_eq!(first_semver(&parsed), Some("v5.5.0"), "from {line:?}");
-    assert!(numbers("v5.5.0") >= numbers("v5.3.0"));
-    assert!(
-        line.contains(&format!("krusty/v{}", env!("CARGO_PKG_VERSION"))),
-        "{line}"
-    );
-    // The long form reads the same.
-    let long = text(&run(&kustomize, &["version"], &dir).stdout);
-    assert_eq!(
-        first_semver(&argocd_version_text(&long)),
-        Some("v5.5.0"),
-        "{long}"
-    );
-    assert!(long.contains(env!("CARGO_PKG_VERSION")), "{long}");
+    // Argo CD runs `kustomize` with fixed arguments: the environment
+    // chooses the release, v5.8.1 by default.
+    for (chosen, want) in [
+        (None, "v5.8.1"),
+        (Some("v5.5.0"), "v5.5.0"),
+        (Some("v5.8.1"), "v5.8.1"),
+    ] {
+        let run_as = |args: &[&str]| {
+            let mut cmd = Command::new(&kustomize);
+            cmd.args(args).current_dir(&dir);
+            match chosen {
+                Some(v) => cmd.env("KRUSTY_KUSTOMIZE_VERSION", v),
+                None => cmd.env_remove("KRUSTY_KUSTOMIZE_VERSION"),
+            };
+            cmd.output().expect("kustomize runs")
+        };
+        let short = run_as(&["version", "--short"]);
+        assert!(short.status.success(), "{}", text(&short.stderr));
+        let line = text(&short.stdout);
+        let parsed = argocd_version_text(&line);
+        assert_eq!(first_semver(&parsed), Some(want), "from {line:?}");
+        assert!(numbers(want) >= numbers("v5.3.0"));
+        assert!(
+            line.contains(&format!("krusty/v{}", env!("CARGO_PKG_VERSION"))),
+            "{line}"
+        );
+        // The long form reads the same.
+        let long = text(&run_as(&["version"]).stdout);
+        assert_eq!(
+            first_semver(&argocd_version_text(&long)),
+            Some(want),
+            "{long}"
+        );
+        assert!(long.contains(env!("CARGO_PKG_VERSION")), "{long}");
+    }
 }
 
 #[test]

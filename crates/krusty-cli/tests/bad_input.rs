@@ -18,8 +18,13 @@
 //!
 //! krusty must exit with the recorded status and print the recorded stderr;
 //! when it fails it prints nothing on stdout; and it accepts exactly the
-//! trees kubectl accepts. `KRUSTY_BLESS=1` rewrites `expected_exit` and
-//! `expected_stderr` from krusty's run. `KRUSTY_CHECK_ORACLE=1` (with
+//! trees kubectl accepts. Every case is built as each Kustomize release
+//! krusty reproduces (`--kustomize-version`); where v5.8.1 differs, the
+//! case holds `expected_exit.v5.8.1`, `expected_stderr.v5.8.1` or
+//! `kubectl_exit.v5.8.1` (Kustomize v5.8.1's decision, kubectl v1.37) beside
+//! the shared files, which are v5.5.0's. `KRUSTY_BLESS=1` rewrites
+//! `expected_exit` and `expected_stderr` from krusty's run (v5.8.1's own
+//! files only where its run differs). `KRUSTY_CHECK_ORACLE=1` (with
 //! `kubectl` on `PATH`) runs kubectl again and checks `kubectl_exit`.
 //!
 //! The trees are written by `tests/bad-input/make-cases.py`.
@@ -28,6 +33,9 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// The Kustomize releases krusty reproduces, oldest first.
+const KUSTOMIZE_VERSIONS: [&str; 2] = ["v5.5.0", "v5.8.1"];
 
 /// The corpus folder.
 fn corpus() -> PathBuf {
@@ -72,12 +80,40 @@ fn portable(text: &str, case: &Path) -> String {
     text
 }
 
-/// Reads a one-number file of the case (`expected_exit`, `kubectl_exit`).
-fn read_number(case: &Path, file: &str) -> Result<i32, String> {
-    let text = fs::read_to_string(case.join(file)).map_err(|e| format!("{file}: {e}"))?;
+/// The case's file `name` for release `version`: `name.VERSION` when the
+/// case has one, else the shared `name` (v5.5.0's own).
+fn file_for(case: &Path, name: &str, version: &str) -> PathBuf {
+    let own = case.join(format!("{name}.{version}"));
+    if version != KUSTOMIZE_VERSIONS[0] && own.is_file() {
+        own
+    } else {
+        case.join(name)
+    }
+}
+
+/// Reads a one-number file of the case (`expected_exit`, `kubectl_exit`)
+/// for release `version`.
+fn read_number(case: &Path, file: &str, version: &str) -> Result<i32, String> {
+    let path = file_for(case, file, version);
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.trim()
         .parse()
         .map_err(|e| format!("{file}: {:?}: {e}", text.trim()))
+}
+
+/// Records `text` as the case's file `name` for `version`: the shared file
+/// for v5.5.0; for a later release, a file of its own only where it
+/// differs from the shared one.
+fn bless_file(case: &Path, name: &str, version: &str, text: &str) -> Result<(), String> {
+    let own = case.join(format!("{name}.{version}"));
+    if version == KUSTOMIZE_VERSIONS[0] {
+        return fs::write(case.join(name), text).map_err(|e| e.to_string());
+    }
+    if fs::read_to_string(case.join(name)).is_ok_and(|shared| shared == text) {
+        let _ = fs::remove_file(own);
+        return Ok(());
+    }
+    fs::write(own, text).map_err(|e| e.to_string())
 }
 
 /// What one case's check found.
@@ -90,21 +126,25 @@ enum Verdict {
     Resolved,
 }
 
-/// Checks one case; `Err` describes the failures.
-fn check(case: &Path, bless: bool) -> Result<Verdict, String> {
-    let out = run(case, env!("CARGO_BIN_EXE_krusty"), &["build"]);
+/// Checks one case as release `version`; `Err` describes the failures.
+fn check(case: &Path, bless: bool, version: &str) -> Result<Verdict, String> {
+    let out = run(
+        case,
+        env!("CARGO_BIN_EXE_krusty"),
+        &["--kustomize-version", version, "build"],
+    );
     let exit = out.status.code().unwrap_or(-1);
     let stderr = portable(&String::from_utf8_lossy(&out.stderr), case);
     if bless {
-        fs::write(case.join("expected_exit"), format!("{exit}\n")).map_err(|e| e.to_string())?;
-        fs::write(case.join("expected_stderr"), &stderr).map_err(|e| e.to_string())?;
+        bless_file(case, "expected_exit", version, &format!("{exit}\n"))?;
+        bless_file(case, "expected_stderr", version, &stderr)?;
     }
     let mut problems = Vec::new();
-    let want_exit = read_number(case, "expected_exit")?;
+    let want_exit = read_number(case, "expected_exit", version)?;
     if exit != want_exit {
         problems.push(format!("exit status {exit}, expected {want_exit}"));
     }
-    let want_stderr = fs::read_to_string(case.join("expected_stderr"))
+    let want_stderr = fs::read_to_string(file_for(case, "expected_stderr", version))
         .map_err(|e| format!("expected_stderr: {e}"))?;
     if stderr != want_stderr {
         problems.push(format!(
@@ -117,8 +157,8 @@ fn check(case: &Path, bless: bool) -> Result<Verdict, String> {
             out.stdout.len()
         ));
     }
-    let kubectl_accepts = read_number(case, "kubectl_exit")? == 0;
-    let disagreement = fs::read_to_string(case.join("disagreement")).ok();
+    let kubectl_accepts = read_number(case, "kubectl_exit", version)? == 0;
+    let disagreement = fs::read_to_string(file_for(case, "disagreement", version)).ok();
     let mut verdict = Verdict::Pass;
     match disagreement {
         Some(_) if (exit == 0) == kubectl_accepts => verdict = Verdict::Resolved,
@@ -134,7 +174,9 @@ fn check(case: &Path, bless: bool) -> Result<Verdict, String> {
         )),
         None => {}
     }
-    if std::env::var("KRUSTY_CHECK_ORACLE").is_ok_and(|v| v == "1") {
+    if version == KUSTOMIZE_VERSIONS[0]
+        && std::env::var("KRUSTY_CHECK_ORACLE").is_ok_and(|v| v == "1")
+    {
         let kubectl = run(case, "kubectl", &["kustomize"]);
         if kubectl.status.success() != kubectl_accepts {
             problems.push(format!(
@@ -161,9 +203,13 @@ fn bad_input_matches_snapshots_and_kubectl_decisions() {
     assert!(cases.len() >= 150, "only {} bad-input cases", cases.len());
     let mut failures = 0;
     let mut known = Vec::new();
-    for case in &cases {
+    for (case, version) in cases
+        .iter()
+        .flat_map(|c| KUSTOMIZE_VERSIONS.map(|v| (c, v)))
+    {
         let name = case.file_name().unwrap_or_default().to_string_lossy();
-        match check(case, bless) {
+        let name = format!("{name} ({version})");
+        match check(case, bless, version) {
             Ok(Verdict::Pass) => {}
             Ok(Verdict::KnownDisagreement(why)) => known.push(format!("{name}: {why}")),
             Ok(Verdict::Resolved) => known.push(format!(
@@ -187,10 +233,12 @@ fn bad_input_matches_snapshots_and_kubectl_decisions() {
         }
         let _ = writeln!(std::io::stderr(), "{loud}");
     }
+    let runs = cases.len() * KUSTOMIZE_VERSIONS.len();
     let summary = format!(
-        "bad input: {} of {} cases pass",
-        cases.len() - failures,
-        cases.len()
+        "bad input: {} of {runs} case builds pass ({} cases, each as {})",
+        runs - failures,
+        cases.len(),
+        KUSTOMIZE_VERSIONS.join(" and ")
     );
     eprintln!("{summary}");
     assert_eq!(failures, 0, "{summary}");

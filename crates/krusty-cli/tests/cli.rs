@@ -266,8 +266,28 @@ fn version_and_help() {
     let out = krusty(&["version"], &dir);
     let line = String::from_utf8_lossy(&out.stdout);
     assert!(
-        line.starts_with("v5.5.0 ") && line.contains("krusty"),
+        line.starts_with("v5.8.1 ") && line.contains("krusty"),
         "{line}"
+    );
+    let out = krusty(&["--kustomize-version", "v5.5.0", "version"], &dir);
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(line.starts_with("v5.5.0 "), "{line}");
+    let out = krusty(&["version", "--kustomize-version", "5.5.0"], &dir);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("v5.5.0 "));
+    // The flag wins over the environment.
+    let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(["--kustomize-version", "v5.8.1", "version"])
+        .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
+        .current_dir(&dir)
+        .output()
+        .expect("krusty runs");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("v5.8.1 "));
+    let out = krusty(&["--kustomize-version", "v5.8.0", "version"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("krusty reproduces v5.5.0 and v5.8.1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     let out = krusty(&["build", "--help"], &dir);
     let help = String::from_utf8_lossy(&out.stdout);

@@ -14,66 +14,43 @@
 //! - `in/`: a kustomization tree (bases and overlays);
 //! - `target` (optional): the directory to build, relative to the case
 //!   folder (default `in`);
-//! - `expected.yaml`: the exact stdout of `kubectl kustomize <target>`
-//!   (Kustomize v5.5.0), compared byte for byte; or
+//! - `expected.yaml`: the exact stdout of `kubectl kustomize <target>`,
+//!   compared byte for byte; or
 //! - `expected_error.txt`: a substring krusty's stderr must contain when the
 //!   build fails (kubectl fails too: its stderr is kept in `kubectl_error.txt`
 //!   for reference);
 //! - `expected_stderr.txt` (optional, beside `expected.yaml`): the exact
 //!   stderr of `kubectl kustomize` (its warnings) for a build that works.
+//!
+//! Every case is built as each Kustomize release krusty reproduces
+//! (`--kustomize-version v5.5.0` and `v5.8.1`). Where the two releases
+//! differ, the case holds `expected.VERSION.yaml` or
+//! `expected_error.VERSION.txt` (and `kubectl_error.VERSION.txt`) for each
+//! instead, made by that release (`kubectl` v1.32 for v5.5.0, v1.37 for
+//! v5.8.1).
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::diff;
+use support::{check_expected, expected_for, KUSTOMIZE_VERSIONS};
 
-/// Builds one case with krusty and checks it; `Err` describes the failure.
-fn check(case: &Path) -> Result<(), String> {
+/// Builds one case with krusty as Kustomize release `version` and checks
+/// it; `Err` describes the failure.
+fn check(case: &Path, version: &str) -> Result<(), String> {
     let target = match std::fs::read_to_string(case.join("target")) {
         Ok(t) => case.join(t.trim()),
         Err(_) => case.join("in"),
     };
+    let want = expected_for(case, version)
+        .ok_or_else(|| format!("no expected output or error for {version}"))?;
     let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .arg("build")
+        .args(["--kustomize-version", version, "build"])
         .arg(&target)
         .output()
         .map_err(|e| format!("cannot run krusty: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if let Ok(want) = std::fs::read_to_string(case.join("expected_error.txt")) {
-        let want = want.trim_end_matches('\n');
-        if out.status.success() {
-            return Err(format!(
-                "expected an error containing {want:?}, got success"
-            ));
-        }
-        if !out.stdout.is_empty() {
-            return Err(format!("failed, but printed to stdout:\n{stdout}"));
-        }
-        if !stderr.contains(want) {
-            return Err(format!("stderr lacks {want:?}:\n{}", stderr.trim_end()));
-        }
-        return Ok(());
-    }
-    let want = std::fs::read(case.join("expected.yaml"))
-        .map_err(|e| format!("no expected.yaml or expected_error.txt: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("failed: {}", stderr.trim_end()));
-    }
-    if out.stdout != want {
-        return Err(format!(
-            "output differs\n{}",
-            diff(&String::from_utf8_lossy(&want), &stdout)
-        ));
-    }
-    if let Ok(want) = std::fs::read_to_string(case.join("expected_stderr.txt")) {
-        if stderr != want {
-            return Err(format!("stderr differs\n{}", diff(&want, &stderr)));
-        }
-    }
-    Ok(())
+    check_expected(&want, &out)
 }
 
 /// Checks every case of corpus `tests/<name>`.
@@ -90,16 +67,20 @@ fn run_corpus(name: &str) {
     assert!(!cases.is_empty(), "no cases in tests/{name}");
     let mut failures = 0;
     for case in &cases {
-        if let Err(msg) = check(case) {
-            failures += 1;
-            let case_name = case.file_name().unwrap_or_default().to_string_lossy();
-            eprintln!("FAIL {case_name}: {msg}\n");
+        for version in KUSTOMIZE_VERSIONS {
+            if let Err(msg) = check(case, version) {
+                failures += 1;
+                let case_name = case.file_name().unwrap_or_default().to_string_lossy();
+                eprintln!("FAIL {case_name} ({version}): {msg}\n");
+            }
         }
     }
+    let runs = cases.len() * KUSTOMIZE_VERSIONS.len();
     let summary = format!(
-        "{name} golden: {} of {} cases pass",
-        cases.len() - failures,
-        cases.len()
+        "{name} golden: {} of {runs} case builds pass ({} cases, each as {})",
+        runs - failures,
+        cases.len(),
+        KUSTOMIZE_VERSIONS.join(" and ")
     );
     eprintln!("{summary}");
     assert_eq!(failures, 0, "{summary}");

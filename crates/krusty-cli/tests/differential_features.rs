@@ -50,10 +50,23 @@ const TIME_LIMIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn differential_features_on_trees() {
-    let Some(kubectl) = support::find_in_path("kubectl") else {
+    // Each release krusty reproduces whose kubectl is here: krusty builds
+    // each tree as that release and is compared with it.
+    let oracles: Vec<(&str, std::path::PathBuf)> = support::KUSTOMIZE_VERSIONS
+        .into_iter()
+        .filter_map(|v| support::kubectl_for(v).map(|k| (v, k)))
+        .collect();
+    if oracles.is_empty() {
         support::skip("kubectl not found on PATH; differential_features did not run");
         return;
-    };
+    }
+    for version in support::KUSTOMIZE_VERSIONS {
+        if !oracles.iter().any(|(v, _)| *v == version) {
+            support::skip(&format!(
+                "no kubectl for Kustomize {version} (see support::kubectl_for): trees not compared with it"
+            ));
+        }
+    }
     let base_seed = support::diff_seed(DEFAULT_SEED);
     let seeds = std::env::var("KRUSTY_DIFF_FEATURES_SEEDS")
         .ok()
@@ -92,7 +105,7 @@ fn differential_features_on_trees() {
                         }
                         let seed = base_seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                         let dir = root.join(format!("tree-{n:04}"));
-                        let outcome = one_tree(&dir, seed, &kubectl, &krusty);
+                        let outcome = one_tree(&dir, seed, &oracles, &krusty);
                         match &outcome {
                             Outcome::Differ(report) => eprintln!(
                                 "MISMATCH tree {n} seed {seed:#x} at {}\n{report}\n",
@@ -138,8 +151,10 @@ fn differential_features_on_trees() {
         .collect();
     failures.sort();
     let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();
+    let releases: Vec<&str> = oracles.iter().map(|(v, _)| *v).collect();
     eprintln!(
-        "differential_features: seed {base_seed:#x}, {seeds} trees, {} identical, {both_failed} rejected by both, {} differ",
+        "differential_features: seed {base_seed:#x}, {seeds} trees, each as {}: {} identical, {both_failed} rejected by both, {} differ",
+        releases.join(" and "),
         seeds - both_failed - failures.len(),
         failures.len()
     );
@@ -166,20 +181,39 @@ enum Outcome {
     Differ(String),
 }
 
-/// Writes the tree of `seed` in `dir` and builds it with both tools.
-fn one_tree(dir: &Path, seed: u64, kubectl: &Path, krusty: &Path) -> Outcome {
+/// Writes the tree of `seed` in `dir` and builds it with krusty as each
+/// release of `oracles` and with that release's kubectl: the same bytes
+/// from every pair, or both failing, for every release.
+fn one_tree(
+    dir: &Path,
+    seed: u64,
+    oracles: &[(&str, std::path::PathBuf)],
+    krusty: &Path,
+) -> Outcome {
     let top = write_tree(dir, seed);
-    let expected = run(
-        Command::new(kubectl).arg("kustomize").arg(&top),
-        dir,
-        "kubectl",
-    );
-    let actual = run(Command::new(krusty).arg("build").arg(&top), dir, "krusty");
-    match compare(&expected, &actual) {
-        Some(report) => Outcome::Differ(report),
-        None if expected.status.success() => Outcome::Same,
-        None => Outcome::BothFailed(support::text(&expected.stderr).trim().to_string()),
+    let mut outcome = Outcome::Same;
+    for (version, kubectl) in oracles {
+        let expected = run(
+            Command::new(kubectl).arg("kustomize").arg(&top),
+            dir,
+            &format!("kubectl-{version}"),
+        );
+        let actual = run(
+            Command::new(krusty)
+                .args(["--kustomize-version", version, "build"])
+                .arg(&top),
+            dir,
+            &format!("krusty-{version}"),
+        );
+        match compare(&expected, &actual) {
+            Some(report) => return Outcome::Differ(format!("as Kustomize {version}: {report}")),
+            None if expected.status.success() => {}
+            None => {
+                outcome = Outcome::BothFailed(support::text(&expected.stderr).trim().to_string())
+            }
+        }
     }
+    outcome
 }
 
 /// Runs a build, its output kept in files beside the tree; panics when it

@@ -48,6 +48,8 @@ fn differential_labels() {
             .output()
             .expect("spawning kubectl");
         let actual = Command::new(env!("CARGO_BIN_EXE_krusty"))
+            // The reference is kubectl v1.32: Kustomize v5.5.0.
+            .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
             .arg("build")
             .arg(&target)
             .output()

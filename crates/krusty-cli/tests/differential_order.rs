@@ -115,6 +115,8 @@ fn run(name: &str, salt: u64, extra: &str) {
         String::from_utf8_lossy(&expected.stderr)
     );
     let actual = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        // The reference is kubectl v1.32: Kustomize v5.5.0.
+        .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
         .arg("build")
         .arg(&dir)
         .output()

@@ -68,6 +68,8 @@ fn differential_replacements_on_trees() {
         );
         let actual = run(
             Command::new(env!("CARGO_BIN_EXE_krusty"))
+                // The reference is kubectl v1.32: Kustomize v5.5.0.
+                .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
                 .arg("build")
                 .arg(&top),
             &dir,

@@ -12,6 +12,11 @@
 //! build, default `in`); and `expected.yaml`, kubectl's output
 //! (`KRUSTY_BLESS=1` records it), or `expected_error.txt`, a part of
 //! krusty's message in Kustomize's words, beside `kubectl_error.txt`.
+//! Each case is built as each Kustomize release it has an expectation
+//! for: where v5.5.0 and v5.8.1 differ, the case holds
+//! `expected.VERSION.yaml` or `expected_error.VERSION.txt` for each (made
+//! by kubectl v1.32 and v1.37), and a release with no file of its own nor
+//! a shared one is not built. `{{HELM4}}` in `args` stands for helm v4.
 //! Paths in messages read `{{DIR}}` (the copy built) and `{{HELM}}`.
 //! `{{REPO}}` stands for a chart repository served over HTTPS on loopback
 //! (a throwaway CA) holding the charts `kitchen` and `webapp`; `{{OCI}}`
@@ -28,7 +33,8 @@ use std::sync::OnceLock;
 
 use support::oci::OciRegistry;
 use support::{
-    diff, make_certificates, output_text, process_gone, run, scratch, serve, stable_message, write,
+    diff, expected_for, make_certificates, output_text, process_gone, run, scratch, serve,
+    stable_message, write, Expected, KUSTOMIZE_VERSIONS,
 };
 
 const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
@@ -274,13 +280,18 @@ fn prepare(case: &Path, into: &Path, world: &World) -> PathBuf {
     }
 }
 
-/// The flags for a case built with `helm`.
-fn flags(case: &Path, helm: &Path) -> Vec<String> {
+/// The flags for a case built with `helm`; `{{HELM4}}` in its `args`
+/// stands for helm v4.
+fn flags(case: &Path, helm_command: &Path) -> Vec<String> {
+    let helm4 = helm(4).map(|p| p.to_string_lossy().into_owned());
     let own: Vec<String> = std::fs::read_to_string(case.join("args"))
         .unwrap_or_default()
         .lines()
         .filter(|l| !l.is_empty())
-        .map(str::to_string)
+        .map(|l| match &helm4 {
+            Some(h) => l.replace("{{HELM4}}", h),
+            None => l.to_string(),
+        })
         .collect();
     let mut args = Vec::new();
     if !own.iter().any(|a| a.starts_with("--enable-helm")) {
@@ -288,7 +299,7 @@ fn flags(case: &Path, helm: &Path) -> Vec<String> {
     }
     if !own.iter().any(|a| a.starts_with("--helm-command")) {
         args.push("--helm-command".into());
-        args.push(helm.to_string_lossy().into_owned());
+        args.push(helm_command.to_string_lossy().into_owned());
     }
     args.extend(own);
     args
@@ -329,31 +340,42 @@ fn build(
     (unfill(&out_text), unfill(&err_text))
 }
 
-/// What is wrong with krusty's `(stdout, stderr)` for the case, if
-/// anything.
-fn check(case: &Path, name: &str, printed: &(String, String)) -> Option<String> {
+/// What is wrong with krusty's `(stdout, stderr)` for the case built as
+/// Kustomize release `version`, if anything.
+fn check(case: &Path, name: &str, version: &str, printed: &(String, String)) -> Option<String> {
     let (out, err) = printed;
-    if let Ok(expected) = std::fs::read_to_string(case.join("expected.yaml")) {
-        if *out != expected || !err.is_empty() {
-            return Some(format!(
-                "{name}: krusty differs from the golden output\n{}\nstderr: {err}",
-                diff(&expected, out)
-            ));
+    match expected_for(case, version) {
+        Some(Expected::Output(expected, _)) => {
+            let expected = String::from_utf8_lossy(&expected);
+            if *out != expected || !err.is_empty() {
+                return Some(format!(
+                    "{name} ({version}): krusty differs from the golden output\n{}\nstderr: {err}",
+                    diff(&expected, out)
+                ));
+            }
+            None
         }
-        return None;
+        Some(Expected::Error(wanted)) => {
+            if !out.is_empty() || !err.contains(wanted.as_str()) {
+                return Some(format!(
+                    "{name} ({version}): wanted an error containing\n  {wanted}\ngot stdout {out:?}\nstderr {err}"
+                ));
+            }
+            None
+        }
+        None => Some(format!(
+            "{name} ({version}): no expected output nor error; krusty says:\n{out}{err}"
+        )),
     }
-    let Ok(wanted) = std::fs::read_to_string(case.join("expected_error.txt")) else {
-        return Some(format!(
-            "{name}: no expected.yaml nor expected_error.txt; krusty says:\n{out}{err}"
-        ));
-    };
-    let wanted = wanted.trim_end();
-    if !out.is_empty() || !err.contains(wanted) {
-        return Some(format!(
-            "{name}: wanted an error containing\n  {wanted}\ngot stdout {out:?}\nstderr {err}"
-        ));
-    }
-    None
+}
+
+/// The releases a case has expectations for: those with a file of their
+/// own, or both when it has one shared by both.
+fn versions_of(case: &Path) -> Vec<&'static str> {
+    KUSTOMIZE_VERSIONS
+        .into_iter()
+        .filter(|v| expected_for(case, v).is_some())
+        .collect()
 }
 
 #[test]
@@ -380,6 +402,10 @@ fn cases_match_kustomize() {
             eprintln!("SKIPPED case {name}: it needs the OCI registry");
             continue;
         }
+        if helm4.is_none() && mentions(case, "{{HELM4}}") {
+            eprintln!("SKIPPED case {name}: it needs helm v4");
+            continue;
+        }
         let dir = scratch("helm", &name);
         if live && bless {
             let kubectl = build(
@@ -399,14 +425,18 @@ fn cases_match_kustomize() {
                 .unwrap();
             }
         }
-        let krusty = build(&[KRUSTY, "build"], case, &dir.join("krusty"), &helm3, world);
-        failures.extend(check(case, &name, &krusty));
-        if let Some(helm4) = helm4
-            .as_deref()
-            .filter(|_| !case.join("helm4-differs").exists())
-        {
-            let krusty4 = build(&[KRUSTY, "build"], case, &dir.join("krusty4"), helm4, world);
-            failures.extend(check(case, &format!("{name} (helm v4)"), &krusty4));
+        for version in versions_of(case) {
+            let krusty = ["--kustomize-version", version, "build"];
+            let program = [KRUSTY, krusty[0], krusty[1], krusty[2]];
+            let out = build(&program, case, &dir.join("krusty"), &helm3, world);
+            failures.extend(check(case, &name, version, &out));
+            if let Some(helm4) = helm4
+                .as_deref()
+                .filter(|_| !case.join("helm4-differs").exists())
+            {
+                let out4 = build(&program, case, &dir.join("krusty4"), helm4, world);
+                failures.extend(check(case, &format!("{name} (helm v4)"), version, &out4));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

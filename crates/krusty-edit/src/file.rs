@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use krusty_build::kustomization::FILE_NAMES;
+use krusty_ops::KustomizeVersion;
 use krusty_yaml::{DuplicateKeys, Limits, Node, Value};
 
 use crate::error::{EditError, EditResult};
@@ -163,10 +164,11 @@ impl KustomizationFile {
     }
 
     /// Reads `text` as the kustomization file at `path`, checking it as a
-    /// build would (unknown fields, field types). The model is of a new
-    /// file: [`save`](KustomizationFile::save) creates it.
+    /// build would (unknown fields, field types; the newest Kustomize
+    /// release's fields are known). The model is of a new file:
+    /// [`save`](KustomizationFile::save) creates it.
     pub fn parse(path: PathBuf, text: &str) -> EditResult<KustomizationFile> {
-        if let Err(e) = krusty_build::Kustomization::parse(text) {
+        if let Err(e) = krusty_build::Kustomization::parse(text, KustomizeVersion::default()) {
             let message = e.to_string();
             if message != EMPTY {
                 return Err(EditError::new(format!("invalid Kustomization: {message}")));
@@ -552,7 +554,7 @@ mod tests {
             assert!(text.ends_with("namespace: a\n"), "{empty:?}: {text:?}");
             assert!(!text.contains("{}"), "{empty:?}: {text:?}");
             assert!(
-                krusty_build::Kustomization::parse(&text).is_ok(),
+                krusty_build::Kustomization::parse(&text, KustomizeVersion::default()).is_ok(),
                 "{text:?}"
             );
         }

@@ -7,6 +7,7 @@ use std::path::Path;
 use krusty_build::{LoadRestrictor, Loader};
 pub use krusty_ops::builtins::generator::GeneratedKind;
 use krusty_ops::builtins::generator::GeneratorArgs;
+use krusty_ops::KustomizeVersion;
 use krusty_yaml::Node;
 
 use crate::error::{EditError, EditResult};
@@ -260,7 +261,8 @@ fn put_sorted(entry: &mut Node, key: &str, value: Node) {
 fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), String> {
     let loader = Loader::new(dir, LoadRestrictor::RootOnly).map_err(|e| e.to_string())?;
     let args =
-        GeneratorArgs::from_node(kind, entry, field(kind), true).map_err(|e| e.to_string())?;
+        GeneratorArgs::from_node(kind, entry, field(kind), true, KustomizeVersion::default())
+            .map_err(|e| e.to_string())?;
     args.generate(&loader)
         .map(|_| ())
         .map_err(|e| e.to_string())

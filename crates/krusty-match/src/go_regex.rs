@@ -4,40 +4,110 @@
 //! and errors use Go's wording, which users and scripts see.
 
 /// Go's `regexp` error text for a pattern Rust's `regex` rejects (Go's
-/// wording for the common mistakes, else Rust's description).
+/// wording for the common mistakes, else Rust's description). Go names
+/// the part of the pattern at fault: the whole pattern for a parenthesis
+/// without its pair, the class from its `[` on for a class without its
+/// `]`, nothing for a trailing backslash, and the range, escape or
+/// repetition operator itself for the others.
 pub fn error_text(pattern: &str, e: &regex::Error) -> String {
-    let detail = match e {
-        regex::Error::Syntax(text) => text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim_start_matches("error: ").to_string())
-            .unwrap_or_default(),
+    let message = match e {
+        regex::Error::Syntax(text) => text.clone(),
         other => other.to_string(),
     };
-    const GO_WORDING: [(&str, &str); 7] = [
-        ("unclosed group", "missing closing )"),
-        ("unopened group", "unexpected )"),
-        ("unclosed character class", "missing closing ]"),
-        (
-            "repetition operator missing expression",
-            "missing argument to repetition operator",
-        ),
-        (
-            "incomplete escape sequence",
-            "trailing backslash at end of expression",
-        ),
-        ("unrecognized escape sequence", "invalid escape sequence"),
-        (
-            "invalid character class range",
-            "invalid character class range",
-        ),
-    ];
-    let detail = GO_WORDING
+    let detail = message
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim_start_matches("error: ").to_string())
+        .unwrap_or_default();
+    let (go, part) = match GO_WORDING
         .iter()
-        .find(|(rust, _)| detail.starts_with(rust))
-        .map_or(detail.as_str(), |(_, go)| go);
-    format!("error parsing regexp: {detail}: `{pattern}`")
+        .find(|(rust, _, _)| detail.starts_with(rust))
+    {
+        Some((_, go, part)) => (*go, *part),
+        None => (detail.as_str(), Part::Whole),
+    };
+    let fragment = fault_fragment(&message, part).unwrap_or_else(|| pattern.to_string());
+    format!("error parsing regexp: {go}: `{fragment}`")
+}
+
+/// Which part of a pattern Go's error names.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Part {
+    /// The whole pattern.
+    Whole,
+    /// Nothing (an empty fragment).
+    Nothing,
+    /// What Rust's error points at.
+    Span,
+    /// What Rust's error points at, with a `?` after it (a repetition
+    /// operator and its non-greedy mark).
+    Repetition,
+    /// From what Rust's error points at to the end of the pattern.
+    ToEnd,
+}
+
+/// Rust's description, Go's wording for it, and the part Go names.
+const GO_WORDING: [(&str, &str, Part); 7] = [
+    ("unclosed group", "missing closing )", Part::Whole),
+    ("unopened group", "unexpected )", Part::Whole),
+    ("unclosed character class", "missing closing ]", Part::ToEnd),
+    (
+        "repetition operator missing expression",
+        "missing argument to repetition operator",
+        Part::Repetition,
+    ),
+    (
+        "incomplete escape sequence",
+        "trailing backslash at end of expression",
+        Part::Nothing,
+    ),
+    (
+        "unrecognized escape sequence",
+        "invalid escape sequence",
+        Part::Span,
+    ),
+    (
+        "invalid character class range",
+        "invalid character class range",
+        Part::Span,
+    ),
+];
+
+/// The text `part` names in the pattern shown in Rust's error `message`
+/// (the pattern as compiled: rewritten parts read as Go reads them). `None`
+/// when the message shows no single-line pattern with a marked span, or
+/// when Go names the whole pattern.
+fn fault_fragment(message: &str, part: Part) -> Option<String> {
+    match part {
+        Part::Whole => return None,
+        Part::Nothing => return Some(String::new()),
+        _ => {}
+    }
+    let (shown, start, len) = marked_span(message)?;
+    let chars: Vec<char> = shown.chars().collect();
+    let end = (start + len).min(chars.len());
+    let mut fragment: String = chars.get(start..end)?.iter().collect();
+    match part {
+        Part::ToEnd => fragment = chars[start..].iter().collect(),
+        Part::Repetition if !fragment.ends_with('?') && chars.get(end) == Some(&'?') => {
+            fragment.push('?')
+        }
+        _ => {}
+    }
+    Some(fragment)
+}
+
+/// The pattern line of Rust's error message and the span its carets mark
+/// (first character, length in characters).
+fn marked_span(message: &str) -> Option<(&str, usize, usize)> {
+    let mut lines = message.lines().skip_while(|l| *l != "regex parse error:");
+    lines.next()?;
+    let shown = lines.next()?.strip_prefix("    ")?;
+    let carets = lines.next()?.strip_prefix("    ")?;
+    let start = carets.chars().take_while(|c| *c == ' ').count();
+    let len = carets.chars().skip(start).take_while(|c| *c == '^').count();
+    (len > 0).then_some((shown, start, len))
 }
 
 /// Compiles `pattern` as Go's `regexp` reads it; the error is Go's wording
@@ -372,5 +442,25 @@ mod tests {
             compile("a(b").unwrap_err(),
             "error parsing regexp: missing closing ): `a(b`"
         );
+    }
+
+    #[test]
+    fn errors_name_the_part_go_names() {
+        for (pattern, error) in [
+            ("^(?:[a-)$", "invalid character class range: `a-)`"),
+            ("x[z-a]", "invalid character class range: `z-a`"),
+            ("^(?:*)$", "missing argument to repetition operator: `*`"),
+            ("^(?:*?)$", "missing argument to repetition operator: `*?`"),
+            ("a|+", "missing argument to repetition operator: `+`"),
+            ("a)", "unexpected ): `a)`"),
+            ("x[ab", "missing closing ]: `[ab`"),
+            (r"a\q", r"invalid escape sequence: `\q`"),
+        ] {
+            assert_eq!(
+                compile(pattern).unwrap_err(),
+                format!("error parsing regexp: {error}"),
+                "{pattern}"
+            );
+        }
     }
 }

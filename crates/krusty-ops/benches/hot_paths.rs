@@ -11,7 +11,7 @@ use krusty_ops::builtins::hash::content_hash;
 use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::patch::smp;
 use krusty_ops::schema::Schema;
-use krusty_ops::TransformerConfig;
+use krusty_ops::{KustomizeVersion, TransformerConfig};
 use krusty_resource::{ResMap, Resource};
 use krusty_yaml::Node;
 
@@ -151,7 +151,9 @@ fn renamed_map(apps: usize) -> ResMap {
 
 fn name_references(c: &mut Criterion) {
     let fix = FixNameReferences {
-        back_refs: TransformerConfig::defaults().name_reference.clone(),
+        back_refs: TransformerConfig::defaults(KustomizeVersion::default())
+            .name_reference
+            .clone(),
     };
     let map = renamed_map(500);
     c.bench_function("name references (500 apps, 1000 resources)", |b| {

@@ -5,9 +5,15 @@ use krusty_resource::{Behavior, ResMap, Resource};
 use krusty_yaml::Node;
 
 use crate::error::{OpError, OpResult};
+use crate::version::KustomizeVersion;
 
-/// Adds `generated` to `resources` according to its behavior.
-pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
+/// Adds `generated` to `resources` according to its behavior; a failure
+/// is worded as Kustomize release `version` words it.
+pub fn absorb(
+    resources: &mut ResMap,
+    mut generated: Resource,
+    version: KustomizeVersion,
+) -> OpResult<()> {
     let id = generated.id();
     let matches: Vec<usize> = resources
         .iter()
@@ -42,6 +48,10 @@ pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
                     merge_map_field(&mut generated, &old, "data");
                     merge_map_field(&mut generated, &old, "binaryData");
                 }
+                Behavior::Create if version >= KustomizeVersion::V5_8_1 => {
+                    return Err(exists(&id, "create"))
+                }
+                _ if version >= KustomizeVersion::V5_8_1 => return Err(exists(&id, "unspecified")),
                 _ => {
                     return Err(OpError::new(format!(
                         "id {} exists; behavior must be merge or replace",
@@ -63,6 +73,15 @@ pub fn absorb(resources: &mut ResMap, mut generated: Resource) -> OpResult<()> {
             )))
         }
     }
+}
+
+/// Kustomize v5.8.1's error for a generated resource whose id exists and
+/// whose behavior (`create` or `unspecified`) is neither merge nor replace.
+fn exists(id: &krusty_resource::ResId, behavior: &str) -> OpError {
+    OpError::new(format!(
+        "id {} exists; can not use behavior: '{behavior}', behavior must be merge or replace",
+        id.go_debug()
+    ))
 }
 
 /// Kustomize's `CopyMergeMetaDataFieldsFrom`: labels and annotations are

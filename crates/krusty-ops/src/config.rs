@@ -9,6 +9,7 @@ use krusty_yaml::Node;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{merge_all, merged_into_empty, specs_from_node, FieldSpec};
 use crate::typed::{self, At, Strictness};
+use crate::version::KustomizeVersion;
 
 /// Which fields of which kinds refer to resources of one kind by name.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,22 +76,32 @@ fn name_reference_table(text: &str) -> Vec<NameBackRef> {
 }
 
 impl TransformerConfig {
-    /// Kustomize v5.5.0's default configuration.
-    pub fn defaults() -> &'static TransformerConfig {
-        static DEFAULTS: OnceLock<TransformerConfig> = OnceLock::new();
-        DEFAULTS.get_or_init(|| TransformerConfig {
-            name_prefix: table(include_str!("defaults/name_prefix.txt")),
-            name_suffix: table(include_str!("defaults/name_suffix.txt")),
-            namespace: table(include_str!("defaults/namespace.txt")),
-            common_labels: table(include_str!("defaults/common_labels.txt")),
-            template_labels: table(include_str!("defaults/template_labels.txt")),
-            labels: Vec::new(),
-            common_annotations: table(include_str!("defaults/common_annotations.txt")),
-            name_reference: name_reference_table(include_str!("defaults/name_reference.txt")),
-            var_reference: table(include_str!("defaults/var_reference.txt")),
-            images: table(include_str!("defaults/images.txt")),
-            replicas: table(include_str!("defaults/replicas.txt")),
-            plain_defaults: true,
+    /// Kustomize's default configuration in release `version`.
+    pub fn defaults(version: KustomizeVersion) -> &'static TransformerConfig {
+        static DEFAULTS: [OnceLock<TransformerConfig>; KustomizeVersion::ALL.len()] =
+            [OnceLock::new(), OnceLock::new()];
+        DEFAULTS[version as usize].get_or_init(|| {
+            let mut images = table(include_str!("defaults/images.txt"));
+            if version >= KustomizeVersion::V5_8_1 {
+                // Image volumes, after the container lists of the same level.
+                let volumes = table(include_str!("defaults/images_v5_8.txt"));
+                images.insert(2, volumes[0].clone());
+                images.push(volumes[1].clone());
+            }
+            TransformerConfig {
+                name_prefix: table(include_str!("defaults/name_prefix.txt")),
+                name_suffix: table(include_str!("defaults/name_suffix.txt")),
+                namespace: table(include_str!("defaults/namespace.txt")),
+                common_labels: table(include_str!("defaults/common_labels.txt")),
+                template_labels: table(include_str!("defaults/template_labels.txt")),
+                labels: Vec::new(),
+                common_annotations: table(include_str!("defaults/common_annotations.txt")),
+                name_reference: name_reference_table(include_str!("defaults/name_reference.txt")),
+                var_reference: table(include_str!("defaults/var_reference.txt")),
+                images,
+                replicas: table(include_str!("defaults/replicas.txt")),
+                plain_defaults: true,
+            }
         })
     }
 
@@ -268,7 +279,7 @@ mod tests {
 
     #[test]
     fn defaults_are_unchanged_merged_into_empty() {
-        let d = TransformerConfig::defaults();
+        let d = TransformerConfig::defaults(KustomizeVersion::default());
         let mut unflagged = d.clone();
         unflagged.plain_defaults = false;
         let merged = unflagged.merged_into_empty().unwrap();
@@ -303,7 +314,7 @@ mod tests {
 
     #[test]
     fn defaults_load_every_table() {
-        let d = TransformerConfig::defaults();
+        let d = TransformerConfig::defaults(KustomizeVersion::default());
         assert_eq!(d.name_prefix, vec![FieldSpec::any("metadata/name", false)]);
         assert!(d.common_labels.len() > 20);
         assert!(d
@@ -316,7 +327,21 @@ mod tests {
             .unwrap();
         assert_eq!(cm.gvk.version, "v1");
         assert!(cm.referrers.iter().any(|s| s.gvk.kind == "CronJob"));
-        assert_eq!(d.images.len(), 4);
+        assert_eq!(
+            TransformerConfig::defaults(KustomizeVersion::V5_5_0)
+                .images
+                .len(),
+            4
+        );
+        let images = &TransformerConfig::defaults(KustomizeVersion::V5_8_1).images;
+        assert_eq!(
+            images[2],
+            FieldSpec::any("spec/volumes[]/image/reference", true)
+        );
+        assert_eq!(
+            images[5],
+            FieldSpec::any("spec/template/spec/volumes[]/image/reference", true)
+        );
     }
 }
 
@@ -327,7 +352,7 @@ mod merge_stability {
     /// The shortcuts in [`TransformerConfig::merge`] rely on these.
     #[test]
     fn merging_the_defaults_is_stable() {
-        let d = TransformerConfig::defaults().clone();
+        let d = TransformerConfig::defaults(KustomizeVersion::default()).clone();
         let mut from_empty = TransformerConfig::default();
         from_empty.merge_specs(&d).unwrap();
         from_empty.plain_defaults = true;

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::files::{FileSource, NoFiles};
 use crate::schema::Schema;
+use crate::version::KustomizeVersion;
 
 /// The environment of an operation: where it reads files, and the schema
 /// strategic merges use.
@@ -25,6 +26,8 @@ pub struct Env<'a> {
     /// then keeps build records in every resource's `metadata.annotations`
     /// from the start, so a field spec for that map finds it.
     pub build_records: bool,
+    /// The Kustomize release whose rules apply.
+    pub version: KustomizeVersion,
 }
 
 impl Env<'static> {
@@ -36,6 +39,7 @@ impl Env<'static> {
             builtin_schema_read: None,
             record_transformations: true,
             build_records: false,
+            version: KustomizeVersion::default(),
         }
     }
 }
@@ -49,6 +53,7 @@ impl<'a> Env<'a> {
             builtin_schema_read: None,
             record_transformations: true,
             build_records: false,
+            version: KustomizeVersion::default(),
         }
     }
 

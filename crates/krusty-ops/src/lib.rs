@@ -16,8 +16,11 @@ pub mod path;
 pub mod replacement;
 pub mod schema;
 pub mod selector;
+mod structured;
+mod target_path;
 pub mod typed;
 pub mod vars;
+pub mod version;
 
 #[cfg(test)]
 mod test_support;
@@ -28,3 +31,4 @@ pub use env::Env;
 pub use error::{OpError, OpResult};
 pub use fieldspec::FieldSpec;
 pub use files::FileSource;
+pub use version::KustomizeVersion;

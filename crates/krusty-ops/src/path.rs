@@ -154,46 +154,103 @@ pub fn wrong_kind(expected: &str, node: &Node) -> OpError {
     ))
 }
 
-/// Finds the node at `parts` (no wildcards, nothing created): a field name,
-/// a list index (`-` for the last), or `[key=value]` for the first match.
+/// Finds the node at `parts` (no wildcards, nothing created) as
+/// Kustomize's path getter does: a field name, a list index (`-` for the
+/// last), or `[key=value]` for the first match; parts are trimmed and
+/// empty ones skipped. A null is missing (so is anything under it); a
+/// field of a list or of a scalar, or an element of a map or of a scalar,
+/// is an error (`wrong node kind`), as are `*` and a negative index.
 pub fn lookup<'a>(node: &'a Node, parts: &[String]) -> OpResult<Option<&'a Node>> {
+    Ok(locate(node, parts)?.and_then(|at| follow(node, &at)))
+}
+
+/// Where [`lookup`] finds a node: the position of each entry or element
+/// on the way (see [`follow`] and [`follow_mut`]).
+pub fn locate(node: &Node, parts: &[String]) -> OpResult<Option<Vec<usize>>> {
     let mut current = node;
-    for part in parts.iter().filter(|p| !p.trim().is_empty()) {
-        if is_bracketed(part) && !part.contains('=') {
-            return Err(selector_without_equals());
-        }
-        let next = match &current.value {
-            Value::Seq(items) => {
-                if part == "-" {
-                    items.last()
-                } else if let Ok(idx) = part.parse::<i64>() {
-                    if idx < 0 {
-                        return Err(OpError::new(format!(
-                            "array index {idx} cannot be negative"
-                        )));
-                    }
-                    items.get(idx as usize)
-                } else if let Some((key, value)) = list_selector(part) {
-                    items.iter().find(|item| {
-                        if key.is_empty() {
-                            raw(item) == value
-                        } else {
-                            item.get(key).is_some_and(|f| raw(f) == value)
-                        }
-                    })
-                } else {
-                    None
-                }
-            }
-            Value::Map(_) => current.get(part),
-            Value::Scalar(_) => None,
+    let mut at = Vec::new();
+    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+        let Some((i, next)) =
+            lookup_step(current, part)?.and_then(|i| Some((i, child(current, i)?)))
+        else {
+            return Ok(None);
         };
-        match next {
-            Some(n) => current = n,
-            None => return Ok(None),
-        }
+        current = next;
+        at.push(i);
     }
-    Ok(Some(current))
+    Ok(Some(at))
+}
+
+/// The node at positions `at` (as [`locate`] gives them) under `node`.
+pub fn follow<'a>(node: &'a Node, at: &[usize]) -> Option<&'a Node> {
+    at.iter().try_fold(node, |n, &i| child(n, i))
+}
+
+/// The node at positions `at` (as [`locate`] gives them) under `node`,
+/// mutably.
+pub fn follow_mut<'a>(node: &'a mut Node, at: &[usize]) -> Option<&'a mut Node> {
+    at.iter().try_fold(node, |n, &i| match &mut n.value {
+        Value::Seq(items) => items.get_mut(i),
+        Value::Map(entries) => entries.get_mut(i).map(|(_, v)| v),
+        Value::Scalar(_) => None,
+    })
+}
+
+/// Entry or element `i` of a collection.
+fn child(node: &Node, i: usize) -> Option<&Node> {
+    match &node.value {
+        Value::Seq(items) => items.get(i),
+        Value::Map(entries) => entries.get(i).map(|(_, v)| v),
+        Value::Scalar(_) => None,
+    }
+}
+
+/// One step of [`locate`]: the position of the entry or element `part`
+/// names in `node`.
+fn lookup_step(node: &Node, part: &str) -> OpResult<Option<usize>> {
+    if let Ok(idx) = part.parse::<i64>() {
+        if idx < 0 {
+            return Err(OpError::new(format!(
+                "array index {idx} cannot be negative"
+            )));
+        }
+        let n = elements(node)?.len();
+        return Ok((idx < n as i64).then_some(idx as usize));
+    }
+    if part == "-" {
+        return Ok(elements(node)?.len().checked_sub(1));
+    }
+    if part == "*" {
+        return Err(OpError::new("wildcard is not supported in PathGetter"));
+    }
+    if is_bracketed(part) {
+        let Some((key, value)) = list_selector(part) else {
+            return Err(selector_without_equals());
+        };
+        return Ok(elements(node)?.iter().position(|item| {
+            if key.is_empty() {
+                raw(item) == value
+            } else {
+                item.get(key).is_some_and(|f| raw(f) == value)
+            }
+        }));
+    }
+    if node.is_null() {
+        return Ok(None);
+    }
+    let Some(entries) = node.as_map() else {
+        return Err(wrong_kind("MappingNode", node));
+    };
+    Ok(entries.iter().position(|(k, _)| k.key_str() == Some(part)))
+}
+
+/// A list's elements (none for a null); an error for anything else.
+fn elements(node: &Node) -> OpResult<&[Node]> {
+    match &node.value {
+        Value::Seq(items) => Ok(items),
+        _ if node.is_null() => Ok(&[]),
+        _ => Err(wrong_kind("SequenceNode", node)),
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,15 @@
 
 use krusty_resource::{ResId, ResMap, Resource};
 use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Value};
-use regex::Regex;
 
 use crate::error::go_quote;
 use crate::error::{OpError, OpResult};
-use crate::path::{self, list_selector, raw, wrong_kind};
-use crate::selector::{LabelSelector, Selector};
+use crate::path::{self, raw};
+use crate::selector::{IdPatterns, LabelSelector, Selector};
+use crate::structured;
+use crate::target_path::{kind_of, visit, Reached, Step, Walk};
 use crate::typed::{self, At, Strictness};
+use crate::version::KustomizeVersion;
 
 /// The field a source reads when it names none.
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
@@ -57,6 +59,8 @@ pub struct Replacement {
     pub written_at: (Option<String>, Pos),
     /// The value's origin.
     pub source: Option<Source>,
+    /// A value written as it is (`sourceValue:`, Kustomize v5.8.1).
+    pub source_value: Option<String>,
     /// Where it is written.
     pub targets: Option<Vec<Target>>,
 }
@@ -155,15 +159,32 @@ fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
     Ok(t)
 }
 
-/// Reads one replacement mapping (`source` and `targets`).
-pub fn read_replacement(node: &Node, strictness: Strictness) -> OpResult<Replacement> {
+/// Reads one replacement mapping (`source` and `targets`, and from
+/// Kustomize v5.8.1 on `sourceValue`).
+pub fn read_replacement(
+    node: &Node,
+    strictness: Strictness,
+    version: KustomizeVersion,
+) -> OpResult<Replacement> {
     let mut r = Replacement {
         written_at: (None, node.pos()),
         ..Replacement::default()
     };
-    for (name, value) in typed::fields(node, &["source", "targets"], "Replacement", strictness)? {
+    let known: &[&str] = if version >= KustomizeVersion::V5_8_1 {
+        &["source", "sourceValue", "targets"]
+    } else {
+        &["source", "targets"]
+    };
+    for (name, value) in typed::fields(node, known, "Replacement", strictness)? {
         match name {
             "source" if !value.is_null() => r.source = Some(read_source(value, strictness)?),
+            "sourceValue" if !value.is_null() => {
+                r.source_value = Some(string(
+                    value,
+                    "ReplacementField",
+                    "replacements.Replacement.sourceValue",
+                )?)
+            }
             "targets" if !value.is_null() => {
                 let items = typed::array(
                     value,
@@ -188,7 +209,11 @@ pub fn read_replacement(node: &Node, strictness: Strictness) -> OpResult<Replace
 
 /// Reads an entry of a replacements list: `{path: FILE}` or an inline
 /// replacement (not both).
-pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEntry> {
+pub fn read_entry(
+    node: &Node,
+    strictness: Strictness,
+    version: KustomizeVersion,
+) -> OpResult<ReplacementEntry> {
     let path = node
         .as_map()
         .and_then(|m| {
@@ -213,14 +238,14 @@ pub fn read_entry(node: &Node, strictness: Strictness) -> OpResult<ReplacementEn
             )?))
         }
         None => Ok(ReplacementEntry::Inline(Box::new(read_replacement(
-            node, strictness,
+            node, strictness, version,
         )?))),
     }
 }
 
 /// Reads a replacements file: one replacement or a list of them (unknown
 /// fields ignored).
-pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
+pub fn read_file(text: &str, path: &str, version: KustomizeVersion) -> OpResult<Vec<Replacement>> {
     // Kustomize decodes them with go-yaml v2: a repeated key replaces the
     // earlier one, and `yes`/`on` are booleans.
     let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
@@ -233,10 +258,12 @@ pub fn read_file(text: &str, path: &str) -> OpResult<Vec<Replacement>> {
         match &root.value {
             Value::Seq(items) => {
                 for item in items {
-                    out.push(read_replacement(item, Strictness::Lenient).map_err(in_file)?);
+                    out.push(
+                        read_replacement(item, Strictness::Lenient, version).map_err(in_file)?,
+                    );
                 }
             }
-            _ => out.push(read_replacement(&root, Strictness::Lenient).map_err(in_file)?),
+            _ => out.push(read_replacement(&root, Strictness::Lenient, version).map_err(in_file)?),
         }
     }
     for r in &mut out {
@@ -295,18 +322,36 @@ impl Source {
 /// Applies replacements in order; each sees the previous ones' writes.
 /// Two resources may be left with the same id (Kustomize fails on that
 /// only when the build is done).
-pub fn apply(resources: &mut ResMap, replacements: &[Replacement]) -> OpResult<()> {
+pub fn apply(
+    resources: &mut ResMap,
+    replacements: &[Replacement],
+    version: KustomizeVersion,
+) -> OpResult<()> {
     for r in replacements {
         let (file, pos) = &r.written_at;
         let located = |e: OpError| e.located(file.as_deref(), *pos);
-        let (Some(source), Some(targets)) = (&r.source, &r.targets) else {
-            return Err(located(OpError::new(
-                "replacements must specify a source and at least one target",
-            )));
+        // `targets: []` is no targets.
+        let targets = match (&r.source, &r.source_value, &r.targets) {
+            (Some(_), _, Some(targets)) | (_, Some(_), Some(targets)) if !targets.is_empty() => {
+                targets
+            }
+            _ => {
+                return Err(located(OpError::new(
+                    "replacements must specify a source and at least one target",
+                )))
+            }
         };
-        let mut value = source_value(resources, source).map_err(located)?;
+        let mut value = match (&r.source, &r.source_value) {
+            (Some(_), Some(_)) => {
+                return Err(located(OpError::new(
+                    "value and resource selectors are mutually exclusive",
+                )))
+            }
+            (Some(source), None) => source_value(resources, source).map_err(located)?,
+            (None, value) => SourceValue::given(value.as_deref().unwrap_or_default()),
+        };
         for target in targets {
-            apply_target(resources, &mut value, target).map_err(located)?;
+            apply_target(resources, &mut value, target, version).map_err(located)?;
         }
     }
     Ok(())
@@ -326,6 +371,17 @@ struct SourceValue {
 }
 
 impl SourceValue {
+    /// A value given as text (`sourceValue:`): a plain scalar without a
+    /// tag, read from no resource.
+    fn given(text: &str) -> SourceValue {
+        SourceValue {
+            index: usize::MAX,
+            parts: Vec::new(),
+            live: false,
+            value: Node::plain(text),
+        }
+    }
+
     /// Reads the value again from the source resource's `node`.
     fn refresh(&mut self, node: &Node) {
         if !self.live {
@@ -409,9 +465,28 @@ fn is_nil_or_empty(n: &Node) -> bool {
     }
 }
 
-fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Target) -> OpResult<()> {
+fn apply_target(
+    resources: &mut ResMap,
+    source: &mut SourceValue,
+    target: &Target,
+    version: KustomizeVersion,
+) -> OpResult<()> {
     let Some(select) = &target.select else {
         return Err(OpError::new("target must specify resources to select"));
+    };
+    let ids_by = if version >= KustomizeVersion::V5_8_1 {
+        let compiled = || -> OpResult<(IdPatterns, Vec<IdPatterns>)> {
+            let reject = target.reject.iter().map(Selector::compile_id_patterns);
+            Ok((
+                select.compile_id_patterns()?,
+                reject.collect::<OpResult<_>>()?,
+            ))
+        };
+        IdMatch::Regex(Box::new(
+            compiled().map_err(|e| e.context("error creating target selector"))?,
+        ))
+    } else {
+        IdMatch::Exact
     };
     let default_paths = [DEFAULT_FIELD_PATH.to_string()];
     let field_paths: &[String] = if target.field_paths.is_empty() {
@@ -424,10 +499,19 @@ fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Targe
         .map(|p| (p.as_str(), Step::parse_path(p)))
         .collect();
     for (i, r) in resources.resources_mut().iter_mut().enumerate() {
-        if !is_target(r, select, &target.reject)? {
+        if !is_target(r, select, &target.reject, &ids_by)? {
             continue;
         }
         for (field_path, steps) in &paths {
+            if version >= KustomizeVersion::V5_8_1 {
+                let create = target.options.create.then(|| kind_of(&source.value));
+                if structured::write_into_string(&mut r.node, field_path, &source.value, create) {
+                    if i == source.index {
+                        source.refresh(&r.node);
+                    }
+                    continue;
+                }
+            }
             // Writing the source field itself changes the value at once,
             // for the next node the same path reaches (a `create` may move
             // nodes, so it is followed only without one).
@@ -437,10 +521,10 @@ fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Targe
                 .map(|n| n as *const Node);
             let written = write_field(
                 &mut r.node,
-                field_path,
-                steps,
+                (field_path, steps),
                 (&mut source.value, source_node),
                 &target.options,
+                version,
             )?;
             r.meta.untyped_numbers |= written.number_like;
             r.meta.mistyped |= written.mistyped;
@@ -452,9 +536,24 @@ fn apply_target(resources: &mut ResMap, source: &mut SourceValue, target: &Targe
     Ok(())
 }
 
+/// How a target's `select` and `reject` match ids.
+enum IdMatch {
+    /// Exact text, a resource without a namespace in `default`
+    /// (Kustomize v5.5.0).
+    Exact,
+    /// Anchored regular expressions on the ids as written (Kustomize
+    /// v5.8.1): the select's, and each reject's.
+    Regex(Box<(IdPatterns, Vec<IdPatterns>)>),
+}
+
 /// Whether `select` picks `r` (by its labels, annotations and any id it
 /// has had) and no entry of `reject` leaves it out.
-fn is_target(r: &Resource, select: &Selector, reject: &[Selector]) -> OpResult<bool> {
+fn is_target(
+    r: &Resource,
+    select: &Selector,
+    reject: &[Selector],
+    ids_by: &IdMatch,
+) -> OpResult<bool> {
     if !matches_label_and_annotation(r, select)? {
         return Ok(false);
     }
@@ -466,109 +565,23 @@ fn is_target(r: &Resource, select: &Selector, reject: &[Selector]) -> OpResult<b
         }
     }
     let ids = ids(r);
-    let rejected = || {
-        reject
-            .iter()
-            .any(|rej| rej.has_id() && ids.iter().any(|id| rej.selects_id(id)))
-    };
-    Ok(ids.iter().any(|id| select.selects_id(id)) && !rejected())
-}
-
-/// One part of a target field path.
-enum Step {
-    /// A list index.
-    Index(usize),
-    /// `*`: every list element.
-    Every,
-    /// `[key=pattern]` (`key` empty for a list of scalars): the elements
-    /// whose field matches the unanchored regular expression `pattern`;
-    /// the pattern's compile error is reported when an element is tested.
-    Match {
-        key: String,
-        text: String,
-        pattern: Result<Regex, String>,
-    },
-    /// `[key]`: a bracketed part without `=`, an error when reached.
-    NoEquals,
-    /// A map key.
-    Field(String),
-}
-
-impl Step {
-    /// The steps of a target field path (empty parts skipped).
-    fn parse_path(field_path: &str) -> Vec<Step> {
-        path::split_replacement(field_path)
-            .into_iter()
-            .filter(|p| !p.trim().is_empty())
-            .map(Step::parse)
-            .collect()
-    }
-
-    fn parse(part: String) -> Step {
-        if let Ok(idx) = part.parse::<usize>() {
-            return Step::Index(idx);
-        }
-        if part == "*" {
-            return Step::Every;
-        }
-        if path::is_bracketed(&part) {
-            let Some((key, text)) = list_selector(&part) else {
-                return Step::NoEquals;
+    Ok(match ids_by {
+        IdMatch::Exact => {
+            let rejected = || {
+                reject
+                    .iter()
+                    .any(|rej| rej.has_id() && ids.iter().any(|id| rej.selects_id(id)))
             };
-            let pattern = krusty_match::go_regex::compile(text);
-            return Step::Match {
-                key: key.to_string(),
-                text: text.to_string(),
-                pattern,
-            };
+            ids.iter().any(|id| select.selects_id(id)) && !rejected()
         }
-        Step::Field(part)
-    }
-
-    /// What the step leads into when created: a list for indices and
-    /// selectors, else a map (before `*` too, which then finds no list:
-    /// Kustomize creates a map there and fails).
-    fn container_kind(&self) -> NodeKind {
-        match self {
-            Step::Index(_) | Step::Match { .. } | Step::NoEquals => NodeKind::Seq,
-            Step::Field(_) | Step::Every => NodeKind::Map,
+        IdMatch::Regex(patterns) => {
+            let (select, reject) = patterns.as_ref();
+            let rejected = reject
+                .iter()
+                .any(|rej| !rej.is_empty() && ids.iter().any(|id| rej.matches(id)));
+            !rejected && ids.iter().any(|id| select.matches(id))
         }
-    }
-}
-
-/// The text a `[key=pattern]` selector tests: a scalar as YAML writes it
-/// in its own style (quotes included), as Kustomize matches it.
-fn match_text(node: &Node) -> std::borrow::Cow<'_, str> {
-    let text = raw(node);
-    match node.style() {
-        ScalarStyle::SingleQuoted => format!("'{}'", text.replace('\'', "''")).into(),
-        ScalarStyle::DoubleQuoted => format!("\"{text}\"").into(),
-        _ => text.into(),
-    }
-}
-
-/// The kind of node a created field gets: the value's.
-#[derive(Clone, Copy, PartialEq)]
-enum NodeKind {
-    Scalar,
-    Map,
-    Seq,
-}
-
-fn kind_of(node: &Node) -> NodeKind {
-    match node.value {
-        Value::Scalar(_) => NodeKind::Scalar,
-        Value::Map(_) => NodeKind::Map,
-        Value::Seq(_) => NodeKind::Seq,
-    }
-}
-
-fn new_node(kind: NodeKind) -> Node {
-    match kind {
-        NodeKind::Scalar => Node::plain(""),
-        NodeKind::Map => Node::map(),
-        NodeKind::Seq => Node::seq(),
-    }
+    })
 }
 
 /// What writing a value left in the fields it was written to.
@@ -590,15 +603,20 @@ impl std::ops::BitOrAssign for Written {
 
 /// Writes `value` at every node `steps` reach. When one of them is
 /// `source_node` (the field the value was read from), the value becomes
-/// what was written there.
+/// what was written there. From Kustomize v5.8.1 on, the walk goes into
+/// strings (see [`Walk::enter_scalars`]).
 fn write_field(
     root: &mut Node,
-    field_path: &str,
-    steps: &[Step],
+    (field_path, steps): (&str, &[Step]),
     (value, source_node): (&mut Node, Option<*const Node>),
     options: &FieldOptions,
+    version: KustomizeVersion,
 ) -> OpResult<Written> {
     let create = options.create.then(|| kind_of(value));
+    let walk = Walk {
+        create,
+        enter_scalars: version >= KustomizeVersion::V5_8_1,
+    };
     let retrieval = |msg: Option<String>| {
         let verb = if create.is_some() {
             "unable to find or create field"
@@ -612,152 +630,24 @@ fn write_field(
         })
     };
     let mut written = Written::default();
-    let mut set = |field: &mut Node, created: bool| {
-        written |= set_value(field, created, value, options)?;
+    let mut set = |field: &mut Node, at: Reached| {
+        let w = set_value(field, at.created, value, options)?;
+        if at.in_copy {
+            // Written into a copy that is dropped: nothing changes.
+            return Ok(());
+        }
+        written |= w;
         if source_node.is_some_and(|n| std::ptr::eq(n, field)) {
             *value = field.clone();
         }
         Ok(())
     };
-    let count =
-        visit(root, steps, create, &mut set, false).map_err(|e| retrieval(Some(e.to_string())))?;
+    let count = visit(root, steps, walk, &mut set, Reached::default())
+        .map_err(|e| retrieval(Some(e.to_string())))?;
     if count == 0 {
         return Err(retrieval(None));
     }
     Ok(written)
-}
-
-type Setter<'a> = dyn FnMut(&mut Node, bool) -> OpResult<()> + 'a;
-
-fn child_kind(rest: &[Step], create: NodeKind) -> NodeKind {
-    rest.first().map_or(create, Step::container_kind)
-}
-
-/// Calls `set` on every node `steps` reach (creating what is missing when
-/// `create` is given); returns how many there were.
-fn visit(
-    node: &mut Node,
-    steps: &[Step],
-    create: Option<NodeKind>,
-    set: &mut Setter<'_>,
-    created: bool,
-) -> OpResult<usize> {
-    let Some((step, rest)) = steps.split_first() else {
-        set(node, created)?;
-        return Ok(1);
-    };
-    match step {
-        Step::Index(idx) => visit_index(node, *idx, rest, create, set, created),
-        Step::Every => {
-            let Value::Seq(items) = &mut node.value else {
-                return Err(wrong_kind("SequenceNode", node));
-            };
-            let mut count = 0;
-            for item in items.iter_mut() {
-                count += visit(item, rest, create, set, created)?;
-            }
-            Ok(count)
-        }
-        Step::NoEquals => Err(path::selector_without_equals()),
-        Step::Match { key, text, pattern } => {
-            visit_matching(node, (key, text, pattern), rest, create, set, created)
-        }
-        Step::Field(part) => {
-            if node.is_null() && create.is_some() {
-                *node = Node::map();
-            }
-            if node.as_map().is_none() {
-                return Err(wrong_kind("MappingNode", node));
-            }
-            if node.get(part).is_none() {
-                match create {
-                    Some(kind) => node.set(part, new_node(child_kind(rest, kind))),
-                    None => return Ok(0),
-                }
-                let child = node.get_mut(part).expect("just set");
-                return visit(child, rest, create, set, true);
-            }
-            let child = node.get_mut(part).expect("present");
-            visit(child, rest, create, set, created)
-        }
-    }
-}
-
-fn visit_index(
-    node: &mut Node,
-    idx: usize,
-    rest: &[Step],
-    create: Option<NodeKind>,
-    set: &mut Setter<'_>,
-    created: bool,
-) -> OpResult<usize> {
-    let Value::Seq(items) = &mut node.value else {
-        return Err(wrong_kind("SequenceNode", node));
-    };
-    if idx == items.len() {
-        if let Some(kind) = create {
-            items.push(new_node(child_kind(rest, kind)));
-            return visit(&mut items[idx], rest, create, set, true);
-        }
-    }
-    if idx >= items.len() {
-        return Err(OpError::new(format!(
-            "index {idx} specified but only {} elements found",
-            items.len()
-        )));
-    }
-    visit(&mut items[idx], rest, create, set, created)
-}
-
-/// `[key=pattern]`: visits the elements whose `key` (or, with no key, the
-/// element itself) matches; with `create`, appends one when none does.
-fn visit_matching(
-    node: &mut Node,
-    (key, text, pattern): (&str, &str, &Result<Regex, String>),
-    rest: &[Step],
-    create: Option<NodeKind>,
-    set: &mut Setter<'_>,
-    created: bool,
-) -> OpResult<usize> {
-    if node.is_null() && create.is_some() {
-        *node = Node::seq();
-    }
-    let Value::Seq(items) = &mut node.value else {
-        return Err(wrong_kind("SequenceNode", node));
-    };
-    let is_match = |item: &Node| -> OpResult<bool> {
-        let re = pattern.as_ref().map_err(|e| OpError::new(e.clone()))?;
-        let field = if key.is_empty() {
-            item.as_scalar().map(|_| item)
-        } else {
-            item.get(key)
-        };
-        Ok(field.is_some_and(|f| re.is_match(match_text(f).trim())))
-    };
-    let mut count = 0;
-    let mut matched = false;
-    for item in items.iter_mut() {
-        if is_match(item)? {
-            matched = true;
-            count += visit(item, rest, create, set, created)?;
-        }
-    }
-    if !matched && create.is_some() {
-        let element = if key.is_empty() {
-            Node::plain(text)
-        } else {
-            let mut m = Node::map();
-            m.set(key, Node::plain(text));
-            m
-        };
-        // Kustomize looks for the new element again; it is found when the
-        // pattern matches its own text.
-        is_match(&element)?;
-        items.push(element);
-        let last = items.len() - 1;
-        count += visit(&mut items[last], rest, create, set, true)?;
-    }
-    Ok(count)
 }
 
 /// The data type a scalar resolves to, as a YAML tag.
@@ -887,7 +777,7 @@ pub struct Replacements {
 
 impl Replacements {
     /// Reads a ReplacementTransformer config (`replacements:` list).
-    pub fn from_config(config: &Node) -> OpResult<Replacements> {
+    pub fn from_config(config: &Node, version: KustomizeVersion) -> OpResult<Replacements> {
         let mut entries = Vec::new();
         if let Some(list) = config.get("replacements") {
             let items = typed::array(
@@ -899,14 +789,16 @@ impl Replacements {
                 "[]types.ReplacementField",
             )?;
             for item in items {
-                entries.push(read_entry(item, Strictness::Lenient)?);
+                entries.push(read_entry(item, Strictness::Lenient, version)?);
             }
         }
         Ok(Replacements { entries })
     }
 
-    /// Loads the entries (reading files through `files`) and applies them.
-    pub fn apply(&self, resources: &mut ResMap, files: &dyn crate::FileSource) -> OpResult<()> {
+    /// Loads the entries (reading files through `env`'s files) and
+    /// applies them as `env`'s Kustomize release does.
+    pub fn apply(&self, resources: &mut ResMap, env: &crate::Env<'_>) -> OpResult<()> {
+        let files = env.files;
         let mut all = Vec::new();
         for entry in &self.entries {
             match entry {
@@ -915,10 +807,10 @@ impl Replacements {
                     let bytes = files.read_bytes(p)?;
                     let text = String::from_utf8(bytes)
                         .map_err(|_| OpError::new(format!("{p}: not valid UTF-8")))?;
-                    all.extend(read_file(&text, p)?);
+                    all.extend(read_file(&text, p, env.version)?);
                 }
             }
         }
-        apply(resources, &all)
+        apply(resources, &all, env.version)
     }
 }

@@ -9,6 +9,7 @@ use regex::Regex;
 
 use crate::error::{OpError, OpResult};
 use crate::typed::{self, At, Strictness};
+use crate::version::KustomizeVersion;
 
 /// Which resources an operation applies to; empty fields match anything.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,6 +50,30 @@ impl Selector {
         let mut s = Selector::default();
         for (field, value) in typed::fields(node, &FIELDS, owner, strictness)? {
             s.set_field(field, typed::string(value, At { owner, path: field })?);
+        }
+        Ok(s)
+    }
+
+    /// Reads a selector mapping that is field `path` of Go struct `owner`
+    /// (`Patch` and `patches.target`), its errors naming the field as
+    /// release `version`'s Go names it (v5.8.1's names the embedded
+    /// structs: `Selector.patches.target.ResId.Gvk.kind`).
+    pub fn from_node_in(
+        node: &Node,
+        owner: &'static str,
+        path: &str,
+        strictness: Strictness,
+        version: KustomizeVersion,
+    ) -> OpResult<Selector> {
+        let mut s = Selector::default();
+        for (field, value) in typed::fields(node, &FIELDS, owner, strictness)? {
+            let embedded = match field {
+                "group" | "version" | "kind" if version >= KustomizeVersion::V5_8_1 => "ResId.Gvk.",
+                "name" | "namespace" if version >= KustomizeVersion::V5_8_1 => "ResId.",
+                _ => "",
+            };
+            let full = format!("{path}.{embedded}{field}");
+            s.set_field(field, typed::string(value, At { owner, path: &full })?);
         }
         Ok(s)
     }
@@ -116,6 +141,56 @@ impl Selector {
             namespace: pattern("namespace", &self.namespace)?,
             labels: labels("labelSelector", &self.label_selector)?,
             annotations: labels("annotationSelector", &self.annotation_selector)?,
+        })
+    }
+}
+
+/// A selector's id part (group, version, kind, name, namespace) as
+/// anchored regular expressions, matched against resource ids as written:
+/// a resource without a namespace has none (not `default`). Kustomize
+/// v5.8.1's replacement targets select and reject this way.
+#[derive(Debug)]
+pub struct IdPatterns {
+    group: Pattern,
+    version: Pattern,
+    kind: Pattern,
+    name: Pattern,
+    namespace: Pattern,
+    /// The selector names no id field (it selects by labels alone).
+    empty: bool,
+}
+
+impl IdPatterns {
+    /// Whether `id` matches every field the selector gives.
+    pub fn matches(&self, id: &ResId) -> bool {
+        self.group.matches(&id.gvk.group)
+            && self.version.matches(&id.gvk.version)
+            && self.kind.matches(&id.gvk.kind)
+            && self.name.matches(&id.name)
+            && self.namespace.matches(&id.namespace)
+    }
+
+    /// Whether the selector names no id field.
+    pub fn is_empty(&self) -> bool {
+        self.empty
+    }
+}
+
+impl Selector {
+    /// Compiles the id part as anchored regular expressions (the first
+    /// that does not compile is the error, in Go's words).
+    pub fn compile_id_patterns(&self) -> OpResult<IdPatterns> {
+        Ok(IdPatterns {
+            group: Pattern::new(&self.gvk.group)?,
+            version: Pattern::new(&self.gvk.version)?,
+            kind: Pattern::new(&self.gvk.kind)?,
+            name: Pattern::new(&self.name)?,
+            namespace: Pattern::new(&self.namespace)?,
+            empty: self.gvk.group.is_empty()
+                && self.gvk.version.is_empty()
+                && self.gvk.kind.is_empty()
+                && self.name.is_empty()
+                && self.namespace.is_empty(),
         })
     }
 }

@@ -8,6 +8,7 @@ use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
 use krusty_ops::Env;
+use krusty_ops::KustomizeVersion;
 use krusty_ops::{Builtin, TransformerConfig};
 use krusty_resource::{Origin, ResMap, Resource};
 
@@ -39,8 +40,14 @@ fn generator(text: &str) -> Builtin {
         .clone()
         .expect("root");
     Builtin::Generate(
-        GeneratorArgs::from_node(GeneratedKind::ConfigMap, &node, "configMapGenerator", true)
-            .expect("valid generator"),
+        GeneratorArgs::from_node(
+            GeneratedKind::ConfigMap,
+            &node,
+            "configMapGenerator",
+            true,
+            KustomizeVersion::default(),
+        )
+        .expect("valid generator"),
     )
 }
 
@@ -54,11 +61,13 @@ fn namespace_skips_cluster_scoped_kinds_and_sets_default_subjects() {
     );
     SetNamespace {
         namespace: "prod".into(),
-        specs: TransformerConfig::defaults().namespace.clone(),
+        specs: TransformerConfig::defaults(KustomizeVersion::default())
+            .namespace
+            .clone(),
         unset_only: false,
         subjects: SubjectsMode::DefaultOnly,
     }
-    .apply(&mut m)
+    .apply(&mut m, KustomizeVersion::default())
     .expect("applies");
     assert_eq!(
         render(&m),
@@ -79,7 +88,9 @@ fn prefixes_skip_crds_and_namespaces_and_remember_old_names() {
     AddNameAffixes {
         prefix: "p-".into(),
         suffix: String::new(),
-        specs: TransformerConfig::defaults().name_prefix.clone(),
+        specs: TransformerConfig::defaults(KustomizeVersion::default())
+            .name_prefix
+            .clone(),
     }
     .apply(&mut m)
     .expect("applies");
@@ -96,7 +107,9 @@ fn replicas_match_by_name_and_fail_when_nothing_matches() {
     let op = |name: &str| SetReplicas {
         name: name.into(),
         count: 3,
-        specs: TransformerConfig::defaults().replicas.clone(),
+        specs: TransformerConfig::defaults(KustomizeVersion::default())
+            .replicas
+            .clone(),
         written_at: Default::default(),
     };
     op("web").apply(&mut m).expect("applies");
@@ -119,7 +132,9 @@ fn hash_suffixes_then_name_references_follow_the_rename() {
         .expect("generates");
     AddHashSuffixes.apply(&mut m).expect("hashes");
     FixNameReferences {
-        back_refs: TransformerConfig::defaults().name_reference.clone(),
+        back_refs: TransformerConfig::defaults(KustomizeVersion::default())
+            .name_reference
+            .clone(),
     }
     .apply(&mut m)
     .expect("fixes references");

@@ -260,6 +260,30 @@ impl Resource {
             .and_then(Node::as_str)
     }
 
+    /// Sets an annotation to a string, creating `metadata.annotations`
+    /// when missing (a later key goes after the others).
+    pub fn set_annotation(&mut self, key: &str, value: &str) {
+        if let Some(annotations) = self
+            .node
+            .entry_map("metadata")
+            .and_then(|m| m.entry_map("annotations"))
+        {
+            annotations.set(key, Node::string(value));
+        }
+    }
+
+    /// Removes an annotation, and `metadata.annotations` when it leaves
+    /// that mapping empty; the value it had.
+    pub fn remove_annotation(&mut self, key: &str) -> Option<Node> {
+        let metadata = self.node.get_mut("metadata")?;
+        let annotations = metadata.get_mut("annotations")?;
+        let removed = annotations.remove(key)?;
+        if annotations.as_map().is_some_and(|m| m.is_empty()) {
+            metadata.remove("annotations");
+        }
+        Some(removed)
+    }
+
     /// Sets a scalar string at `metadata.<field>`, creating `metadata`.
     fn set_meta_string(&mut self, field: &str, value: &str) {
         if let Some(meta) = self.node.entry_map("metadata") {

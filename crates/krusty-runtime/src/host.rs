@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use krusty_fn::{object, FnResult, ResourceList, Severity};
 use krusty_ops::absorb::absorb;
+use krusty_ops::KustomizeVersion;
 use krusty_resource::{Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, Resource};
 use krusty_yaml::{CompactString, Node};
 
@@ -108,6 +109,8 @@ impl Shown<'_> {
 #[derive(Debug)]
 pub struct Host {
     policy: Policy,
+    /// The Kustomize release whose rules add a generator's output.
+    version: KustomizeVersion,
     /// Where idempotent functions' results are kept and reused (or why
     /// the cache cannot be used).
     results: Option<ResultCache>,
@@ -121,8 +124,16 @@ impl Host {
     pub fn new(policy: Policy) -> Host {
         Host {
             policy,
+            version: KustomizeVersion::default(),
             results: None,
         }
+    }
+
+    /// The host, adding generators' output as Kustomize release `version`
+    /// does.
+    pub fn for_release(mut self, version: KustomizeVersion) -> Host {
+        self.version = version;
+        self
     }
 
     /// The host, keeping the results of idempotent functions in `cache`
@@ -153,6 +164,7 @@ impl Host {
         Run {
             call,
             policy: &self.policy,
+            version: self.version,
             shown,
             results: self.results.as_ref().map(Result::as_ref),
         }
@@ -164,6 +176,7 @@ impl Host {
 struct Run<'a> {
     call: &'a FunctionCall,
     policy: &'a Policy,
+    version: KustomizeVersion,
     shown: &'a Shown<'a>,
     results: Option<Result<&'a krusty_fetch::Cache, &'a krusty_fetch::FetchError>>,
 }
@@ -398,7 +411,8 @@ impl Run<'_> {
                 r.meta.behavior = Behavior::parse(b);
             }
             r.meta.origin = Some(Box::new(origin.clone()));
-            absorb(resources, r).map_err(|e| format!("function {}: {}", self.call.label, e))?;
+            absorb(resources, r, self.version)
+                .map_err(|e| format!("function {}: {}", self.call.label, e))?;
         }
         Ok(())
     }

@@ -61,8 +61,8 @@ pub fn invoke(
         Err(input) => input,
     };
     match runtime {
-        Runtime::Exec { path, args } => {
-            let cmd = exec::command(Path::new(path), args, dir, policy);
+        Runtime::Exec { path, args, envs } => {
+            let cmd = exec::command(Path::new(path), args, envs, dir, policy);
             run_process(cmd, input, policy, None, &|| {})
         }
         Runtime::Container {

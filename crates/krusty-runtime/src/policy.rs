@@ -29,7 +29,9 @@ pub struct Policy {
     /// `--as-current-user`: containers run as krusty's user, not `nobody`.
     pub as_current_user: bool,
     /// `--env/-e`: environment variables passed to functions (`NAME` or
-    /// `NAME=value`).
+    /// `NAME=value`). An exec function gets them all ([`Policy::env_pairs`]);
+    /// when its spec declares `envs`, the `NAME=value` ones also take part
+    /// in the merge with those ([`crate::exec::merged_envs`]).
     pub envs: Vec<String>,
     /// The longest one function may run.
     pub timeout: Duration,
@@ -203,6 +205,7 @@ mod tests {
         let exec = Runtime::Exec {
             path: "f".into(),
             args: vec![],
+            envs: vec![],
         };
         let mut p = Policy::default();
         assert!(p

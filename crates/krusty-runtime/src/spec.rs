@@ -112,6 +112,11 @@ pub enum Runtime {
         path: String,
         /// Arguments.
         args: Vec<String>,
+        /// The spec's `envs` (Kustomize v5.7.0 and later): `NAME=value`
+        /// entries as written, merged with `--env` when the function runs
+        /// (see [`crate::exec::merged_envs`]). The build empties it when
+        /// it reproduces a release before v5.7.0.
+        envs: Vec<String>,
     },
     /// A container image run with a docker-compatible CLI.
     Container {
@@ -227,6 +232,7 @@ fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
             Ok(Runtime::Exec {
                 path,
                 args: strings(&exec, "args"),
+                envs: strings(&exec, "envs"),
             })
         }
         ["container"] => {
@@ -309,10 +315,53 @@ mod tests {
             runtime_of(&e).unwrap(),
             Some(Runtime::Exec {
                 path: "./fn".into(),
-                args: vec![]
+                args: vec![],
+                envs: vec![]
             })
         );
         assert_eq!(runtime_of(&node("kind: X\n")).unwrap(), None);
+    }
+
+    #[test]
+    fn exec_envs_are_read_as_written() {
+        // The annotation and the runtime field alike; entries are kept as
+        // written (the merge with --env drops the ones that are not
+        // NAME=value when the function runs), entries that are not
+        // strings are skipped.
+        let a = node("kind: X\nmetadata:\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n        args: [x]\n        envs: [A=1, B, C=d=e, D=, A=2]\n");
+        let b = node("kind: X\nruntime:\n  exec:\n    path: ./fn.sh\n    args: [x]\n    envs: [A=1, B, C=d=e, D=, A=2, {E: f}]\n");
+        let want = Runtime::Exec {
+            path: "./fn.sh".into(),
+            args: vec!["x".into()],
+            envs: ["A=1", "B", "C=d=e", "D=", "A=2"]
+                .map(String::from)
+                .to_vec(),
+        };
+        assert_eq!(runtime_of(&a).unwrap(), Some(want.clone()));
+        assert_eq!(runtime_of(&b).unwrap(), Some(want));
+        // No envs, or not a list: none.
+        for text in [
+            "kind: X\nruntime: {exec: {path: ./f}}\n",
+            "kind: X\nruntime: {exec: {path: ./f, envs: A=1}}\n",
+            "kind: X\nruntime: {exec: {path: ./f, envs: []}}\n",
+        ] {
+            match runtime_of(&node(text)).unwrap() {
+                Some(Runtime::Exec { envs, .. }) => assert!(envs.is_empty(), "{text}: {envs:?}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        // Two specs that differ only in their envs are different runtimes
+        // (the result cache keys on the runtime's Debug text).
+        let one = runtime_of(&node(
+            "kind: X\nruntime: {exec: {path: ./f, envs: [A=1]}}\n",
+        ))
+        .unwrap();
+        let two = runtime_of(&node(
+            "kind: X\nruntime: {exec: {path: ./f, envs: [A=2]}}\n",
+        ))
+        .unwrap();
+        assert_ne!(one, two);
+        assert_ne!(format!("{one:?}"), format!("{two:?}"));
     }
 
     #[test]

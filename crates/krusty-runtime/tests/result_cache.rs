@@ -52,6 +52,7 @@ fn call(dir: &Path, digest: Option<&str>) -> FunctionCall {
         runtime: Runtime::Exec {
             path: painter(dir).display().to_string(),
             args: Vec::new(),
+            envs: Vec::new(),
         },
         config,
         dir: dir.to_path_buf(),

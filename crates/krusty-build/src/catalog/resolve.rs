@@ -251,6 +251,7 @@ fn exec(
         Runtime::Exec {
             path: path.to_string_lossy().into_owned(),
             args: Vec::new(),
+            envs: Vec::new(),
         },
         Some(format!("sha256:{sha256}")),
     ))

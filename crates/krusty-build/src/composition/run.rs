@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use krusty_ops::builtins::value_add::ConfigSite;
-use krusty_ops::{Builtin, FieldSpec, TransformerConfig};
+use krusty_ops::{Builtin, FieldSpec, KustomizeVersion, TransformerConfig};
 use krusty_resource::{Origin, ResMap, Resource};
 use krusty_yaml::Node;
 
@@ -90,7 +90,7 @@ fn operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Ope
         }
         (KUSTOMIZATION_API, "Kustomization") => {
             let (label, site) = whole();
-            let k = inline_kustomization(t).map_err(in_step)?;
+            let k = inline_kustomization(t, ctx.version).map_err(in_step)?;
             let action = Action::Kustomization(Box::new(k), t.file.clone());
             (
                 Operation::new(label, Role::Transformer, action, origin(t)),
@@ -102,7 +102,7 @@ fn operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Ope
                 "ConfigMapGenerator" | "SecretGenerator" | "IAMPolicyGenerator" => Role::Generator,
                 _ => Role::Transformer,
             };
-            let step = builtin_step(loader, t).map_err(in_step)?;
+            let step = builtin_step(loader, t, ctx.version).map_err(in_step)?;
             (step.operation(role), site(t))
         }
         _ => {
@@ -169,14 +169,14 @@ fn resource_paths(t: &Transformer, field: &str) -> BuildResult<Vec<String>> {
 }
 
 /// An inline Kustomization, read from its config.
-fn inline_kustomization(t: &Transformer) -> BuildResult<Kustomization> {
+fn inline_kustomization(t: &Transformer, version: KustomizeVersion) -> BuildResult<Kustomization> {
     // Written as in its source and on the lines it has there, so that the
     // lines of reading errors are those of the composition file.
     let written =
         krusty_yaml::to_yaml_preserving(&t.config).map_err(|e| BuildError::new(e.to_string()))?;
     let text = "\n".repeat(t.config.pos().line.saturating_sub(1) as usize) + &written;
-    let mut k =
-        Kustomization::parse(&text).map_err(|e| e.context("invalid inline Kustomization"))?;
+    let mut k = Kustomization::parse(&text, version)
+        .map_err(|e| e.context("invalid inline Kustomization"))?;
     // Columns in that text are not those of the composition file.
     k.positions = Default::default();
     Ok(k)
@@ -185,10 +185,10 @@ fn inline_kustomization(t: &Transformer) -> BuildResult<Kustomization> {
 /// A builtin's operation; a config without `fieldSpecs` gets Kustomize's
 /// default field specs for that builtin (those its Kustomization field
 /// uses).
-fn builtin_step(loader: &Loader, t: &Transformer) -> BuildResult<Step> {
+fn builtin_step(loader: &Loader, t: &Transformer, version: KustomizeVersion) -> BuildResult<Step> {
     let mut config = t.config.clone();
     if config.get("fieldSpecs").is_none_or(Node::is_null) {
-        if let Some(specs) = default_specs(t.kind()) {
+        if let Some(specs) = default_specs(t.kind(), version) {
             config.set("fieldSpecs", Node::seq_of(specs.iter().map(spec_node)));
         }
     }
@@ -201,6 +201,7 @@ fn builtin_step(loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let site = ConfigSite {
         root_name: &root_name,
         files: loader,
+        version,
     };
     let builtin = Builtin::from_config(&resource.node, &id, &site).map_err(BuildError::from)?;
     Ok(Step {
@@ -211,8 +212,8 @@ fn builtin_step(loader: &Loader, t: &Transformer) -> BuildResult<Step> {
 }
 
 /// The default field specs of a builtin transformer.
-fn default_specs(kind: &str) -> Option<&'static [FieldSpec]> {
-    let d = TransformerConfig::defaults();
+fn default_specs(kind: &str, version: KustomizeVersion) -> Option<&'static [FieldSpec]> {
+    let d = TransformerConfig::defaults(version);
     Some(match kind {
         "PrefixSuffixTransformer" | "PrefixTransformer" => &d.name_prefix,
         "SuffixTransformer" => &d.name_suffix,
@@ -247,8 +248,13 @@ fn spec_node(spec: &FieldSpec) -> Node {
 /// A KRM function's operation.
 fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    let declared =
-        crate::functions::resolve(&resource, loader, &ctx.policy, ctx.catalogs.fetcher())?;
+    let declared = crate::functions::resolve(
+        &resource,
+        loader,
+        &ctx.policy,
+        ctx.catalogs.fetcher(),
+        ctx.version,
+    )?;
     let found = match declared {
         Some(f) => Some(f),
         None => {

@@ -53,6 +53,7 @@ pub fn template(chart: &ChartConfig, inputs: &TemplateInputs<'_>) -> Vec<String>
         (chart.skip_tests, "--skip-tests"),
         (chart.skip_hooks, "--no-hooks"),
         (inputs.debug, "--debug"),
+        (chart.devel, "--devel"),
     ] {
         if on {
             args.push(name.into());
@@ -80,6 +81,9 @@ pub fn pull(chart: &ChartConfig, chart_home: &Path) -> Vec<String> {
     }
     if !chart.version.is_empty() {
         args.push(format!("--version={}", chart.version));
+    }
+    if chart.devel {
+        args.push("--devel".into());
     }
     args.push("--".into());
     if oci {

@@ -5,7 +5,7 @@
 //! decoding types them, with its error wording.
 
 use krusty_ops::typed::{self, At, Strictness};
-use krusty_ops::OpResult;
+use krusty_ops::{KustomizeVersion, OpResult};
 use krusty_yaml::{Node, Value};
 
 /// `helmGlobals`: settings shared by a kustomization's charts.
@@ -57,6 +57,9 @@ pub struct ChartConfig {
     pub kube_version: Option<String>,
     /// `debug`, when set (it then wins over `--helm-debug`).
     pub debug: Option<bool>,
+    /// `devel` (Kustomize v5.8.1): helm's `--devel`, development
+    /// versions allowed.
+    pub devel: bool,
 }
 
 /// The fields of Kustomize's `HelmChart`.
@@ -78,6 +81,35 @@ const CHART_FIELDS: [&str; 16] = [
     "skipTests",
     "debug",
 ];
+
+/// The fields of `HelmChart` in Kustomize v5.8.1: v5.5.0's and `devel`.
+const CHART_FIELDS_V5_8: [&str; 17] = [
+    "name",
+    "version",
+    "repo",
+    "releaseName",
+    "namespace",
+    "additionalValuesFiles",
+    "valuesFile",
+    "valuesInline",
+    "valuesMerge",
+    "includeCRDs",
+    "skipHooks",
+    "apiVersions",
+    "kubeVersion",
+    "nameTemplate",
+    "skipTests",
+    "debug",
+    "devel",
+];
+
+/// The fields of `HelmChart` in release `version`.
+fn chart_fields(version: KustomizeVersion) -> &'static [&'static str] {
+    match version {
+        KustomizeVersion::V5_5_0 => &CHART_FIELDS,
+        _ => &CHART_FIELDS_V5_8,
+    }
+}
 
 /// The fields of `HelmGlobals`.
 const GLOBAL_FIELDS: [&str; 2] = ["chartHome", "configHome"];
@@ -122,7 +154,7 @@ fn set_global(g: &mut HelmGlobals, name: &str, text: String) {
 
 /// Reads the `helmCharts` list. An empty `apiVersions`, `kubeVersion` or
 /// `debug` counts as unset: Kustomize passes the entry on without them.
-pub fn read_charts(node: &Node) -> OpResult<Vec<ChartConfig>> {
+pub fn read_charts(node: &Node, version: KustomizeVersion) -> OpResult<Vec<ChartConfig>> {
     let at = At {
         owner: "Kustomization",
         path: "helmCharts",
@@ -130,7 +162,8 @@ pub fn read_charts(node: &Node) -> OpResult<Vec<ChartConfig>> {
     let mut charts = Vec::new();
     for item in typed::array(node, at, "[]HelmChart")? {
         let mut c = ChartConfig::default();
-        for (name, value) in typed::fields(item, &CHART_FIELDS, "HelmChart", Strictness::Strict)? {
+        let fields = chart_fields(version);
+        for (name, value) in typed::fields(item, fields, "HelmChart", Strictness::Strict)? {
             let path = format!("helmCharts.{name}");
             let at = At {
                 owner: "HelmChart",
@@ -165,6 +198,7 @@ fn set_chart_field(c: &mut ChartConfig, name: &str, value: &Node, at: At<'_>) ->
         "apiVersions" => c.api_versions = Some(typed::string_list(value, at)?),
         "kubeVersion" => c.kube_version = Some(typed::string(value, at)?),
         "debug" => c.debug = Some(typed::boolean(value, at)?),
+        "devel" => c.devel = typed::boolean(value, at)?,
         _ => {}
     }
     Ok(())
@@ -224,9 +258,13 @@ pub fn read_deprecated(node: &Node) -> OpResult<(Vec<ChartConfig>, HelmGlobals)>
 /// Reads an `apiVersion: builtin` `HelmChartInflationGenerator` config:
 /// the chart's fields and the globals' beside `apiVersion`, `kind` and
 /// `metadata`; other fields are ignored, as Kustomize ignores them.
-pub fn read_builtin(config: &Node) -> OpResult<ChartConfig> {
+pub fn read_builtin(config: &Node, version: KustomizeVersion) -> OpResult<ChartConfig> {
     let owner = "HelmChartInflationGeneratorPlugin";
-    let known: Vec<&'static str> = CHART_FIELDS.iter().chain(&GLOBAL_FIELDS).copied().collect();
+    let known: Vec<&'static str> = chart_fields(version)
+        .iter()
+        .chain(&GLOBAL_FIELDS)
+        .copied()
+        .collect();
     let mut c = ChartConfig::default();
     for (name, value) in typed::fields(config, &known, owner, Strictness::Lenient)? {
         let at = At { owner, path: name };
@@ -272,6 +310,7 @@ impl ChartConfig {
             ("skipHooks", self.skip_hooks),
             ("skipTests", self.skip_tests),
             ("debug", self.debug.unwrap_or(false)),
+            ("devel", self.devel),
         ] {
             if on {
                 map.set(key, Node::plain("true"));
@@ -311,8 +350,8 @@ mod tests {
     #[test]
     fn charts_read_every_field() {
         let charts = read_charts(&node(
-            "- name: c\n  Version: '1'\n  repo: r\n  releaseName: rel\n  namespace: ns\n  nameTemplate: t\n  valuesFile: v.yaml\n  additionalValuesFiles: [a.yaml]\n  valuesInline: {x: 1}\n  valuesMerge: merge\n  includeCRDs: true\n  skipHooks: true\n  skipTests: true\n  apiVersions: [a/v1]\n  kubeVersion: '1.30'\n  debug: true\n",
-        ))
+            "- name: c\n  Version: '1'\n  repo: r\n  releaseName: rel\n  namespace: ns\n  nameTemplate: t\n  valuesFile: v.yaml\n  additionalValuesFiles: [a.yaml]\n  valuesInline: {x: 1}\n  valuesMerge: merge\n  includeCRDs: true\n  skipHooks: true\n  skipTests: true\n  apiVersions: [a/v1]\n  kubeVersion: '1.30'\n  debug: true\n  devel: true\n",
+        ), KustomizeVersion::V5_8_1)
         .unwrap();
         let c = &charts[0];
         assert_eq!((c.name.as_str(), c.version.as_str()), ("c", "1"));
@@ -321,20 +360,34 @@ mod tests {
         assert_eq!(c.api_versions.as_deref(), Some(&["a/v1".to_string()][..]));
         assert_eq!(c.kube_version.as_deref(), Some("1.30"));
         assert_eq!(c.debug, Some(true));
+        assert!(c.devel);
         assert!(c.has_inline_values());
     }
 
     #[test]
+    fn devel_is_a_field_from_kustomize_v5_8_on() {
+        let e = read_charts(
+            &node("- name: c\n  devel: true\n"),
+            KustomizeVersion::V5_5_0,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("json: unknown field \"devel\""),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn unknown_fields_and_wrong_types_fail_with_go_words() {
-        let e = read_charts(&node("- name: c\n  foo: 1\n")).unwrap_err();
+        let e = read_charts(&node("- name: c\n  foo: 1\n"), KustomizeVersion::V5_8_1).unwrap_err();
         assert!(e.to_string().contains("json: unknown field \"foo\""), "{e}");
-        let e = read_charts(&node("- name: 5\n")).unwrap_err();
+        let e = read_charts(&node("- name: 5\n"), KustomizeVersion::V5_8_1).unwrap_err();
         assert!(
             e.to_string()
                 .contains("cannot unmarshal number into Go struct field HelmChart.helmCharts.name of type string"),
             "{e}"
         );
-        let e = read_charts(&node("- valuesInline: 3\n")).unwrap_err();
+        let e = read_charts(&node("- valuesInline: 3\n"), KustomizeVersion::V5_8_1).unwrap_err();
         assert!(
             e.to_string().contains("of type map[string]interface {}"),
             "{e}"
@@ -357,7 +410,7 @@ mod tests {
     fn the_config_prints_sorted_and_without_empty_fields() {
         let charts = read_charts(&node(
             "- releaseName: rel\n  name: small\n  kubeVersion: 1.28.3\n  apiVersions: [baz/v1]\n",
-        ))
+        ), KustomizeVersion::V5_8_1)
         .unwrap();
         assert_eq!(
             charts[0].to_yaml(),

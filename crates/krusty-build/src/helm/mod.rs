@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use krusty_fetch::{Cache, FetchError, Fetcher, Kept};
 use krusty_ops::absorb::absorb;
+use krusty_ops::builtins::namespace::HELM_GENERATED_ANNOTATION;
+use krusty_ops::KustomizeVersion;
 use krusty_resource::{Origin, ResMap, Resource};
 
 use crate::error::{BuildError, BuildResult};
@@ -245,6 +247,20 @@ pub(crate) struct ChartStep {
     api_versions: ApiVersions,
     kube_version: String,
     debug: bool,
+    /// The Kustomize release whose rules apply: from v5.8.1 on, each
+    /// resource of the chart is marked as helm's, so that the namespace
+    /// transformer leaves it alone.
+    version: KustomizeVersion,
+}
+
+/// Where a chart's namespace comes from besides its own `namespace`
+/// field: from Kustomize v5.8.1 on, the kustomization's `namespace`, else
+/// the nearest one of the kustomizations above it (`inherited`).
+pub(crate) struct NamespaceRule<'a> {
+    /// The Kustomize release whose rule applies.
+    pub version: KustomizeVersion,
+    /// The namespace of the nearest kustomization above that sets one.
+    pub inherited: &'a str,
 }
 
 /// The steps of a kustomization's `helmCharts` (with its `helmGlobals`),
@@ -255,8 +271,10 @@ pub(crate) fn field_steps(
     loader: &Loader,
     k: &Kustomization,
     k_path: &Path,
+    rule: &NamespaceRule<'_>,
 ) -> BuildResult<Vec<Step>> {
     let globals = k.helm_globals.clone().unwrap_or_default();
+    let newer = rule.version >= KustomizeVersion::V5_8_1;
     k.helm_charts
         .iter()
         .map(|chart| {
@@ -264,8 +282,26 @@ pub(crate) fn field_steps(
                 globals: globals.clone(),
                 ..chart.clone()
             };
-            let shown = krusty_fetch::redact(&chart.to_yaml()).into_owned();
-            let step = configure(chart, loader, helm).map_err(|e| {
+            // The namespace a chart gets from its kustomization is shown in
+            // messages, and passed to helm unchecked, as Kustomize does.
+            let given = match k.namespace.as_str() {
+                _ if !newer || !chart.namespace.is_empty() => None,
+                "" if rule.inherited.is_empty() => None,
+                "" => Some(rule.inherited.to_string()),
+                own => Some(own.to_string()),
+            };
+            let mut shown_chart = chart.clone();
+            if let Some(namespace) = &given {
+                shown_chart.namespace = namespace.clone();
+            }
+            let shown = krusty_fetch::redact(&shown_chart.to_yaml()).into_owned();
+            let configured = configure(chart, loader, helm, rule.version).map(|mut step| {
+                if let Some(namespace) = given {
+                    step.chart.namespace = namespace;
+                }
+                step
+            });
+            let step = configured.map_err(|e| {
                 e.context(format!(
                     "trouble configuring builtin {KIND} with config: `\n{shown}`"
                 ))
@@ -293,15 +329,16 @@ pub(crate) fn config_step(
     loader: &Loader,
     helm: &Arc<Helm>,
     origin: Origin,
+    version: KustomizeVersion,
 ) -> BuildResult<Step> {
     let fails = |e: BuildError| e.context(format!("plugin {id} fails configuration"));
     if !helm.opts.enabled {
         return Err(fails(BuildError::new("must specify --enable-helm")));
     }
-    let chart = config::read_builtin(&c.node).map_err(|e| {
+    let chart = config::read_builtin(&c.node, version).map_err(|e| {
         fails(BuildError::from(e).context("error unmarshaling JSON: while decoding JSON"))
     })?;
-    let step = configure(chart, loader, helm).map_err(fails)?;
+    let step = configure(chart, loader, helm, version).map_err(fails)?;
     Ok(Step {
         label: id.to_string(),
         action: Action::Helm(Box::new(step)),
@@ -316,6 +353,7 @@ pub(crate) fn configure(
     mut chart: ChartConfig,
     loader: &Loader,
     helm: &Arc<Helm>,
+    version: KustomizeVersion,
 ) -> BuildResult<ChartStep> {
     let opts = &helm.opts;
     if !opts.enabled {
@@ -376,6 +414,7 @@ pub(crate) fn configure(
         api_versions,
         kube_version,
         debug,
+        version,
     })
 }
 
@@ -419,7 +458,10 @@ impl ChartStep {
     pub(crate) fn generate(&self, resources: &mut ResMap, origin: &Origin) -> BuildResult<()> {
         for mut r in self.inflate()? {
             r.meta.origin = Some(Box::new(origin.clone()));
-            absorb(resources, r).map_err(BuildError::from)?;
+            if self.version >= KustomizeVersion::V5_8_1 {
+                r.set_annotation(HELM_GENERATED_ANNOTATION, "true");
+            }
+            absorb(resources, r, self.version).map_err(BuildError::from)?;
         }
         Ok(())
     }

@@ -448,3 +448,100 @@ pub fn run_bounded(
         stderr: std::fs::read(&err_path).expect("reading an output file"),
     }
 }
+
+/// The Kustomize releases krusty reproduces, as `--kustomize-version`
+/// names them.
+pub const KUSTOMIZE_VERSIONS: [&str; 2] = ["v5.5.0", "v5.8.1"];
+
+/// What a case expects of a build as one Kustomize release.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expected {
+    /// The exact stdout, and the exact stderr when the case pins it.
+    Output(Vec<u8>, Option<String>),
+    /// A part of the error message.
+    Error(String),
+}
+
+/// What case folder `case` expects of release `version`: its
+/// `expected.VERSION.yaml` or `expected_error.VERSION.txt` when it has
+/// either (the releases differ there), else the `expected.yaml` or
+/// `expected_error.txt` both share; the stderr of a build that works from
+/// `expected_stderr.VERSION.txt`, else `expected_stderr.txt`. `None`: the
+/// case has no expectation for that release.
+pub fn expected_for(case: &Path, version: &str) -> Option<Expected> {
+    let read = |name: &str| std::fs::read(case.join(name)).ok();
+    let own = (
+        read(&format!("expected.{version}.yaml")),
+        read(&format!("expected_error.{version}.txt")),
+    );
+    let (output, error) = match own {
+        (None, None) => (read("expected.yaml"), read("expected_error.txt")),
+        found => found,
+    };
+    if let Some(error) = error {
+        let error = String::from_utf8_lossy(&error);
+        return Some(Expected::Error(error.trim_end_matches('\n').to_string()));
+    }
+    let stderr = read(&format!("expected_stderr.{version}.txt"))
+        .or_else(|| read("expected_stderr.txt"))
+        .map(|s| String::from_utf8_lossy(&s).into_owned());
+    output.map(|out| Expected::Output(out, stderr))
+}
+
+/// Checks a build's result against what a case expects; `Err` says how
+/// it differs.
+pub fn check_expected(want: &Expected, out: &std::process::Output) -> Result<(), String> {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match want {
+        Expected::Error(part) => {
+            if out.status.success() {
+                return Err(format!(
+                    "expected an error containing {part:?}, got success"
+                ));
+            }
+            if !out.stdout.is_empty() {
+                return Err(format!("failed, but printed to stdout:\n{stdout}"));
+            }
+            if !stderr.contains(part.as_str()) {
+                return Err(format!("stderr lacks {part:?}:\n{}", stderr.trim_end()));
+            }
+        }
+        Expected::Output(bytes, want_stderr) => {
+            if !out.status.success() {
+                return Err(format!("failed: {}", stderr.trim_end()));
+            }
+            if out.stdout != *bytes {
+                return Err(format!(
+                    "output differs\n{}",
+                    diff(&String::from_utf8_lossy(bytes), &stdout)
+                ));
+            }
+            if let Some(want) = want_stderr {
+                if stderr != *want {
+                    return Err(format!("stderr differs\n{}", diff(want, &stderr)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `kubectl` whose `kubectl kustomize` is Kustomize release `version`:
+/// for v5.5.0 the one on `PATH` (kubectl v1.32); for v5.8.1
+/// `$KRUSTY_TEST_KUBECTL_V5_8_1`, else `target/kubectl-v1.37/kubectl`
+/// (`.ci/run` puts kubectl v1.37.1 there). `None` when it is not there.
+pub fn kubectl_for(version: &str) -> Option<PathBuf> {
+    match version {
+        "v5.5.0" => find_in_path("kubectl"),
+        _ => std::env::var_os("KRUSTY_TEST_KUBECTL_V5_8_1")
+            .map(PathBuf::from)
+            .or_else(|| {
+                Some(
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("../../target/kubectl-v1.37/kubectl"),
+                )
+            })
+            .filter(|p| p.is_file()),
+    }
+}

@@ -9,6 +9,7 @@ use super::kv;
 use crate::error::{OpError, OpResult};
 use crate::files::FileSource;
 use crate::typed::{self, At};
+use crate::version::KustomizeVersion;
 
 /// Which object a generator makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +181,7 @@ impl GeneratorArgs {
         node: &Node,
         path: &str,
         strict: bool,
+        version: KustomizeVersion,
     ) -> OpResult<GeneratorArgs> {
         let mut a = GeneratorArgs {
             kind,
@@ -196,9 +198,20 @@ impl GeneratorArgs {
                 ..EntryAt::default()
             },
         };
-        let owner = match kind {
+        let args = match kind {
             GeneratedKind::ConfigMap => "ConfigMapArgs",
             GeneratedKind::Secret => "SecretArgs",
+        };
+        // A builtin config decodes into the plugin, which embeds the args.
+        let (owner, embedding) = match (strict, kind) {
+            (true, _) => (args, ""),
+            (false, GeneratedKind::ConfigMap) => ("ConfigMapGeneratorPlugin", "ConfigMapArgs."),
+            (false, GeneratedKind::Secret) => ("SecretGeneratorPlugin", "SecretArgs."),
+        };
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}.")
         };
         let entries = typed::object(
             node,
@@ -206,15 +219,28 @@ impl GeneratorArgs {
                 owner: "Kustomization",
                 path,
             },
-            owner,
+            args,
         )?;
         let mut meta_name = String::new();
         let mut meta_namespace = String::new();
         for (k, v) in entries {
             let key = k.key_str().unwrap_or_default();
-            let p = format!("{path}.{key}");
+            let field = typed::canonical_field(key, &ARGS_FIELDS);
+            // Kustomize v5.8.1's Go names the embedded structs a field is
+            // in (`GeneratorArgs.KvPairSources.literals`).
+            let embedded = match field {
+                _ if version < KustomizeVersion::V5_8_1 => String::new(),
+                "name" | "namespace" | "behavior" | "options" => {
+                    format!("{embedding}GeneratorArgs.")
+                }
+                "literals" | "files" | "envs" | "env" => {
+                    format!("{embedding}GeneratorArgs.KvPairSources.")
+                }
+                _ => embedding.to_string(),
+            };
+            let p = format!("{prefix}{embedded}{key}");
             let at = At { owner, path: &p };
-            match typed::canonical_field(key, &ARGS_FIELDS) {
+            match field {
                 "name" => a.name = typed::string(v, at)?,
                 "namespace" => a.namespace = typed::string(v, at)?,
                 "behavior" => {
@@ -240,7 +266,7 @@ impl GeneratorArgs {
                         a.written_at.envs.push(v.pos());
                     }
                 }
-                "options" => a.options = GeneratorOptions::from_node(v, &p)?,
+                "options" => a.options = GeneratorOptions::from_node(v, &format!("{path}.{key}"))?,
                 "type" if kind == GeneratedKind::Secret => a.secret_type = typed::string(v, at)?,
                 "metadata" => {
                     let m = |f: &str| {

@@ -127,7 +127,7 @@ impl SetImage {
 
     fn update_value(&self, n: &mut Node) -> OpResult<()> {
         let Some(s) = n.as_scalar() else {
-            return Err(OpError::new("an image field must be a scalar"));
+            return Err(crate::path::wrong_kind("ScalarNode", n));
         };
         if !self.matcher.is_match(&s.text) {
             return Ok(());
@@ -285,10 +285,25 @@ fn visit_images(
     visit_containers(&mut r.node, &mut update)?;
     let gvk = r.gvk();
     for spec in index.positions(&gvk.kind).map(|i| &specs[i]) {
-        apply(&mut r.node, &gvk, spec, CreateKind::None, &mut update)?;
+        apply(&mut r.node, &gvk, spec, CreateKind::None, &mut update)
+            .map_err(|e| e.context(considering(spec, &r.id())))?;
     }
     r.meta.untyped_numbers |= number_like;
     Ok(())
+}
+
+/// Kustomize's context for a failure on field spec `spec` of resource
+/// `id`: past a list, the path walked in each item.
+fn considering(spec: &FieldSpec, id: &krusty_resource::ResId) -> String {
+    let parts: Vec<&str> = spec.path.split('/').collect();
+    let at = format!("considering field '{}' of object {id}", spec.path);
+    match parts.iter().position(|p| p.ends_with("[]")) {
+        Some(i) => format!(
+            "{at}: visit traversal on path: [{}]",
+            parts[i + 1..].join(" ")
+        ),
+        None => at,
+    }
 }
 
 /// Calls `update` on the `image` of every `containers` and

@@ -310,7 +310,7 @@ mod tests {
         );
         let op = SetMapEntries {
             pairs: vec![("app".into(), "true".into())],
-            specs: crate::config::TransformerConfig::defaults()
+            specs: crate::config::TransformerConfig::defaults(crate::KustomizeVersion::default())
                 .common_labels
                 .clone(),
         };
@@ -339,7 +339,7 @@ mod tests {
             resmap("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  labels:\n    keep: k\n");
         let common = SetMapEntries {
             pairs: vec![("app".into(), "web".into()), ("keep".into(), "x".into())],
-            specs: crate::config::TransformerConfig::defaults()
+            specs: crate::config::TransformerConfig::defaults(crate::KustomizeVersion::default())
                 .common_labels
                 .clone(),
         };
@@ -367,7 +367,7 @@ mod tests {
         );
         let common = SetMapEntries {
             pairs: vec![("app".into(), "web".into())],
-            specs: crate::config::TransformerConfig::defaults()
+            specs: crate::config::TransformerConfig::defaults(crate::KustomizeVersion::default())
                 .common_labels
                 .clone(),
         };

@@ -26,6 +26,7 @@ use crate::patch::{Json6902Entry, PatchEntry, PatchSource, StrategicMergePatches
 use crate::replacement::Replacements;
 use crate::selector::Selector;
 use crate::typed;
+use crate::version::KustomizeVersion;
 use generator::{GeneratedKind, GeneratorArgs};
 use hash::AddHashSuffixes;
 use images::{ImageChange, SetImage, SetImages};
@@ -96,7 +97,7 @@ impl Builtin {
         };
         if let Some(mut generated) = generated {
             generated.meta.origin = Some(Box::new(origin.clone()));
-            return absorb(resources, generated).map_err(|e| match self {
+            return absorb(resources, generated, env.version).map_err(|e| match self {
                 Builtin::Generate(args) => args.locate(e),
                 _ => e,
             });
@@ -124,7 +125,7 @@ impl Builtin {
             Builtin::Generate(_) | Builtin::IamPolicy(_) => Ok(()),
             Builtin::NameAffixes(op) => op.apply(resources),
             Builtin::MapEntries(op) => op.apply(resources, env),
-            Builtin::Namespace(op) => op.apply(resources),
+            Builtin::Namespace(op) => op.apply(resources, env.version),
             Builtin::Image(op) => op.apply(resources),
             Builtin::Images(op) => op.apply(resources),
             Builtin::Replicas(op) => op.apply(resources),
@@ -133,7 +134,7 @@ impl Builtin {
             Builtin::Patch(op) => op.apply(resources, env),
             Builtin::StrategicMerge(op) => op.apply(resources, env),
             Builtin::Json6902(op) => op.apply(resources, env),
-            Builtin::Replacements(op) => op.apply(resources, env.files),
+            Builtin::Replacements(op) => op.apply(resources, env),
             Builtin::ValueAdd(op) => op.apply(resources),
         }
     }
@@ -143,7 +144,7 @@ impl Builtin {
     pub fn from_config(config: &Node, id: &ResId, site: &ConfigSite<'_>) -> OpResult<Builtin> {
         let kind = id.gvk.kind.as_str();
         let fail = |e: OpError| OpError::new(format!("plugin {id} fails configuration: {e}"));
-        if let Some(config_type) = shape::config_type(kind) {
+        if let Some(config_type) = shape::config_type_in(kind, site.version) {
             config_type
                 .check(config)
                 .map_err(|e| fail(OpError::new(e)))?;
@@ -168,12 +169,14 @@ impl Builtin {
                 config,
                 "",
                 false,
+                site.version,
             )?),
             "SecretGenerator" => Builtin::Generate(GeneratorArgs::from_node(
                 GeneratedKind::Secret,
                 config,
                 "",
                 false,
+                site.version,
             )?),
             "IAMPolicyGenerator" => Builtin::IamPolicy(iam_policy::IamPolicy::from_config(config)),
             "PrefixSuffixTransformer" => Builtin::NameAffixes(AddNameAffixes {
@@ -253,7 +256,7 @@ impl Builtin {
                 })
             }
             "HashTransformer" => Builtin::Hash(AddHashSuffixes),
-            "PatchTransformer" => Builtin::Patch(patch_entry(config).map_err(fail)?),
+            "PatchTransformer" => Builtin::Patch(patch_entry(config, site.version).map_err(fail)?),
             "PatchStrategicMergeTransformer" => Builtin::StrategicMerge(StrategicMergePatches {
                 paths: config
                     .get("paths")
@@ -262,9 +265,9 @@ impl Builtin {
                     .unwrap_or_default(),
                 patches: text("patches"),
             }),
-            "ReplacementTransformer" => {
-                Builtin::Replacements(Replacements::from_config(config).map_err(fail)?)
-            }
+            "ReplacementTransformer" => Builtin::Replacements(
+                Replacements::from_config(config, site.version).map_err(fail)?,
+            ),
             "PatchJson6902Transformer" => Builtin::Json6902(json6902_entry(config).map_err(fail)?),
             "ValueAddTransformer" => {
                 Builtin::ValueAdd(ValueAdd::from_config(config, site).map_err(fail)?)
@@ -275,8 +278,10 @@ impl Builtin {
     }
 }
 
-/// Reads a PatchTransformer config (also the shape of a `patches:` entry).
-pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
+/// Reads a PatchTransformer config (also the shape of a `patches:` entry)
+/// as Kustomize release `version` does: from v5.8.1 on, option keys are
+/// matched without regard to case.
+pub fn patch_entry(config: &Node, version: KustomizeVersion) -> OpResult<PatchEntry> {
     let text = |k: &str| config.get(k).map(typed::lenient_string).unwrap_or_default();
     let patch = text("patch").trim().to_string();
     let path = text("path");
@@ -306,10 +311,17 @@ pub fn patch_entry(config: &Node) -> OpResult<PatchEntry> {
         _ => None,
     };
     let option = |k: &str| {
-        config
-            .get("options")
-            .and_then(|o| o.get(k))
-            .and_then(Node::as_str)
+        let options = config.get("options").and_then(Node::as_map);
+        let mut keys: Vec<&(Node, Node)> = options.map(|m| m.iter().collect()).unwrap_or_default();
+        keys.sort_by(|a, b| a.0.key_str().cmp(&b.0.key_str()));
+        let same = |written: &str| match version {
+            KustomizeVersion::V5_5_0 => written == k,
+            _ => written.eq_ignore_ascii_case(k),
+        };
+        keys.iter()
+            .rev()
+            .find(|(key, _)| same(key.key_str().unwrap_or_default()))
+            .and_then(|(_, v)| v.as_str())
             == Some("true")
     };
     Ok(PatchEntry {

@@ -6,6 +6,7 @@ use krusty_yaml::Node;
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{apply, CreateKind, FieldSpec, KindIndex};
 use crate::parallel;
+use crate::version::KustomizeVersion;
 
 /// Which RoleBinding/ClusterRoleBinding subjects get the namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,14 +47,25 @@ pub struct SetNamespace {
     pub subjects: SubjectsMode,
 }
 
+/// The annotation Kustomize v5.8.1 marks the resources of a Helm chart
+/// with (a build annotation, never printed).
+pub const HELM_GENERATED_ANNOTATION: &str = "internal.config.kubernetes.io/helm-generated";
+
 impl SetNamespace {
     /// Applies the namespace.
-    pub fn apply(&self, resources: &mut ResMap) -> OpResult<()> {
+    pub fn apply(&self, resources: &mut ResMap, version: KustomizeVersion) -> OpResult<()> {
         if self.namespace.is_empty() {
             return Ok(());
         }
         let index = KindIndex::new(self.specs.iter().map(|s| s.gvk.kind.as_str()));
         parallel::try_each(resources.resources_mut(), |r| {
+            // From Kustomize v5.8.1 on, helm sets the namespace of its
+            // resources, and this transformer leaves them alone.
+            if version >= KustomizeVersion::V5_8_1
+                && r.annotation(HELM_GENERATED_ANNOTATION) == Some("true")
+            {
+                return Ok(());
+            }
             r.store_previous_id();
             self.apply_one(r, &index)
                 .map_err(|e| e.context("namespace transformation failed"))

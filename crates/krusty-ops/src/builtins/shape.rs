@@ -16,6 +16,7 @@ use krusty_yaml::keyorder::natural_less;
 use krusty_yaml::{Node, Value};
 
 use crate::typed;
+use crate::version::KustomizeVersion;
 
 /// The Go type of one field.
 #[derive(Debug)]
@@ -94,6 +95,52 @@ const SELECTOR: Shape = Shape::Struct(
         ("labelSelector", STRING),
     ],
 );
+
+/// `types.Selector` as Kustomize v5.8.1's Go names its fields in errors:
+/// through the embedded `ResId` and `Gvk`.
+const SELECTOR_V5_8: Shape = Shape::Struct(
+    "types.Selector",
+    "Selector",
+    &[
+        ("ResId.Gvk.group", STRING),
+        ("ResId.Gvk.version", STRING),
+        ("ResId.Gvk.kind", STRING),
+        ("ResId.name", STRING),
+        ("ResId.namespace", STRING),
+        ("annotationSelector", STRING),
+        ("labelSelector", STRING),
+    ],
+);
+
+/// `types.PatchArgs`, the PatchTransformer's `options` from Kustomize
+/// v5.8.1 on.
+const PATCH_ARGS: Shape = Shape::Struct(
+    "types.PatchArgs",
+    "PatchArgs",
+    &[
+        ("allowNameChange", Shape::Bool),
+        ("allowKindChange", Shape::Bool),
+    ],
+);
+
+/// The config type of builtin `kind` in Kustomize release `version`, for
+/// the builtins whose config type differs between releases; else
+/// [`config_type`].
+pub fn config_type_in(kind: &str, version: KustomizeVersion) -> Option<&'static ConfigType> {
+    match kind {
+        "PatchTransformer" if version >= KustomizeVersion::V5_8_1 => Some(&ConfigType {
+            name: "PatchTransformerPlugin",
+            decoder: Decoder::Json(JSON),
+            fields: &[
+                ("path", STRING),
+                ("patch", STRING),
+                ("target", SELECTOR_V5_8),
+                ("options", PATCH_ARGS),
+            ],
+        }),
+        _ => config_type(kind),
+    }
+}
 
 /// The config type of builtin `kind`, for the builtins that have fields.
 pub fn config_type(kind: &str) -> Option<&'static ConfigType> {
@@ -295,13 +342,17 @@ fn bytewise(a: &str, b: &str) -> bool {
 }
 
 /// The field of `fields` a JSON key names: an exact match first, then one
-/// without regard to case, as Go's decoding matches.
+/// without regard to case, as Go's decoding matches. A field written with
+/// the embedded structs Go names it through (`ResId.Gvk.kind`) is named by
+/// its last part.
 fn json_field<'f>(
     key: &str,
     fields: &'f [(&'static str, Shape)],
 ) -> Option<&'f (&'static str, Shape)> {
-    let name = typed::canonical_field(key, &fields.iter().map(|(n, _)| *n).collect::<Vec<_>>());
-    fields.iter().find(|(n, _)| *n == name)
+    let json_name = |n: &'static str| n.rsplit('.').next().unwrap_or(n);
+    let names: Vec<&'static str> = fields.iter().map(|(n, _)| json_name(n)).collect();
+    let name = typed::canonical_field(key, &names);
+    fields.iter().find(|(n, _)| json_name(n) == name)
 }
 
 /// Checks the fields of a struct named `owner`, the first mismatch in key

@@ -20,6 +20,8 @@ pub struct ConfigSite<'a> {
     pub root_name: &'a str,
     /// That kustomization's files (ValueAddTransformer's `targetFilePath`).
     pub files: &'a dyn FileSource,
+    /// The Kustomize release whose rules apply.
+    pub version: crate::KustomizeVersion,
 }
 
 /// One `targets:` entry.

@@ -29,11 +29,12 @@ use krusty_yaml::Node;
 use rayon::prelude::*;
 
 use super::json6902::JsonPatch;
-use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry};
+use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry, PatchSource};
 use crate::env::Env;
 use crate::error::{OpError, OpResult};
 use crate::parallel;
 use crate::selector::CompiledSelector;
+use crate::version::KustomizeVersion;
 
 /// Whether `entry` can share a chain with its neighbours.
 pub fn chainable(entry: &PatchEntry) -> bool {
@@ -152,7 +153,7 @@ impl<'e> Step<'e> {
     /// [`Step::read`], its errors not yet located at the entry.
     fn read_unlocated(entry: &'e PatchEntry, env: &Env<'_>) -> OpResult<Vec<StepKind<'e>>> {
         let text = entry.source.text(env)?;
-        match detect(&text, &entry.source, entry.text_at)? {
+        match detect(&text, &entry.source, entry.text_at, env.version)? {
             Parsed::Strategic(mut patches) => {
                 for p in &mut patches {
                     p.meta.allow_name_change = entry.allow_name_change;
@@ -166,6 +167,9 @@ impl<'e> Step<'e> {
                     }
                 }
                 if entry.target.is_none() {
+                    if env.version < KustomizeVersion::V5_8_1 {
+                        check_no_patch_after_delete(&patches, &entry.source)?;
+                    }
                     return Ok(patches
                         .into_iter()
                         .map(|patch| {
@@ -192,19 +196,35 @@ impl<'e> Step<'e> {
             Parsed::Json(ops) => {
                 if entry.target.is_none() {
                     // An empty text reads as a JSON patch of no operations.
-                    let why = if ops.is_empty() {
-                        "; the patch holds no operations"
-                    } else {
-                        ""
+                    let why = match &ops {
+                        Ok(ops) if ops.is_empty() => "; the patch holds no operations",
+                        _ => "",
                     };
                     return Err(OpError::new(format!(
                         "must specify a target for JSON patch {}{why}",
                         entry.source.describe()
                     )));
                 }
+                let ops = ops?;
                 Ok(vec![StepKind::Json { entry, ops }])
             }
         }
+    }
+}
+
+/// Kustomize v5.5.0 fails on a strategic merge patch file in which a
+/// document follows one that deletes a resource (the next lookup meets the
+/// emptied resource: a nil pointer dereference); v5.8.1 skips emptied
+/// resources.
+fn check_no_patch_after_delete(patches: &[Resource], source: &PatchSource) -> OpResult<()> {
+    let deletes = |p: &Resource| p.node.get("$patch").and_then(Node::as_str) == Some("delete");
+    match patches.iter().position(deletes) {
+        Some(i) if i + 1 < patches.len() => Err(OpError::new(format!(
+            "strategic merge patch {} has a document after one that deletes a resource, which Kustomize v5.5.0 cannot apply (runtime error: invalid memory address or nil pointer dereference); Kustomize v5.8.1 can",
+            source.describe()
+        ))
+        .located(None, patches[i + 1].node.pos())),
+        _ => Ok(()),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::error::{go_quote, OpError, OpResult};
 use crate::parallel;
 use crate::schema::{Schema, Shape};
 use crate::selector::Selector;
+use crate::version::KustomizeVersion;
 use json6902::JsonPatch;
 
 /// Where a patch's text comes from.
@@ -173,7 +174,8 @@ pub struct PatchEntry {
 /// A patch's content, as detected from its text.
 enum Parsed {
     Strategic(Vec<Resource>),
-    Json(JsonPatch),
+    /// A JSON patch, or why the text that must be one is not.
+    Json(OpResult<JsonPatch>),
 }
 
 /// The patch documents of a stream: a `kind: ...List` with `items` stands
@@ -204,8 +206,11 @@ fn strategic_patches(text: &str) -> Option<Vec<Resource>> {
     let mut out = Vec::new();
     for root in patch_documents(docs) {
         // An empty list holds no patches (and `[]` then qualifies as both
-        // kinds, as in Kustomize).
-        if root.as_seq().is_some_and(|items| items.is_empty()) {
+        // kinds, as in Kustomize); nor does a null or empty document.
+        if root.as_seq().is_some_and(|items| items.is_empty())
+            || root.is_null()
+            || root.as_map().is_some_and(|m| m.is_empty())
+        {
             continue;
         }
         let r = Resource::from_node_as_is(root).ok()?;
@@ -323,26 +328,55 @@ fn why_neither(text: &str) -> OpError {
     OpError::new("not a patch")
 }
 
-fn detect(text: &str, source: &PatchSource, at: Option<TextPlace>) -> OpResult<Parsed> {
+/// Reads a patch text as a strategic merge patch or a JSON patch, as
+/// Kustomize release `version` tells them apart.
+fn detect(
+    text: &str,
+    source: &PatchSource,
+    at: Option<TextPlace>,
+    version: KustomizeVersion,
+) -> OpResult<Parsed> {
+    let newer = version >= KustomizeVersion::V5_8_1;
     // Nothing at all reads as a JSON patch of no operations (which then
-    // needs a target); comments or `---` alone read as both kinds.
-    if text.trim().is_empty() {
-        return Ok(Parsed::Json(JsonPatch::default()));
+    // needs a target); comments or `---` alone read as both kinds. From
+    // v5.8.1 on, text that reads as neither kind with content is no patch
+    // at all.
+    if text.is_empty() && !newer {
+        return Ok(Parsed::Json(Ok(JsonPatch::default())));
+    }
+    // go-yaml reads no token in a tab alone.
+    if text.contains('\t') && text.trim().is_empty() {
+        return Err(OpError::new(format!(
+            "unable to parse SM or JSON patch from {}",
+            source.describe()
+        )));
     }
     let strategic = strategic_patches(text);
     let json = json_patch(text);
     match (strategic, json) {
-        (Some(sm), Ok(js)) if sm.is_empty() == js.is_empty() => Err(OpError::new(format!(
-            "illegally qualifies as both an SM and JSON patch: {}",
-            source.describe()
-        ))),
+        (Some(sm), Ok(js)) if newer && !sm.is_empty() && !js.is_empty() => {
+            Err(illegally_both(source))
+        }
+        (Some(sm), Ok(js)) if !newer && sm.is_empty() == js.is_empty() => {
+            Err(illegally_both(source))
+        }
+        // Kustomize v5.5.0 takes a text of no strategic merge patch as a
+        // JSON patch.
+        (Some(sm), Err(e)) if !newer && sm.is_empty() => Ok(Parsed::Json(Err(e))),
         (Some(sm), _) => Ok(Parsed::Strategic(sm)),
-        (None, Ok(js)) => Ok(Parsed::Json(js)),
+        (None, Ok(js)) => Ok(Parsed::Json(Ok(js))),
         (None, Err(_)) => Err(source.place(why_neither(text), at).context(format!(
             "unable to parse SM or JSON patch from {}",
             source.describe()
         ))),
     }
+}
+
+fn illegally_both(source: &PatchSource) -> OpError {
+    OpError::new(format!(
+        "illegally qualifies as both an SM and JSON patch: {}",
+        source.describe()
+    ))
 }
 
 impl PatchEntry {

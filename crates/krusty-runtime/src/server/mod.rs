@@ -92,13 +92,18 @@ pub(crate) struct Plan {
 /// The server plan for `call`, or `None` when it runs as spec v1.
 fn plan(call: &FunctionCall, policy: &Policy) -> Option<Plan> {
     match &call.runtime {
-        Runtime::Exec { path, args } => {
+        Runtime::Exec { path, args, envs } => {
             let protocol = call.traits.server?;
             // One server per binary, however the kustomizations reach it.
             let binary = std::fs::canonicalize(path)
                 .map_or_else(|_| path.clone(), |p| p.to_string_lossy().into_owned());
+            // The spec's envs after the arguments, counted so that the two
+            // lists cannot run into each other.
+            let counts = format!("{} args, {} envs", args.len(), envs.len());
+            let mut more = args.clone();
+            more.extend(envs.iter().cloned());
             Some(Plan {
-                key: key(&["exec", &binary], args, &policy.envs),
+                key: key(&["exec", &binary, &counts], &more, &policy.envs),
                 protocol,
                 // Spec v2 is a superset of v1, unless the metadata says
                 // otherwise.

@@ -444,11 +444,11 @@ fn command(
             );
             (prepared.command, Some((prepared.cli, prepared.name)))
         }
-        (Runtime::Exec { path, args }, _) => {
+        (Runtime::Exec { path, args, envs }, _) => {
             let address = format!("unix://{}", socket.display());
             let mut all = vec![flag.to_string(), address.clone()];
             all.extend(args.iter().cloned());
-            let mut cmd = exec::command(Path::new(path), &all, &call.dir, policy);
+            let mut cmd = exec::command(Path::new(path), &all, envs, &call.dir, policy);
             cmd.env(variable, address);
             (cmd, None)
         }
