@@ -204,3 +204,21 @@ fn a_failing_target_among_many_writes_nothing_and_is_named() {
     );
     assert!(!out.exists(), "nothing is written");
 }
+
+/// The bundled example (the README's first command) gives `kubectl
+/// kustomize`'s output as each release; both print the same bytes
+/// (`examples/hello/expected.yaml`).
+#[test]
+fn the_bundled_example_matches_both_releases() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello");
+    let want = std::fs::read(example.join("expected.yaml")).expect("the example's output");
+    for version in KUSTOMIZE_VERSIONS {
+        let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+            .args(["--kustomize-version", version, "build"])
+            .arg(example.join("overlay"))
+            .output()
+            .expect("krusty runs");
+        check_expected(&support::Expected::Output(want.clone(), None), &out)
+            .unwrap_or_else(|e| panic!("as {version}: {e}"));
+    }
+}
