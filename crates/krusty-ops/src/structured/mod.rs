@@ -8,9 +8,12 @@
 //! falls back to that walk whenever any step of it fails.
 
 mod json;
+mod parse;
 mod yaml;
 
-use krusty_yaml::{DuplicateKeys, Limits, Node, Pos, Resolved, ScalarStyle, Tag, YamlError};
+pub(crate) use parse::parse_document;
+
+use krusty_yaml::{Node, Resolved, ScalarStyle, Tag};
 
 use crate::path::{self, raw};
 use crate::target_path::{visit, NodeKind, Reached, Step, Walk};
@@ -179,160 +182,6 @@ fn serialize(doc: &Node, old: &str) -> Option<String> {
         '{' | '[' => json::serialize(doc, old.contains('\n') && old.contains("  ")).ok(),
         _ => yaml::serialize(doc),
     }
-}
-
-/// Reads the first YAML document of `text` as Kustomize v5.8.1 reads a
-/// string it goes into: `None` for an empty document (no node at all);
-/// the error is go-yaml's message (`yaml: line 1: did not find expected
-/// node content`). A key written twice is no error here.
-pub(crate) fn parse_document(text: &str) -> Result<Option<Node>, String> {
-    let first = first_document(text);
-    let docs = match krusty_yaml::parse_stream(first) {
-        Err(e) if e.message.contains("already defined") => krusty_yaml::parse_stream_with(
-            first,
-            Limits::with_duplicate_keys(DuplicateKeys::LastWins),
-        ),
-        docs => docs,
-    }
-    .map_err(|e| go_yaml_error(first, &e))?;
-    Ok(docs.into_iter().next().and_then(|d| d.root))
-}
-
-/// The text of the first document of a YAML stream: up to the `---` or
-/// `...` line that follows its content (go-yaml reads no further).
-fn first_document(text: &str) -> &str {
-    let mut started = false;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\n', '\r']);
-        let start = is_marker(bare, "---");
-        if start || is_marker(bare, "...") {
-            if started {
-                return &text[..offset];
-            }
-            started = start;
-        } else if !bare.trim().is_empty()
-            && !bare.trim_start().starts_with('#')
-            && !bare.starts_with('%')
-        {
-            started = true;
-        }
-        offset += line.len();
-    }
-    text
-}
-
-/// Whether `line` is the document marker `marker` (alone, or followed by
-/// a blank).
-fn is_marker(line: &str, marker: &str) -> bool {
-    line.strip_prefix(marker)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
-}
-
-/// go-yaml's message for a YAML syntax error in `text`: `yaml: `, the
-/// line for errors past the first line (for errors at the end of a text
-/// without a final line break, the line after it), and the problem
-/// without the reader's notes.
-fn go_yaml_error(text: &str, e: &YamlError) -> String {
-    let problem = match e.message.as_str() {
-        UNCLOSED_FLOW => unclosed_flow_problem(text).to_string(),
-        message => go_problem(message),
-    };
-    let line0 = e.pos.line.saturating_sub(1) as usize;
-    let parser_error = problem.starts_with("did not find expected")
-        && problem != "did not find expected comment or line break";
-    let line = if parser_error {
-        line0 + usize::from(at_end(text, e.pos) && !text.ends_with('\n'))
-    } else if line0 == 0 {
-        0
-    } else {
-        line0 + 1
-    };
-    match line {
-        0 => format!("yaml: {problem}"),
-        n => format!("yaml: line {n}: {problem}"),
-    }
-}
-
-/// krusty's reader's message for a flow collection the text ends in.
-const UNCLOSED_FLOW: &str =
-    "did not find expected ',' or closing bracket before the end of the stream";
-
-/// go-yaml's problem with a text that ends inside a flow collection: a
-/// missing node after `[`, `{`, `,` or `:`, else the missing `,` or
-/// closing bracket of the innermost open collection.
-fn unclosed_flow_problem(text: &str) -> &'static str {
-    let (open, last) = flow_state(text);
-    match (last, open) {
-        (Some('[' | '{' | ',' | ':'), _) => "did not find expected node content",
-        (_, Some('[')) => "did not find expected ',' or ']'",
-        _ => "did not find expected ',' or '}'",
-    }
-}
-
-/// The innermost flow collection still open at the end of `text` (its
-/// opening bracket) and the last character outside quotes and comments.
-fn flow_state(text: &str) -> (Option<char>, Option<char>) {
-    let mut open = Vec::new();
-    let mut last = None;
-    let mut quote: Option<char> = None;
-    let mut chars = text.chars().peekable();
-    let mut blank_before = true;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some('"'), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => {
-                if q == '\'' && chars.peek() == Some(&'\'') {
-                    chars.next();
-                } else {
-                    quote = None;
-                    last = Some(c);
-                }
-            }
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '#') if blank_before => while chars.next_if(|&c| c != '\n').is_some() {},
-            (None, c) if c.is_whitespace() => {}
-            (None, c) => {
-                match c {
-                    '[' | '{' => open.push(c),
-                    ']' | '}' => {
-                        open.pop();
-                    }
-                    _ => {}
-                }
-                last = Some(c);
-            }
-        }
-        blank_before = c.is_whitespace();
-    }
-    (open.last().copied(), last)
-}
-
-/// go-yaml's wording of a problem krusty's reader describes with notes
-/// (`..., found ','`, `... while parsing a quoted scalar`).
-fn go_problem(message: &str) -> String {
-    let mut problem = message;
-    for note in [", found", " while "] {
-        if let Some(i) = problem.find(note) {
-            problem = &problem[..i];
-        }
-    }
-    if problem.starts_with("found character '") && problem.ends_with("that cannot start any token")
-    {
-        return "found character that cannot start any token".into();
-    }
-    problem.to_string()
-}
-
-/// Whether `pos` is at or past the end of `text`.
-fn at_end(text: &str, pos: Pos) -> bool {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last = lines.len() as u32;
-    let last_len = lines.last().map_or(0, |l| l.chars().count()) as u32;
-    pos.line > last || (pos.line == last && pos.col > last_len)
 }
 
 #[cfg(test)]

@@ -1,3 +1,4 @@
+use super::parse::first_document;
 use super::*;
 
 /// The root node of a one-document YAML text.
