@@ -166,7 +166,7 @@ fn merge_generators_merge_data_and_keep_the_existing_name() {
         .expect_err("create over an existing id");
     assert!(
         err.to_string()
-            .ends_with("exists; behavior must be merge or replace (line 1, column 1)"),
+            .ends_with("exists; can not use behavior: 'unspecified', behavior must be merge or replace (line 1, column 1)"),
         "{err}"
     );
     let err = generator("name: absent\nbehavior: replace\n")

@@ -62,28 +62,9 @@ pub struct ChartConfig {
     pub devel: bool,
 }
 
-/// The fields of Kustomize's `HelmChart`.
-const CHART_FIELDS: [&str; 16] = [
-    "name",
-    "version",
-    "repo",
-    "releaseName",
-    "namespace",
-    "additionalValuesFiles",
-    "valuesFile",
-    "valuesInline",
-    "valuesMerge",
-    "includeCRDs",
-    "skipHooks",
-    "apiVersions",
-    "kubeVersion",
-    "nameTemplate",
-    "skipTests",
-    "debug",
-];
-
-/// The fields of `HelmChart` in Kustomize v5.8.1: v5.5.0's and `devel`.
-const CHART_FIELDS_V5_8: [&str; 17] = [
+/// The fields of Kustomize's `HelmChart`: v5.5.0's, then `devel`, which
+/// Kustomize v5.8.1 added.
+const CHART_FIELDS: [&str; 17] = [
     "name",
     "version",
     "repo",
@@ -106,8 +87,8 @@ const CHART_FIELDS_V5_8: [&str; 17] = [
 /// The fields of `HelmChart` in release `version`.
 fn chart_fields(version: KustomizeVersion) -> &'static [&'static str] {
     match version {
-        KustomizeVersion::V5_5_0 => &CHART_FIELDS,
-        _ => &CHART_FIELDS_V5_8,
+        KustomizeVersion::V5_5_0 => &CHART_FIELDS[..16],
+        _ => &CHART_FIELDS,
     }
 }
 
