@@ -1031,14 +1031,15 @@ fn is_forbidden_control(c: char) -> bool {
     matches!(c, '\u{7f}'..='\u{84}' | '\u{86}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}')
 }
 
-fn is_break(c: char) -> bool {
+/// A line break as YAML counts one (LF, CR, NEL, U+2028, U+2029).
+pub fn is_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
 /// go-yaml's printable set: LF, printable ASCII, and the BMP above U+00A0 except
 /// surrogates, U+FEFF, U+FFFE and U+FFFF. Characters outside the BMP count as
 /// not printable there, so they end up escaped.
-fn is_printable(c: char) -> bool {
+pub fn is_printable(c: char) -> bool {
     let v = c as u32;
     v == 0x0A
         || (0x20..=0x7E).contains(&v)

@@ -9,6 +9,7 @@
 //! plain scalar (`key:` with nothing after it), is handed to it as a
 //! placeholder word that is then replaced.
 
+use krusty_yaml::emit::{is_break, is_printable};
 use krusty_yaml::{Node, ScalarStyle, Value};
 
 use crate::path::raw;
@@ -286,19 +287,4 @@ fn escape_letter(c: char) -> Option<char> {
         '\u{2029}' => 'P',
         _ => return None,
     })
-}
-
-fn is_break(c: char) -> bool {
-    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
-}
-
-/// go-yaml's printable characters: line feed, printable ASCII, and the
-/// Basic Multilingual Plane from U+00A0 on, except surrogates, U+FEFF,
-/// U+FFFE and U+FFFF.
-fn is_printable(c: char) -> bool {
-    let v = c as u32;
-    v == 0x0A
-        || (0x20..=0x7E).contains(&v)
-        || (0xA0..=0xD7FF).contains(&v)
-        || ((0xE000..=0xFFFD).contains(&v) && v != 0xFEFF)
 }
