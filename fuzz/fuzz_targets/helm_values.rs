@@ -5,6 +5,7 @@
 #![no_main]
 
 use krusty_build::helm::{config, values};
+use krusty_build::KustomizeVersion;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -20,7 +21,9 @@ fuzz_target!(|data: &[u8]| {
     let Some(charts) = root.get("helmCharts") else {
         return;
     };
-    let Ok(charts) = config::read_charts(charts) else {
+    // Each release reads its own field list; both must hold.
+    let _ = config::read_charts(charts, KustomizeVersion::V5_5_0);
+    let Ok(charts) = config::read_charts(charts, KustomizeVersion::V5_8_1) else {
         return;
     };
     for chart in &charts {
