@@ -14,8 +14,17 @@
 //! serialise). A build spreads its own work over rayon's global pool; call
 //! it inside [`rayon::ThreadPool::install`] to give it another pool.
 //!
+//! An [`Engine`] builds many targets under one set of options and shares
+//! what outlives a build between them: remotes are fetched once, and a
+//! spec v2 function server started by one build serves the next. Dropping
+//! the engine stops every function server and container it started;
+//! [`build`] makes an engine for one build.
+//!
 //! The `edit` commands are here too ([`edit`]): the changes `kustomize
 //! edit` makes to a kustomization file, keeping its comments and layout.
+//! So are the pieces of the build a tool around it needs: the Helm and
+//! fetch options, [`catalog`] reading, [`composition`] consolidation and
+//! the [`interrupt`] handling that stops what a build started.
 //!
 //! ```
 //! # fn main() -> Result<(), krusty_api::Error> {
@@ -50,9 +59,15 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-pub use krusty_build::{BuildError, KustomizeVersion, LoadRestrictor, Mount, Policy};
+pub use krusty_build::helm::HelmOptions;
+pub use krusty_build::{
+    catalog, composition, parse_size, redact, BuildError, Cache, FetchLimits, FetchOptions,
+    KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
+};
 pub use krusty_edit as edit;
 pub use krusty_resource::Resource;
+pub use krusty_runtime::interrupt;
+pub use krusty_runtime::server::DEFAULT_MAX_SERVERS;
 
 /// How to build: `kustomize build`'s flags (`Options::default()` is a
 /// build with no flags).
@@ -133,12 +148,57 @@ impl Build {
     }
 }
 
+/// Builds targets under one set of options, sharing the fetcher and the
+/// function servers between builds; dropping it stops every function
+/// server and container its builds started. Builds may run at once on
+/// any threads.
+#[derive(Debug)]
+pub struct Engine {
+    engine: krusty_build::Engine,
+}
+
+impl Engine {
+    /// An engine building as `kustomize build` does with the flags
+    /// `options` stands for.
+    pub fn new(options: Options) -> Engine {
+        Engine {
+            engine: krusty_build::Engine::new(options),
+        }
+    }
+
+    /// Builds the kustomization in `root` (a directory holding
+    /// `kustomization.yaml`, `kustomization.yml` or `Kustomization`, or a
+    /// composition), or the remote target `root` names.
+    pub fn build(&self, root: impl AsRef<Path>) -> Result<Build, Error> {
+        let output = self.engine.build(root.as_ref())?;
+        Ok(Build { output })
+    }
+
+    /// An engine reproducing Kustomize release `version` with the same
+    /// options, sharing this one's fetcher but not its function servers.
+    pub fn for_release(&self, version: KustomizeVersion) -> Engine {
+        Engine {
+            engine: self.engine.for_release(version),
+        }
+    }
+
+    /// The options its builds use.
+    pub fn options(&self) -> &Options {
+        self.engine.options()
+    }
+
+    /// How many function servers run now.
+    pub fn servers_running(&self) -> usize {
+        self.engine.servers_running()
+    }
+}
+
 /// Builds the kustomization in `root` (a directory holding
 /// `kustomization.yaml`, `kustomization.yml` or `Kustomization`), as
-/// `kustomize build root` does with the flags `options` stands for.
+/// `kustomize build root` does with the flags `options` stands for, with
+/// an [`Engine`] of its own.
 pub fn build(root: impl AsRef<Path>, options: &Options) -> Result<Build, Error> {
-    let output = krusty_build::build(root.as_ref(), options)?;
-    Ok(Build { output })
+    Engine::new(options.clone()).build(root)
 }
 
 /// Builds the kustomization in `root` and prints it: the bytes `kustomize

@@ -4,6 +4,7 @@
 pub mod build_metadata;
 pub mod catalog;
 pub mod composition;
+mod engine;
 pub mod error;
 pub mod functions;
 pub mod helm;
@@ -17,10 +18,11 @@ mod remote;
 mod schema_choice;
 pub mod target;
 
+pub use engine::{build, Engine};
 pub use error::BuildError;
 pub use krusty_fetch::{redact, Cache, FetchOptions, Fetcher, Limits as FetchLimits, VerifyKeys};
 pub use krusty_ops::KustomizeVersion;
 pub use krusty_runtime::{parse_size, Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};
-pub use target::{build, BuildOptions};
+pub use target::{BuildOptions, BuildOutput};

@@ -44,10 +44,6 @@ pub struct BuildOptions {
     pub functions: Policy,
     /// How remote bases and files are fetched (`--offline`, the cache).
     pub fetch: FetchOptions,
-    /// A fetcher shared with other builds (several targets in one run):
-    /// each remote is fetched once for all of them. `None`: the build
-    /// makes its own from `fetch`.
-    pub fetcher: Option<Arc<Fetcher>>,
     /// The Kustomize release whose behaviour the build reproduces.
     pub kustomize_version: KustomizeVersion,
 }
@@ -106,12 +102,11 @@ pub(crate) struct Level {
     pub vars: VarSet,
 }
 
-/// Builds the kustomization in `dir`.
-pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
-    let remotes = Remotes::new(match &opts.fetcher {
-        Some(shared) => Arc::clone(shared),
-        None => Arc::new(Fetcher::new(opts.fetch.clone())),
-    });
+/// Builds the kustomization in `dir` with the services of `engine` (see
+/// [`crate::Engine::build`]).
+pub(crate) fn build(dir: &Path, engine: &crate::Engine) -> BuildResult<BuildOutput> {
+    let opts = engine.options();
+    let remotes = Remotes::new(Arc::clone(engine.fetcher()));
     let mut ctx = Context {
         version: opts.kustomize_version,
         helm_root_namespace: String::new(),
@@ -122,11 +117,7 @@ pub fn build(dir: &Path, opts: &BuildOptions) -> BuildResult<BuildOutput> {
         records: (Records::default(), PathBuf::new()),
         build_records: false,
         policy: opts.functions.clone(),
-        host: Arc::new(
-            krusty_runtime::Host::new(opts.functions.clone())
-                .for_release(opts.kustomize_version)
-                .with_result_cache(opts.fetch.function_cache()),
-        ),
+        host: Arc::clone(engine.host()),
         helm: Arc::new(crate::helm::Helm::new(
             opts.helm.clone(),
             Arc::clone(&remotes.fetcher),

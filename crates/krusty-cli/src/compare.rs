@@ -22,9 +22,8 @@ use std::hash::Hash;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use krusty_build::{BuildOptions, Fetcher, KustomizeVersion};
+use krusty_api::{Engine, KustomizeVersion};
 use krusty_resource::{ResId, Resource};
 use rayon::prelude::*;
 
@@ -76,15 +75,11 @@ fn example_pair() -> String {
 }
 
 /// Builds the one directory of `dirs` as both releases of `versions`
-/// (each with `opts` otherwise), prints the report on stdout and the
+/// (each with `engine`'s options otherwise), prints the report on stdout and the
 /// builds' warnings on stderr. Exit status 0 when the outputs are the
 /// same, 1 when they differ (also when only one release builds); an error
 /// when neither builds, or the directory is not one.
-pub fn run(
-    dirs: &[PathBuf],
-    versions: VersionPair,
-    opts: &BuildOptions,
-) -> Result<ExitCode, String> {
+pub fn run(dirs: &[PathBuf], versions: VersionPair, engine: &Engine) -> Result<ExitCode, String> {
     let dir = match dirs {
         [] => Path::new("."),
         [dir] => dir.as_path(),
@@ -95,8 +90,7 @@ pub fn run(
             ))
         }
     };
-    let (older, newer) = build_both(dir, versions, opts);
-    krusty_runtime::server::stop_all();
+    let (older, newer) = build_both(dir, versions, engine);
     let (report, differs) = match (older, newer) {
         (Ok(older), Ok(newer)) => {
             print_warnings(&older, &newer, versions);
@@ -148,34 +142,23 @@ struct Built {
     warnings: Vec<String>,
 }
 
-/// Builds `dir` as both releases at once; they share one fetcher, so a
-/// remote base is fetched once.
+/// Builds `dir` as both releases at once; their engines share one
+/// fetcher, so a remote base is fetched once.
 fn build_both(
     dir: &Path,
     versions: VersionPair,
-    opts: &BuildOptions,
+    engine: &Engine,
 ) -> (Result<Built, String>, Result<Built, String>) {
-    let fetcher = opts
-        .fetcher
-        .clone()
-        .unwrap_or_else(|| Arc::new(Fetcher::new(opts.fetch.clone())));
-    let shared = BuildOptions {
-        fetcher: Some(fetcher),
-        ..opts.clone()
-    };
-    rayon::join(
-        || build_as(dir, versions.older, &shared),
-        || build_as(dir, versions.newer, &shared),
-    )
+    let (older, newer) = (
+        engine.for_release(versions.older),
+        engine.for_release(versions.newer),
+    );
+    rayon::join(|| build_with(dir, &older), || build_with(dir, &newer))
 }
 
-/// Builds `dir` as `version`.
-fn build_as(dir: &Path, version: KustomizeVersion, opts: &BuildOptions) -> Result<Built, String> {
-    let opts = BuildOptions {
-        kustomize_version: version,
-        ..opts.clone()
-    };
-    let build = krusty_api::build(dir, &opts).map_err(|e| e.to_string())?;
+/// Builds `dir` with `engine`.
+fn build_with(dir: &Path, engine: &Engine) -> Result<Built, String> {
+    let build = engine.build(dir).map_err(|e| e.to_string())?;
     let entries = build
         .resources()
         .par_iter()

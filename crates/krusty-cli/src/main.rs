@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use krusty_build::helm::HelmOptions;
-use krusty_build::{
-    composition, BuildOptions, Cache, FetchOptions, KustomizeVersion, LoadRestrictor, Mount, Policy,
+use krusty_api::{
+    composition, Cache, Engine, FetchOptions, HelmOptions, KustomizeVersion, LoadRestrictor, Mount,
+    Options as BuildOptions, Policy,
 };
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
@@ -152,7 +152,7 @@ struct BuildArgs {
     fetch_timeout: f64,
     /// Refuse a download larger than this: bytes, or with a unit (256Mi,
     /// 1Gi, 500M).
-    #[arg(long = "fetch-max-size", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_build::parse_size)]
+    #[arg(long = "fetch-max-size", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_api::parse_size)]
     fetch_max_size: u64,
     /// Trust an OCI artifact (catalog, function definition, exec program,
     /// a catalog function's container image) only when it carries a
@@ -192,7 +192,7 @@ struct HelmArgs {
     helm_timeout: f64,
     /// Stop a helm command that prints more than this on stdout: bytes,
     /// or with a unit (512Mi, 1Gi).
-    #[arg(long = "helm-max-output", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_build::parse_size)]
+    #[arg(long = "helm-max-output", value_name = "SIZE", default_value = "512Mi", value_parser = krusty_api::parse_size)]
     helm_max_output: u64,
     /// Run helm for every chart, instead of reusing the output kept in
     /// krusty's cache from an earlier run with the same chart, values,
@@ -263,7 +263,7 @@ struct FunctionArgs {
     max_output: usize,
     /// Stop a Starlark or container function that uses more memory than
     /// this: bytes, or with a unit (256Mi, 1Gi, 500M).
-    #[arg(long = "function-max-memory", value_name = "SIZE", default_value = "1Gi", value_parser = krusty_build::parse_size)]
+    #[arg(long = "function-max-memory", value_name = "SIZE", default_value = "1Gi", value_parser = krusty_api::parse_size)]
     max_memory: u64,
     /// The docker-compatible CLI for container functions (default:
     /// $KRUSTY_CONTAINER_CLI, else podman, else docker).
@@ -281,7 +281,7 @@ struct FunctionArgs {
     no_function_cache: bool,
     /// Run at most this many spec v2 function servers at once (the least
     /// recently used idle one is stopped for another).
-    #[arg(long = "max-function-servers", value_name = "N", default_value_t = krusty_runtime::server::DEFAULT_MAX_SERVERS)]
+    #[arg(long = "max-function-servers", value_name = "N", default_value_t = krusty_api::DEFAULT_MAX_SERVERS)]
     max_servers: usize,
 }
 
@@ -290,7 +290,7 @@ impl FunctionArgs {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err("--function-timeout must be a positive number of seconds".into());
         }
-        krusty_build::catalog::check_trusted(&self.trusted_catalogs)?;
+        krusty_api::catalog::check_trusted(&self.trusted_catalogs)?;
         if self.max_servers == 0 {
             return Err("--max-function-servers must be at least 1".into());
         }
@@ -312,6 +312,7 @@ impl FunctionArgs {
             max_memory: self.max_memory,
             container_cli: self.container_cli.clone(),
             trusted_catalogs: self.trusted_catalogs.clone(),
+            max_servers: self.max_servers,
         })
     }
 }
@@ -400,12 +401,12 @@ fn run_cache(command: &CacheCommand) -> Result<(), String> {
 
 /// The bounds on each download, from `--fetch-timeout` and
 /// `--fetch-max-size`.
-fn fetch_limits(args: &BuildArgs) -> Result<krusty_build::FetchLimits, String> {
+fn fetch_limits(args: &BuildArgs) -> Result<krusty_api::FetchLimits, String> {
     let timeout = std::time::Duration::try_from_secs_f64(args.fetch_timeout)
         .ok()
         .filter(|t| !t.is_zero())
         .ok_or("--fetch-timeout must be a positive number of seconds")?;
-    Ok(krusty_build::FetchLimits {
+    Ok(krusty_api::FetchLimits {
         timeout,
         max_bytes: args.fetch_max_size,
     })
@@ -424,25 +425,25 @@ fn run_build(args: &BuildArgs, kustomize_version: KustomizeVersion) -> Result<Ex
             cache_dir: None,
             function_cache: !args.functions.no_function_cache,
             limits: fetch_limits(args)?,
-            verify_keys: krusty_build::VerifyKeys::read(&args.verify_keys)
+            verify_keys: krusty_api::VerifyKeys::read(&args.verify_keys)
                 .map_err(|e| e.to_string())?,
         },
-        fetcher: None,
     };
     if args.enable_managedby_label {
         eprintln!("Flag --enable-managedby-label has been deprecated, The flag `enable-managedby-label` has been deprecated. Use the `managedByLabel` option in the `buildMetadata` field instead.");
     }
-    krusty_runtime::server::set_max_servers(args.functions.max_servers);
+    let engine = Engine::new(opts);
     if let Some(versions) = args.compare_versions {
-        return compare::run(&args.dirs, versions, &opts);
+        return compare::run(&args.dirs, versions, &engine);
     }
     if let [_, _, ..] = args.dirs.as_slice() {
-        return targets::build_all(&args.dirs, args.output.as_deref(), &opts)
+        return targets::build_all(&args.dirs, args.output.as_deref(), &engine)
             .map(|()| ExitCode::SUCCESS);
     }
     let dir = args.dirs.first().map_or(Path::new("."), PathBuf::as_path);
-    let out = krusty_api::build(dir, &opts).map_err(|e| e.to_string());
-    krusty_runtime::server::stop_all();
+    let out = engine.build(dir).map_err(|e| e.to_string());
+    // Its function servers stop before the output is written.
+    drop(engine);
     let out = out?;
     for w in out.warnings() {
         eprintln!("{w}");

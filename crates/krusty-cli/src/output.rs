@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use krusty_api::interrupt;
 use krusty_edit::replace::{keep_mode_and_owner, sync_dir, Staged};
-use krusty_runtime::interrupt;
 
 use krusty_resource::Resource;
 use rayon::prelude::*;

@@ -5,9 +5,8 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use krusty_build::{BuildOptions, Fetcher};
+use krusty_api::Engine;
 
 use crate::output;
 
@@ -41,26 +40,18 @@ pub fn output_name(target: &Path) -> String {
 /// use is fetched once) and the function servers; warnings are printed
 /// in target order. Nothing is written unless every target builds; the
 /// error names the first target (in the order given) that failed.
-pub fn build_all(
-    dirs: &[PathBuf],
-    output: Option<&OsStr>,
-    opts: &BuildOptions,
-) -> Result<(), String> {
+pub fn build_all(dirs: &[PathBuf], output: Option<&OsStr>, engine: &Engine) -> Result<(), String> {
     use rayon::prelude::*;
     let out_dir = output
         .filter(|o| !o.is_empty())
         .map(Path::new)
         .ok_or("building several targets needs -o OUTDIR (one file per target)")?;
     let names = names(dirs)?;
-    let opts = BuildOptions {
-        fetcher: Some(Arc::new(Fetcher::new(opts.fetch.clone()))),
-        ..opts.clone()
-    };
     let built: Vec<Result<(Vec<String>, output::Stream), String>> = dirs
         .par_iter()
         .map(|dir| {
             let failed = |e: String| format!("target '{}': {e}", dir.display());
-            let out = krusty_api::build(dir, &opts).map_err(|e| failed(e.to_string()))?;
+            let out = engine.build(dir).map_err(|e| failed(e.to_string()))?;
             let warnings = out.warnings().to_vec();
             let stream =
                 output::Stream::render(out.resources()).map_err(|e| failed(e.to_string()))?;
@@ -69,7 +60,6 @@ pub fn build_all(
             Ok((warnings, stream))
         })
         .collect();
-    krusty_runtime::server::stop_all();
     let mut streams = Vec::with_capacity(dirs.len());
     for (result, name) in built.into_iter().zip(names) {
         let (warnings, stream) = result?;

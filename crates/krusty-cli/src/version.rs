@@ -3,7 +3,7 @@
 //! krusty's own. The Kustomize version is the release being reproduced
 //! (`--kustomize-version`, `KRUSTY_KUSTOMIZE_VERSION`).
 
-use krusty_build::KustomizeVersion;
+use krusty_api::KustomizeVersion;
 
 /// `version`'s flags.
 #[derive(clap::Args)]

@@ -6,9 +6,9 @@
 
 use std::fmt::Write;
 
-use krusty_build::catalog::schema::{Catalog, RuntimeDef};
-use krusty_build::catalog::{read_one, Loaded};
-use krusty_build::FetchOptions;
+use krusty_api::catalog::schema::{Catalog, RuntimeDef};
+use krusty_api::catalog::{read_one, Loaded};
+use krusty_api::FetchOptions;
 
 /// `krusty view`.
 #[derive(clap::Subcommand)]
@@ -52,12 +52,12 @@ pub fn describe(reference: &str, loaded: &Loaded) -> String {
         }
     };
     // Credentials in a URL are never shown (`https://***@host/...`).
-    let reference = &krusty_build::redact(reference);
+    let reference = &krusty_api::redact(reference);
     let _ = writeln!(out, "catalog: {}", shown(reference));
     let _ = writeln!(
         out,
         "read from: {}",
-        shown(&krusty_build::redact(&loaded.from))
+        shown(&krusty_api::redact(&loaded.from))
     );
     let _ = writeln!(out, "kind: {}", shown(&c.kind));
     let _ = writeln!(out, "name: {}", or_none(&c.name));

@@ -1,5 +1,5 @@
-//! KRM function spec v2: functions run as servers, started once per krusty
-//! process and reused (docs/function-servers.md, "Orchestrator side").
+//! KRM function spec v2: functions run as servers, started once per
+//! engine (one a krusty process) and reused (docs/function-servers.md, "Orchestrator side").
 //!
 //! The function here is `tests/fixtures/v2-python/fn.py`, a Python
 //! function written without any SDK that serves spec v1 (stdin/stdout)
@@ -256,6 +256,73 @@ fn a_python_function_gives_the_same_output_as_v1_v2_and_under_kpt() {
         without_ids(&out),
         "kpt's items differ"
     );
+}
+
+/// Options for a library build that lets exec functions run and passes
+/// them the start log.
+fn library_options(log: &Path) -> krusty_api::Options {
+    krusty_api::Options {
+        functions: krusty_api::Policy {
+            enable_alpha_plugins: true,
+            enable_exec: true,
+            envs: vec![format!("FN_STARTS={}", log.display())],
+            ..krusty_api::Policy::default()
+        },
+        ..krusty_api::Options::default()
+    }
+}
+
+#[test]
+fn a_library_engine_reuses_its_servers_across_builds_and_stops_them_when_dropped() {
+    let Some(dir) = fixture_folder("engine", &resources(3, 10)) else {
+        return;
+    };
+    let log = dir.join("starts.log");
+    let marker = dir.join("bin").to_string_lossy().into_owned();
+    kustomization(&dir, "bin/fn.py", 2, true, "");
+    let options = library_options(&log);
+    let engine = krusty_api::Engine::new(options.clone());
+    let build = |engine: &krusty_api::Engine| {
+        engine
+            .build(&dir)
+            .and_then(|b| b.to_yaml())
+            .unwrap_or_else(|e| panic!("build: {e}"))
+    };
+    let first = build(&engine);
+    let second = build(&engine);
+    assert_eq!(first, second);
+    assert!(first.contains("fn.example.com/step-1: \"1\""), "{first}");
+    assert_eq!(
+        starts(&log),
+        1,
+        "the second build reuses the first's server"
+    );
+    assert_eq!(engine.servers_running(), 1);
+    assert_eq!(processes_with(&marker).len(), 1, "one server runs");
+    drop(engine);
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<String>::new(),
+        "dropping the engine stops its server"
+    );
+    // Two engines in one process: each starts and stops its own.
+    let (one, two) = (
+        krusty_api::Engine::new(options.clone()),
+        krusty_api::Engine::new(options.clone()),
+    );
+    assert_eq!(build(&one), first);
+    assert_eq!(build(&two), first);
+    assert_eq!(starts(&log), 3);
+    drop(one);
+    assert_eq!(two.servers_running(), 1, "another engine's drop leaves it");
+    assert_eq!(processes_with(&marker).len(), 1);
+    drop(two);
+    // A build with an engine of its own leaves nothing once it returns.
+    let alone = krusty_api::build_yaml(&dir, &options).expect("build");
+    assert_eq!(alone, first);
+    assert_eq!(starts(&log), 4);
+    assert_eq!(processes_with(&marker), Vec::<String>::new());
+    assert_nothing_left(&dir);
 }
 
 #[test]

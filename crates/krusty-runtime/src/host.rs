@@ -20,6 +20,7 @@ use krusty_ops::KustomizeVersion;
 use krusty_resource::{Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, Resource};
 use krusty_yaml::{CompactString, Node};
 
+use crate::server::ServerPool;
 use crate::{records, Policy, Runtime};
 
 /// Generated items may ask for a hash suffix and a behavior, as
@@ -103,12 +104,15 @@ impl Shown<'_> {
     }
 }
 
-/// The functions of one build: every call goes through it, under the
-/// build's policy. (It is the one place that will own long-lived function
-/// servers, which a build starts once and reuses.)
+/// The functions of one build, or of many builds: every call goes through
+/// it, under its policy. It owns the spec v2 function servers its calls
+/// start ([`ServerPool`]), which later calls reuse; dropping the host
+/// stops them all.
 #[derive(Debug)]
 pub struct Host {
     policy: Policy,
+    /// The function servers started so far.
+    servers: ServerPool,
     /// The Kustomize release whose rules add a generator's output.
     version: KustomizeVersion,
     /// Where idempotent functions' results are kept and reused (or why
@@ -123,6 +127,7 @@ impl Host {
     /// A host for a build under `policy`.
     pub fn new(policy: Policy) -> Host {
         Host {
+            servers: ServerPool::new(policy.max_servers),
             policy,
             version: KustomizeVersion::default(),
             results: None,
@@ -149,6 +154,11 @@ impl Host {
         &self.policy
     }
 
+    /// The function servers it runs.
+    pub fn servers(&self) -> &ServerPool {
+        &self.servers
+    }
+
     /// Runs `call` over `resources` in `role`; `origin` is recorded on what
     /// it makes, and on what it keeps among their transformations. Warning
     /// and info results go to `notes`; error results fail.
@@ -164,6 +174,7 @@ impl Host {
         Run {
             call,
             policy: &self.policy,
+            servers: &self.servers,
             version: self.version,
             shown,
             results: self.results.as_ref().map(Result::as_ref),
@@ -176,6 +187,7 @@ impl Host {
 struct Run<'a> {
     call: &'a FunctionCall,
     policy: &'a Policy,
+    servers: &'a ServerPool,
     version: KustomizeVersion,
     shown: &'a Shown<'a>,
     results: Option<Result<&'a krusty_fetch::Cache, &'a krusty_fetch::FetchError>>,
@@ -276,7 +288,7 @@ impl Run<'_> {
         {
             return Ok(list);
         }
-        let output = crate::invoke(self.call, input, self.policy)?;
+        let output = crate::invoke(self.servers, self.call, input, self.policy)?;
         if let (Some((cache, key)), false) = (cache, output.has_errors()) {
             if let Ok(text) = output.to_yaml() {
                 let _ = cache.store_function_result(key, text.as_bytes());

@@ -44,19 +44,21 @@ impl Failed {
     }
 }
 
-/// Runs `call` over `input`. Its `dir` is the kustomization's directory
+/// Runs `call` over `input`, on its server in `servers` when it is a spec
+/// v2 function. Its `dir` is the kustomization's directory
 /// (exec functions run there; relative mounts start there). Exec paths and
 /// Starlark files must already be resolved by the caller, which knows the
 /// load restrictions: pass `Exec { path }` absolute and Starlark as
 /// [`StarlarkSource::Inline`].
-pub fn invoke(
+pub(crate) fn invoke(
+    servers: &server::ServerPool,
     call: &FunctionCall,
     input: ResourceList,
     policy: &Policy,
 ) -> Result<ResourceList, Failed> {
     let (runtime, dir) = (&call.runtime, call.dir.as_path());
     policy.permit(runtime, &call.traits).map_err(Failed::new)?;
-    let input = match server::invoke(call, input, policy) {
+    let input = match server::invoke(servers, call, input, policy) {
         Ok(served) => return served,
         Err(input) => input,
     };

@@ -46,6 +46,10 @@ pub struct Policy {
     /// `--trusted-catalog`: the catalogs (by reference as written, or by
     /// `metadata.name`) whose functions may run.
     pub trusted_catalogs: Vec<String>,
+    /// `--max-function-servers`: how many spec v2 function servers may
+    /// run at once (at least one; the least recently used idle one is
+    /// stopped for a new one).
+    pub max_servers: usize,
 }
 
 impl Default for Policy {
@@ -64,6 +68,7 @@ impl Default for Policy {
             max_memory: DEFAULT_MAX_MEMORY,
             container_cli: None,
             trusted_catalogs: Vec::new(),
+            max_servers: crate::server::DEFAULT_MAX_SERVERS,
         }
     }
 }

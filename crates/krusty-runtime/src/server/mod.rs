@@ -3,8 +3,8 @@
 //! A function whose metadata says it conforms to KRM function spec v2 (an
 //! opt-in annotation on its config, a catalog entry, or a
 //! `config.kubernetes.io/function-definition` label on its image) is
-//! started once per krusty process as a server listening on a unix
-//! socket in a private directory, and every later call of the same
+//! started once per [`ServerPool`] (one a [`crate::Host`]) as a server
+//! listening on a unix socket in a private directory, and every later call of the same
 //! function (runtime, binary or image, arguments, environment) is one
 //! HTTP `POST` of the ResourceList to it. The answer is read exactly as a
 //! spec v1 function's stdout is, so the output does not depend on the
@@ -13,13 +13,13 @@
 //! A server that does not become ready, or dies, is started once more;
 //! after that the function runs as spec v1 for the rest of the run (with
 //! a warning) when its metadata says it supports v1, else the call fails
-//! with the server's stderr. Every server is stopped at the end of the
-//! process (and on SIGINT, SIGTERM or SIGHUP); see [`stop_all`].
+//! with the server's stderr. Every server is stopped when its pool is
+//! dropped (and on SIGINT, SIGTERM or SIGHUP); see [`ServerPool`].
 //!
 //! Servers are bounded: an answer holds at most the policy's
 //! `max_output` bytes, a server's log (stdout and stderr) at most 16 MiB
 //! in a run (past either, the server is stopped and the call fails), and
-//! at most [`max_servers`] run at once (the least recently used idle one
+//! at most the policy's `max_servers` run at once (the least recently used idle one
 //! is stopped for a new one). A container server is removed by the
 //! watchdog when krusty is killed outright.
 
@@ -38,14 +38,15 @@ use krusty_fn::ResourceList;
 
 use crate::{Failed, FunctionCall, Policy, Runtime, ServerProtocol};
 
-pub use limit::{max_servers, set_max_servers, DEFAULT_MAX_SERVERS};
+pub use limit::DEFAULT_MAX_SERVERS;
 pub use metadata::{definition_protocol, DEFINITION_LABEL, V2};
-pub use pool::stop_all;
+pub use pool::ServerPool;
 
 /// Runs `call` on its function's server when it is one (its traits, or
 /// its image's metadata, say spec v2). `Err(input)` hands the input back:
 /// the call runs as spec v1.
 pub(crate) fn invoke(
+    servers: &ServerPool,
     call: &FunctionCall,
     input: ResourceList,
     policy: &Policy,
@@ -55,9 +56,9 @@ pub(crate) fn invoke(
     };
     #[cfg(not(feature = "grpc"))]
     if plan.protocol == ServerProtocol::Grpc {
-        return pool::unsupported(&plan, call, input);
+        return servers.unsupported(&plan, call, input);
     }
-    pool::call(&plan, call, input, policy)
+    servers.call(&plan, call, input, policy)
 }
 
 /// Sends a ResourceList (`text`) to the server on `socket`.

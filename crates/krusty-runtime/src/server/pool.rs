@@ -1,7 +1,7 @@
-//! The servers of this process: started on first use, shared by every
-//! later call of the same function, restarted once, stopped at the end,
-//! at most [`limit::max_servers`] at once (the least recently used idle
-//! one is stopped for a new one).
+//! A pool of function servers: each started on first use, shared by
+//! every later call of the same function, restarted once, stopped when
+//! the pool is dropped, at most the policy's `max_servers` at once (the
+//! least recently used idle one is stopped for a new one).
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -9,12 +9,14 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, Once};
+
 use std::time::{Duration, Instant};
 
 use krusty_fn::ResourceList;
 
+use super::http;
+use super::limit::Places;
 use super::log::Log;
-use super::{http, limit};
 use super::{next_id, Plan};
 use crate::interrupt::{self, Registration};
 use crate::{container, exec, watchdog, Failed, FunctionCall, Policy, Runtime, ServerProtocol};
@@ -54,31 +56,8 @@ struct Server {
     child: Child,
     /// Its stdout and stderr.
     log: Arc<Log>,
-    /// Its entry in [`LIVE`].
+    /// Its entry in the pool's [`Live`] servers.
     live: u64,
-}
-
-/// What stopping a server takes, without locks: every server running,
-/// by number.
-struct Stopper {
-    pid: u32,
-    container: Option<(PathBuf, String)>,
-    dir: PathBuf,
-    _interrupt: Registration,
-}
-
-static SLOTS: Mutex<Option<HashMap<String, Arc<Mutex<Slot>>>>> = Mutex::new(None);
-static LIVE: Mutex<Option<HashMap<u64, Stopper>>> = Mutex::new(None);
-
-/// The slot of the server `key` names.
-fn slot(key: &str) -> Arc<Mutex<Slot>> {
-    let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
-    Arc::clone(
-        slots
-            .get_or_insert_with(HashMap::new)
-            .entry(key.to_string())
-            .or_default(),
-    )
 }
 
 /// Why a call found no server to answer it.
@@ -90,45 +69,127 @@ enum Down {
     Fatal(String),
 }
 
-/// Runs `call` on its server; `Err(input)`: run it as spec v1.
-pub(crate) fn call(
-    plan: &Plan,
-    call: &FunctionCall,
-    input: ResourceList,
-    policy: &Policy,
-) -> Result<Result<ResourceList, Failed>, ResourceList> {
-    let slot = slot(&plan.key);
-    {
-        let s = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if s.fallen_back {
-            return Err(input);
-        }
-        if let Some(fatal) = &s.fatal {
-            return Ok(Err(Failed::new(fatal.clone())));
+/// What stopping a server takes, without locks: every server running,
+/// by number.
+struct Stopper {
+    pid: u32,
+    container: Option<(PathBuf, String)>,
+    dir: PathBuf,
+    _interrupt: Registration,
+}
+
+/// The function servers of one [`crate::Host`]: dropping the pool stops
+/// every server it started (their processes and containers end and their
+/// folders are removed). An interrupt (SIGINT, SIGTERM, SIGHUP) stops
+/// them too, and the watchdog removes them when krusty is killed
+/// outright.
+#[derive(Debug)]
+pub struct ServerPool {
+    /// One slot a function (by its plan's key).
+    slots: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
+    /// What stopping each running server takes, and the places they hold.
+    live: Arc<Live>,
+}
+
+/// The pool's running servers, shared with their log readers (a server
+/// whose log passes its bound is halted by its reader).
+#[derive(Debug)]
+struct Live {
+    /// Every running server, by number.
+    servers: Mutex<HashMap<u64, Stopper>>,
+    /// The bound on servers at once.
+    places: Places,
+}
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot")
+            .field("running", &self.server.is_some())
+            .field("failures", &self.failures)
+            .field("fallen_back", &self.fallen_back)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Stopper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stopper")
+            .field("pid", &self.pid)
+            .field("container", &self.container)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerPool {
+    /// A pool running at most `max_servers` servers at once (at least
+    /// one).
+    pub fn new(max_servers: usize) -> ServerPool {
+        ServerPool {
+            slots: Mutex::new(HashMap::new()),
+            live: Arc::new(Live {
+                servers: Mutex::new(HashMap::new()),
+                places: Places::new(max_servers),
+            }),
         }
     }
-    let sent = match input.to_yaml_tracked() {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(Failed::new(e.to_string()))),
-    };
-    loop {
-        let socket = match ready_socket(&slot, call, plan, policy) {
-            Ok(socket) => socket,
-            Err(Down::Failed(stderr)) => return give_up(&slot, plan, call, input, &stderr),
-            Err(Down::Fatal(why)) => return Ok(Err(Failed::new(why))),
+
+    /// How many servers run now.
+    pub fn running(&self) -> usize {
+        self.live
+            .servers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
+    /// The slot of the server `key` names.
+    fn slot(&self, key: &str) -> Arc<Mutex<Slot>> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(slots.entry(key.to_string()).or_default())
+    }
+}
+
+impl ServerPool {
+    /// Runs `call` on its server; `Err(input)`: run it as spec v1.
+    pub(crate) fn call(
+        &self,
+        plan: &Plan,
+        call: &FunctionCall,
+        input: ResourceList,
+        policy: &Policy,
+    ) -> Result<Result<ResourceList, Failed>, ResourceList> {
+        let slot = self.slot(&plan.key);
+        {
+            let s = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if s.fallen_back {
+                return Err(input);
+            }
+            if let Some(fatal) = &s.fatal {
+                return Ok(Err(Failed::new(fatal.clone())));
+            }
+        }
+        let sent = match input.to_yaml_tracked() {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(Failed::new(e.to_string()))),
         };
-        let sent_to = super::send(plan.protocol, &socket, &sent.text, policy);
-        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-        s.in_flight = s.in_flight.saturating_sub(1);
-        s.last_used = Some(Instant::now());
-        if s.in_flight == 0 {
-            limit::idle();
-        }
-        // A log past its bound fails the call, whatever the answer.
-        if let Some(why) = log_over(&mut s) {
-            return Ok(Err(Failed::new(why)));
-        }
-        let failure = match sent_to {
+        loop {
+            let socket = match self.ready_socket(&slot, call, plan, policy) {
+                Ok(socket) => socket,
+                Err(Down::Failed(stderr)) => return give_up(&slot, plan, call, input, &stderr),
+                Err(Down::Fatal(why)) => return Ok(Err(Failed::new(why))),
+            };
+            let sent_to = super::send(plan.protocol, &socket, &sent.text, policy);
+            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+            s.in_flight = s.in_flight.saturating_sub(1);
+            s.last_used = Some(Instant::now());
+            if s.in_flight == 0 {
+                self.live.places.idle();
+            }
+            // A log past its bound fails the call, whatever the answer.
+            if let Some(why) = self.live.log_over(&mut s) {
+                return Ok(Err(Failed::new(why)));
+            }
+            let failure = match sent_to {
             Ok(answer) => {
                 drop(s);
                 return Ok(super::answer::read(answer, &sent, input.items));
@@ -137,7 +198,7 @@ pub(crate) fn call(
                 // Dead or dying: stopped, and started again on the next turn.
                 if let Some(server) = take_if_serving(&mut s, &socket) {
                     let stderr = server.log.excerpt();
-                    stop(server);
+                    self.live.stop(server);
                     s.failures += 1;
                     if s.failures >= FAILURES {
                         drop(s);
@@ -168,30 +229,292 @@ pub(crate) fn call(
                 ))));
             }
         };
-        // A limit: the server is stopped (the next call starts another).
-        let server = take_if_serving(&mut s, &socket);
-        drop(s);
-        let stderr = server.as_ref().map(|sv| sv.log.excerpt());
-        if let Some(server) = server {
-            stop(server);
+            // A limit: the server is stopped (the next call starts another).
+            let server = take_if_serving(&mut s, &socket);
+            drop(s);
+            let stderr = server.as_ref().map(|sv| sv.log.excerpt());
+            if let Some(server) = server {
+                self.live.stop(server);
+            }
+            return Ok(Err(Failed::new(format!(
+                "{failure}; its stderr: {}",
+                stderr.unwrap_or_default()
+            ))));
         }
-        return Ok(Err(Failed::new(format!(
-            "{failure}; its stderr: {}",
-            stderr.unwrap_or_default()
-        ))));
+    }
+
+    /// A gRPC server when krusty is built without its gRPC client.
+    #[cfg(not(feature = "grpc"))]
+    pub(crate) fn unsupported(
+        &self,
+        plan: &Plan,
+        call: &FunctionCall,
+        input: ResourceList,
+    ) -> Result<Result<ResourceList, Failed>, ResourceList> {
+        let slot = self.slot(&plan.key);
+        let why =
+            "this krusty was built without gRPC (cargo feature grpc); the function serves gRPC";
+        give_up(&slot, plan, call, input, why)
+    }
+
+    /// The socket of the slot's server, started when none runs (unless
+    /// [`FAILURES`] of its servers failed), with the call counted in flight.
+    fn ready_socket(
+        &self,
+        slot: &Mutex<Slot>,
+        call: &FunctionCall,
+        plan: &Plan,
+        policy: &Policy,
+    ) -> Result<PathBuf, Down> {
+        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fatal) = &s.fatal {
+            return Err(Down::Fatal(fatal.clone()));
+        }
+        if let Some(server) = &s.server {
+            let socket = server.socket.clone();
+            s.in_flight += 1;
+            return Ok(socket);
+        }
+        let mut last = String::from("(it was not started)");
+        while !s.fallen_back && s.failures < FAILURES {
+            self.live.places.take(|| self.stop_idle(slot));
+            match self.live.start(call, plan, policy) {
+                Ok(server) => {
+                    let socket = server.socket.clone();
+                    s.server = Some(server);
+                    s.in_flight += 1;
+                    s.last_used = Some(Instant::now());
+                    return Ok(socket);
+                }
+                Err(Down::Failed(why)) => {
+                    s.failures += 1;
+                    last = why;
+                }
+                Err(Down::Fatal(why)) => {
+                    s.fatal = Some(why.clone());
+                    return Err(Down::Fatal(why));
+                }
+            }
+        }
+        Err(Down::Failed(last))
+    }
+
+    /// Stops the least recently used server with no call in flight, other
+    /// than `except`'s; whether it found one. Slots in use by another thread
+    /// are passed over (never waited for: the caller holds `except`).
+    fn stop_idle(&self, except: &Mutex<Slot>) -> bool {
+        let slots: Vec<Arc<Mutex<Slot>>> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let idle = |s: &Slot| s.server.is_some() && s.in_flight == 0;
+        let oldest = slots
+            .iter()
+            .filter(|other| !std::ptr::eq(other.as_ref(), except))
+            .filter_map(|other| {
+                let s = other.try_lock().ok()?;
+                idle(&s).then(|| (s.last_used, Arc::clone(other)))
+            })
+            .min_by_key(|(used, _)| *used);
+        let Some((_, victim)) = oldest else {
+            return false;
+        };
+        let Ok(mut s) = victim.try_lock() else {
+            return false;
+        };
+        if !idle(&s) {
+            return false;
+        }
+        // A log past its bound is kept as the function's failure.
+        if self.live.log_over(&mut s).is_some() {
+            return true;
+        }
+        let Some(server) = s.server.take() else {
+            return false;
+        };
+        drop(s);
+        self.live.stop(server);
+        true
     }
 }
 
-/// When the slot's server wrote more than its log's bound: the server
-/// is stopped, and the function fails from now on; why.
-fn log_over(slot: &mut Slot) -> Option<String> {
-    if slot.fatal.is_none() && slot.server.as_ref().is_some_and(|sv| sv.log.over()) {
-        if let Some(server) = slot.server.take() {
-            slot.fatal = Some(server.log.over_message());
-            stop(server);
+impl Drop for ServerPool {
+    /// Stops every server of the pool: their processes and containers end
+    /// and their folders are removed.
+    fn drop(&mut self) {
+        // An interrupt's clean-up has stopped them all; the process is ending.
+        if interrupt::interrupted() {
+            return;
+        }
+        let slots = std::mem::take(self.slots.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for slot in slots.into_values() {
+            if let Ok(mut s) = slot.try_lock() {
+                if let Some(server) = s.server.take() {
+                    self.live.stop(server);
+                }
+            }
+        }
+        // Servers whose slot was busy: stopped without waiting.
+        let rest: Vec<Stopper> =
+            std::mem::take(&mut *self.live.servers.lock().unwrap_or_else(|e| e.into_inner()))
+                .into_values()
+                .collect();
+        for s in &rest {
+            halt(s.pid, s.container.as_ref(), &s.dir);
+            self.live.places.give_back();
         }
     }
-    slot.fatal.clone()
+}
+
+impl Live {
+    /// When the slot's server wrote more than its log's bound: the server
+    /// is stopped, and the function fails from now on; why.
+    fn log_over(&self, slot: &mut Slot) -> Option<String> {
+        if slot.fatal.is_none() && slot.server.as_ref().is_some_and(|sv| sv.log.over()) {
+            if let Some(server) = slot.server.take() {
+                slot.fatal = Some(server.log.over_message());
+                self.stop(server);
+            }
+        }
+        slot.fatal.clone()
+    }
+
+    /// Starts the server for `call` and waits until its socket answers. It
+    /// holds the place its caller took ([`Places::take`]): given back here
+    /// if it does not start, else when it leaves the running servers.
+    fn start(
+        self: &Arc<Live>,
+        call: &FunctionCall,
+        plan: &Plan,
+        policy: &Policy,
+    ) -> Result<Server, Down> {
+        use std::os::unix::process::CommandExt;
+        let failed = |why: String| {
+            self.places.give_back();
+            Down::Failed(why)
+        };
+        let dir = private_dir()
+            .map_err(|e| failed(format!("cannot make a folder for the server: {e}")))?;
+        let sockets = dir.join("socket");
+        let made = std::fs::create_dir(&sockets)
+            // Written by the container's user (nobody).
+            .and_then(|()| {
+                std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o777))
+            })
+            .and_then(|()| Log::pipe());
+        let (log, log_reader, log_writer) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(failed(format!("cannot make a folder for the server: {e}")));
+            }
+        };
+        let socket = sockets.join(SOCKET);
+        let (mut cmd, container) = command(call, plan, policy, &sockets, &socket);
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        cmd.stdin(Stdio::null())
+            .stdout(
+                log_writer
+                    .try_clone()
+                    .map_or_else(|_| Stdio::null(), Stdio::from),
+            )
+            .stderr(Stdio::from(log_writer))
+            .process_group(0);
+        // Watched before it exists: a krusty killed while it starts leaves
+        // no container either.
+        if let Some((cli, name)) = &container {
+            watchdog::watch_container(cli, container::remove_options(cli), name);
+        }
+        let spawned = cmd.spawn();
+        // The write ends now belong to the server alone: its log ends with it.
+        drop(cmd);
+        let child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                if let Some((cli, name)) = &container {
+                    watchdog::forget_container(cli, name);
+                }
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(failed(format!("cannot start '{program}': {e}")));
+            }
+        };
+        let pid = child.id();
+        watchdog::watch(pid);
+        let live = next_id();
+        self.register(live, pid, container, dir);
+        let halted = Arc::clone(self);
+        log.read_from(log_reader, move || halted.halt(live));
+        let mut server = Server {
+            socket,
+            child,
+            log,
+            live,
+        };
+        match wait_ready(&mut server, policy.timeout) {
+            Ok(()) => Ok(server),
+            Err(_) if server.log.over() => {
+                let why = server.log.over_message();
+                self.stop(server);
+                Err(Down::Fatal(why))
+            }
+            Err(why) => {
+                let stderr = server.log.excerpt();
+                self.stop(server);
+                Err(Down::Failed(format!("{why}; its stderr: {stderr}")))
+            }
+        }
+    }
+
+    /// Records a started server among the running ones, with its interrupt
+    /// clean-up.
+    fn register(&self, live: u64, pid: u32, container: Option<(PathBuf, String)>, dir: PathBuf) {
+        let on_interrupt = {
+            let container = container.clone();
+            let dir = dir.clone();
+            interrupt::on_interrupt(move || {
+                if let Some((_, name)) = &container {
+                    eprintln!("krusty: interrupted; removing function server container {name}");
+                }
+                halt(pid, container.as_ref(), &dir);
+            })
+        };
+        self.servers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                live,
+                Stopper {
+                    pid,
+                    container,
+                    dir,
+                    _interrupt: on_interrupt,
+                },
+            );
+    }
+
+    /// Stops a server and waits for its process.
+    fn stop(&self, mut server: Server) {
+        self.halt(server.live);
+        let _ = server.child.wait();
+    }
+
+    /// Halts the running server `live` and gives its place back, unless it
+    /// is halted already (by its log's reader, or by [`Live::stop`]): each
+    /// server gives its place back once, when it leaves the running servers.
+    fn halt(&self, live: u64) {
+        let stopper = self
+            .servers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&live);
+        if let Some(s) = stopper {
+            halt(s.pid, s.container.as_ref(), &s.dir);
+            self.places.give_back();
+        }
+    }
 }
 
 /// The slot's server if it is still the one on `socket` (another call
@@ -202,18 +525,6 @@ fn take_if_serving(slot: &mut Slot, socket: &Path) -> Option<Server> {
     } else {
         None
     }
-}
-
-/// A gRPC server when krusty is built without its gRPC client.
-#[cfg(not(feature = "grpc"))]
-pub(crate) fn unsupported(
-    plan: &Plan,
-    call: &FunctionCall,
-    input: ResourceList,
-) -> Result<Result<ResourceList, Failed>, ResourceList> {
-    let slot = slot(&plan.key);
-    let why = "this krusty was built without gRPC (cargo feature grpc); the function serves gRPC";
-    give_up(&slot, plan, call, input, why)
 }
 
 /// After a server failed for good: spec v1 for the rest of the run (with
@@ -234,170 +545,11 @@ fn give_up(
     if !s.fallen_back {
         s.fallen_back = true;
         eprintln!(
-            "Warning: function {}: its spec v2 server failed ({why}); it runs as a spec v1 function for the rest of the run",
-            call.label
-        );
+        "Warning: function {}: its spec v2 server failed ({why}); it runs as a spec v1 function for the rest of the run",
+        call.label
+    );
     }
     Err(input)
-}
-
-/// The socket of the slot's server, started when none runs (unless
-/// [`FAILURES`] of its servers failed), with the call counted in flight.
-fn ready_socket(
-    slot: &Mutex<Slot>,
-    call: &FunctionCall,
-    plan: &Plan,
-    policy: &Policy,
-) -> Result<PathBuf, Down> {
-    let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(fatal) = &s.fatal {
-        return Err(Down::Fatal(fatal.clone()));
-    }
-    if let Some(server) = &s.server {
-        let socket = server.socket.clone();
-        s.in_flight += 1;
-        return Ok(socket);
-    }
-    let mut last = String::from("(it was not started)");
-    while !s.fallen_back && s.failures < FAILURES {
-        limit::take(|| stop_idle(slot));
-        match start(call, plan, policy) {
-            Ok(server) => {
-                let socket = server.socket.clone();
-                s.server = Some(server);
-                s.in_flight += 1;
-                s.last_used = Some(Instant::now());
-                return Ok(socket);
-            }
-            Err(Down::Failed(why)) => {
-                s.failures += 1;
-                last = why;
-            }
-            Err(Down::Fatal(why)) => {
-                s.fatal = Some(why.clone());
-                return Err(Down::Fatal(why));
-            }
-        }
-    }
-    Err(Down::Failed(last))
-}
-
-/// Stops the least recently used server with no call in flight, other
-/// than `except`'s; whether it found one. Slots in use by another thread
-/// are passed over (never waited for: the caller holds `except`).
-fn stop_idle(except: &Mutex<Slot>) -> bool {
-    let slots: Vec<Arc<Mutex<Slot>>> = SLOTS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .map(|m| m.values().cloned().collect())
-        .unwrap_or_default();
-    let idle = |s: &Slot| s.server.is_some() && s.in_flight == 0;
-    let oldest = slots
-        .iter()
-        .filter(|other| !std::ptr::eq(other.as_ref(), except))
-        .filter_map(|other| {
-            let s = other.try_lock().ok()?;
-            idle(&s).then(|| (s.last_used, Arc::clone(other)))
-        })
-        .min_by_key(|(used, _)| *used);
-    let Some((_, victim)) = oldest else {
-        return false;
-    };
-    let Ok(mut s) = victim.try_lock() else {
-        return false;
-    };
-    if !idle(&s) {
-        return false;
-    }
-    // A log past its bound is kept as the function's failure.
-    if log_over(&mut s).is_some() {
-        return true;
-    }
-    let Some(server) = s.server.take() else {
-        return false;
-    };
-    drop(s);
-    stop(server);
-    true
-}
-
-/// Starts the server for `call` and waits until its socket answers. It
-/// holds the place its caller took ([`limit::take`]): given back here if
-/// it does not start, else when it leaves [`LIVE`].
-fn start(call: &FunctionCall, plan: &Plan, policy: &Policy) -> Result<Server, Down> {
-    use std::os::unix::process::CommandExt;
-    let failed = |why: String| {
-        limit::give_back();
-        Down::Failed(why)
-    };
-    let dir =
-        private_dir().map_err(|e| failed(format!("cannot make a folder for the server: {e}")))?;
-    let sockets = dir.join("socket");
-    let made = std::fs::create_dir(&sockets)
-        // Written by the container's user (nobody).
-        .and_then(|()| std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o777)))
-        .and_then(|()| Log::pipe());
-    let (log, log_reader, log_writer) = match made {
-        Ok(made) => made,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(failed(format!("cannot make a folder for the server: {e}")));
-        }
-    };
-    let socket = sockets.join(SOCKET);
-    let (mut cmd, container) = command(call, plan, policy, &sockets, &socket);
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    cmd.stdin(Stdio::null())
-        .stdout(
-            log_writer
-                .try_clone()
-                .map_or_else(|_| Stdio::null(), Stdio::from),
-        )
-        .stderr(Stdio::from(log_writer))
-        .process_group(0);
-    // Watched before it exists: a krusty killed while it starts leaves
-    // no container either.
-    if let Some((cli, name)) = &container {
-        watchdog::watch_container(cli, container::remove_options(cli), name);
-    }
-    let spawned = cmd.spawn();
-    // The write ends now belong to the server alone: its log ends with it.
-    drop(cmd);
-    let child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            if let Some((cli, name)) = &container {
-                watchdog::forget_container(cli, name);
-            }
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(failed(format!("cannot start '{program}': {e}")));
-        }
-    };
-    let pid = child.id();
-    watchdog::watch(pid);
-    let live = next_id();
-    register(live, pid, container, dir);
-    log.read_from(log_reader, move || halt_live(live));
-    let mut server = Server {
-        socket,
-        child,
-        log,
-        live,
-    };
-    match wait_ready(&mut server, policy.timeout) {
-        Ok(()) => Ok(server),
-        Err(_) if server.log.over() => {
-            let why = server.log.over_message();
-            stop(server);
-            Err(Down::Fatal(why))
-        }
-        Err(why) => {
-            let stderr = server.log.excerpt();
-            stop(server);
-            Err(Down::Failed(format!("{why}; its stderr: {stderr}")))
-        }
-    }
 }
 
 /// The command that starts the server, and the container it runs in.
@@ -520,63 +672,6 @@ fn remove_orphan_dirs(temp: &Path) {
     }
 }
 
-/// Records a started server in [`LIVE`], with its interrupt clean-up;
-/// the first one also arranges for [`stop_all`] at the process's exit.
-fn register(live: u64, pid: u32, container: Option<(PathBuf, String)>, dir: PathBuf) {
-    static AT_EXIT: Once = Once::new();
-    AT_EXIT.call_once(|| {
-        extern "C" fn at_exit() {
-            stop_all();
-        }
-        // SAFETY: registers a function without arguments that the C
-        // library calls at exit.
-        unsafe {
-            libc::atexit(at_exit);
-        }
-    });
-    let on_interrupt = {
-        let container = container.clone();
-        let dir = dir.clone();
-        interrupt::on_interrupt(move || {
-            if let Some((_, name)) = &container {
-                eprintln!("krusty: interrupted; removing function server container {name}");
-            }
-            halt(pid, container.as_ref(), &dir);
-        })
-    };
-    let mut live_map = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    live_map.get_or_insert_with(HashMap::new).insert(
-        live,
-        Stopper {
-            pid,
-            container,
-            dir,
-            _interrupt: on_interrupt,
-        },
-    );
-}
-
-/// Stops a server and waits for its process.
-fn stop(mut server: Server) {
-    halt_live(server.live);
-    let _ = server.child.wait();
-}
-
-/// Halts the server [`LIVE`] lists as `live` and gives its place back,
-/// unless it is halted already (by its log's reader, or by [`stop`]):
-/// each server gives its place back once, when it leaves [`LIVE`].
-fn halt_live(live: u64) {
-    let stopper = LIVE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_mut()
-        .and_then(|m| m.remove(&live));
-    if let Some(s) = stopper {
-        halt(s.pid, s.container.as_ref(), &s.dir);
-        limit::give_back();
-    }
-}
-
 /// Kills a server's process group, removes its container and its folder.
 fn halt(pid: u32, container: Option<&(PathBuf, String)>, dir: &Path) {
     if let Some((cli, name)) = container {
@@ -591,44 +686,4 @@ fn halt(pid: u32, container: Option<&(PathBuf, String)>, dir: &Path) {
     }
     watchdog::forget(pid);
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// Stops every function server of this process: their processes and
-/// containers end and their folders are removed. krusty calls it at the
-/// end of a run; it also runs at the process's exit.
-pub fn stop_all() {
-    // An interrupt's clean-up has stopped them all; the process is ending.
-    if interrupt::interrupted() {
-        return;
-    }
-    let slots: Vec<Arc<Mutex<Slot>>> = match SLOTS.try_lock() {
-        Ok(mut s) => s
-            .take()
-            .map(|m| m.into_values().collect())
-            .unwrap_or_default(),
-        Err(_) => Vec::new(),
-    };
-    for slot in slots {
-        if let Ok(mut s) = slot.try_lock() {
-            if let Some(server) = s.server.take() {
-                stop(server);
-            }
-        }
-    }
-    // Servers whose slot was busy: stopped without waiting.
-    let rest: Vec<Stopper> = LIVE
-        .try_lock()
-        .ok()
-        .and_then(|mut m| m.take())
-        .map(|m| m.into_values().collect())
-        .unwrap_or_default();
-    let containers: Vec<_> = rest.iter().filter_map(|s| s.container.clone()).collect();
-    for s in &rest {
-        halt(s.pid, None, &s.dir);
-        limit::give_back();
-    }
-    for (cli, name) in containers {
-        container::remove(&cli, std::slice::from_ref(&name));
-        watchdog::forget_container(&cli, &name);
-    }
 }

@@ -1,0 +1,110 @@
+//! The services builds share. An [`Engine`] owns what outlives one build:
+//! the fetcher (with its cache, `--offline` and download bounds) and the
+//! function host (with its spec v2 server pool). Each build made through
+//! it reads its own files, Helm state and catalogs; remotes are fetched
+//! once for the engine, and a function server started by one build
+//! serves the next. Dropping the engine stops every server and container
+//! it started.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use krusty_fetch::Fetcher;
+use krusty_runtime::Host;
+
+use crate::error::BuildResult;
+use crate::target::{BuildOptions, BuildOutput};
+
+/// Builds kustomizations under one set of options, sharing the fetcher
+/// and the function servers between them. Builds may run at once on any
+/// threads (`Engine` is `Sync`).
+///
+/// ```
+/// # fn main() -> Result<(), krusty_build::BuildError> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let root = dir.path();
+/// # std::fs::write(root.join("kustomization.yaml"), "namePrefix: dev-\nresources:\n- cm.yaml\n").unwrap();
+/// # std::fs::write(root.join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n").unwrap();
+/// let engine = krusty_build::Engine::new(krusty_build::BuildOptions::default());
+/// let first = engine.build(root)?;
+/// let second = engine.build(root)?;
+/// assert_eq!(first.resources, second.resources);
+/// assert_eq!(first.resources[0].id().name, "dev-settings");
+/// drop(engine); // stops the function servers the builds started
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Engine {
+    options: BuildOptions,
+    fetcher: Arc<Fetcher>,
+    host: Arc<Host>,
+}
+
+impl Engine {
+    /// An engine building with `options`.
+    pub fn new(options: BuildOptions) -> Engine {
+        Engine {
+            host: host_for(&options),
+            fetcher: Arc::new(Fetcher::new(options.fetch.clone())),
+            options,
+        }
+    }
+
+    /// An engine reproducing Kustomize release `version` with the same
+    /// options, sharing this one's fetcher (a remote both build is
+    /// fetched once) but not its function servers.
+    pub fn for_release(&self, version: krusty_ops::KustomizeVersion) -> Engine {
+        let options = BuildOptions {
+            kustomize_version: version,
+            ..self.options.clone()
+        };
+        Engine {
+            host: host_for(&options),
+            fetcher: Arc::clone(&self.fetcher),
+            options,
+        }
+    }
+
+    /// Builds the kustomization (or composition) in `dir`, or the remote
+    /// target `dir` names.
+    pub fn build(&self, dir: &Path) -> BuildResult<crate::target::BuildOutput> {
+        crate::target::build(dir, self)
+    }
+
+    /// The options every build of the engine uses.
+    pub fn options(&self) -> &BuildOptions {
+        &self.options
+    }
+
+    /// The fetcher of remote bases, files, catalogs and programs.
+    pub fn fetcher(&self) -> &Arc<Fetcher> {
+        &self.fetcher
+    }
+
+    /// The host that runs the builds' KRM functions and owns their
+    /// servers.
+    pub fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// How many function servers run now.
+    pub fn servers_running(&self) -> usize {
+        self.host.servers().running()
+    }
+}
+
+/// The function host builds with `options` use.
+fn host_for(options: &BuildOptions) -> Arc<Host> {
+    Arc::new(
+        Host::new(options.functions.clone())
+            .for_release(options.kustomize_version)
+            .with_result_cache(options.fetch.function_cache()),
+    )
+}
+
+/// Builds the kustomization in `dir` with an engine of its own (its
+/// function servers stop when it returns).
+pub fn build(dir: &Path, options: &BuildOptions) -> BuildResult<BuildOutput> {
+    Engine::new(options.clone()).build(dir)
+}
