@@ -175,7 +175,7 @@ impl Engine {
     }
 
     /// An engine reproducing Kustomize release `version` with the same
-    /// options, sharing this one's fetcher but not its function servers.
+    /// options, sharing this one's fetcher and function servers.
     pub fn for_release(&self, version: KustomizeVersion) -> Engine {
         Engine {
             engine: self.engine.for_release(version),

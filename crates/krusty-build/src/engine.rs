@@ -45,24 +45,26 @@ impl Engine {
     /// An engine building with `options`.
     pub fn new(options: BuildOptions) -> Engine {
         Engine {
-            host: host_for(&options),
+            host: Arc::new(
+                Host::new(options.functions.clone())
+                    .with_result_cache(options.fetch.function_cache()),
+            ),
             fetcher: Arc::new(Fetcher::new(options.fetch.clone())),
             options,
         }
     }
 
     /// An engine reproducing Kustomize release `version` with the same
-    /// options, sharing this one's fetcher (a remote both build is
-    /// fetched once) but not its function servers.
+    /// options, sharing this one's fetcher and function host (a remote
+    /// both build is fetched once, a function server started once).
     pub fn for_release(&self, version: krusty_ops::KustomizeVersion) -> Engine {
-        let options = BuildOptions {
-            kustomize_version: version,
-            ..self.options.clone()
-        };
         Engine {
-            host: host_for(&options),
+            options: BuildOptions {
+                kustomize_version: version,
+                ..self.options.clone()
+            },
             fetcher: Arc::clone(&self.fetcher),
-            options,
+            host: Arc::clone(&self.host),
         }
     }
 
@@ -92,15 +94,6 @@ impl Engine {
     pub fn servers_running(&self) -> usize {
         self.host.servers().running()
     }
-}
-
-/// The function host builds with `options` use.
-fn host_for(options: &BuildOptions) -> Arc<Host> {
-    Arc::new(
-        Host::new(options.functions.clone())
-            .for_release(options.kustomize_version)
-            .with_result_cache(options.fetch.function_cache()),
-    )
 }
 
 /// Builds the kustomization in `dir` with an engine of its own (its

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use krusty_ops::absorb::absorb;
 use krusty_ops::builtins::metadata_map::reconcile_shared;
 use krusty_ops::patch::{chain, PatchEntry};
 use krusty_ops::Builtin;
@@ -191,7 +192,12 @@ impl Operation {
                 };
                 let ran = host.run(f, self.role, resmap, &self.origin, &shown, &mut notes);
                 ctx.add_warnings(notes);
-                ran.map_err(|e| in_op(BuildError::new(e)))?;
+                // A generator's output is added as Kustomize adds it.
+                for made in ran.map_err(|e| in_op(BuildError::new(e)))? {
+                    absorb(resmap, made, ctx.version).map_err(|e| {
+                        in_op(BuildError::new(format!("function {}: {e}", f.label)))
+                    })?;
+                }
                 // What a function returns is read anew: nothing is shared.
                 for r in resmap.resources_mut_keeping_identity() {
                     r.meta.shared.clear();

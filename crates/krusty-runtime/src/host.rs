@@ -15,8 +15,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use krusty_fn::{object, FnResult, ResourceList, Severity};
-use krusty_ops::absorb::absorb;
-use krusty_ops::KustomizeVersion;
 use krusty_resource::{Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, Resource};
 use krusty_yaml::{CompactString, Node};
 
@@ -113,8 +111,6 @@ pub struct Host {
     policy: Policy,
     /// The function servers started so far.
     servers: ServerPool,
-    /// The Kustomize release whose rules add a generator's output.
-    version: KustomizeVersion,
     /// Where idempotent functions' results are kept and reused (or why
     /// the cache cannot be used).
     results: Option<ResultCache>,
@@ -129,16 +125,8 @@ impl Host {
         Host {
             servers: ServerPool::new(policy.max_servers),
             policy,
-            version: KustomizeVersion::default(),
             results: None,
         }
-    }
-
-    /// The host, adding generators' output as Kustomize release `version`
-    /// does.
-    pub fn for_release(mut self, version: KustomizeVersion) -> Host {
-        self.version = version;
-        self
     }
 
     /// The host, keeping the results of idempotent functions in `cache`
@@ -160,8 +148,12 @@ impl Host {
     }
 
     /// Runs `call` over `resources` in `role`; `origin` is recorded on what
-    /// it makes, and on what it keeps among their transformations. Warning
-    /// and info results go to `notes`; error results fail.
+    /// it makes, and on what it keeps among their transformations. A
+    /// transformer changes `resources` in place and a validator checks
+    /// them; a generator leaves them as they are and returns what it made,
+    /// in the order it printed them, for the caller to add as their
+    /// behaviors ask (the others return nothing). Warning and info results
+    /// go to `notes`; error results fail.
     pub fn run(
         &self,
         call: &FunctionCall,
@@ -170,12 +162,11 @@ impl Host {
         origin: &Origin,
         shown: &Shown<'_>,
         notes: &mut Vec<String>,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<Resource>, String> {
         Run {
             call,
             policy: &self.policy,
             servers: &self.servers,
-            version: self.version,
             shown,
             results: self.results.as_ref().map(Result::as_ref),
         }
@@ -188,21 +179,21 @@ struct Run<'a> {
     call: &'a FunctionCall,
     policy: &'a Policy,
     servers: &'a ServerPool,
-    version: KustomizeVersion,
     shown: &'a Shown<'a>,
     results: Option<Result<&'a krusty_fetch::Cache, &'a krusty_fetch::FetchError>>,
 }
 
 impl Run<'_> {
-    /// Runs the function over `resources` in `role`. Warning and info
-    /// results go to `notes`; error results fail the build.
+    /// Runs the function over `resources` in `role` (see [`Host::run`]).
+    /// Warning and info results go to `notes`; error results fail the
+    /// build.
     fn run(
         &self,
         role: Role,
         resources: &mut ResMap,
         origin: &Origin,
         notes: &mut Vec<String>,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<Resource>, String> {
         let items = match role {
             Role::Generator => Vec::new(),
             Role::Validator => annotate(resources.iter().map(|r| (r.node.clone(), &r.meta)), None),
@@ -213,13 +204,14 @@ impl Run<'_> {
                     taken.into_iter().map(|r| (r.node, r.meta)).unzip();
                 let items = annotate(nodes.into_iter().zip(metas.iter()), Some(self.shown));
                 let output = self.send(items, notes)?;
-                return self.replace(resources, output, &ids, metas, origin);
+                self.replace(resources, output, &ids, metas, origin)?;
+                return Ok(Vec::new());
             }
         };
         let output = self.send(items, notes)?;
         match role {
-            Role::Generator => self.add(resources, output, origin),
-            _ => self.check_unchanged(resources, output),
+            Role::Generator => self.made(output, origin),
+            _ => self.check_unchanged(resources, output).map(|()| Vec::new()),
         }
     }
 
@@ -409,9 +401,10 @@ impl Run<'_> {
         })
     }
 
-    /// A generator's output is added, merging or replacing as each item's
-    /// behavior annotation asks.
-    fn add(&self, resources: &mut ResMap, items: Vec<Node>, origin: &Origin) -> Result<(), String> {
+    /// A generator's output as resources, each with the hash suffix and
+    /// behavior its annotations ask for.
+    fn made(&self, items: Vec<Node>, origin: &Origin) -> Result<Vec<Resource>, String> {
+        let mut made = Vec::with_capacity(items.len());
         for (i, mut node) in items.into_iter().enumerate() {
             let returned = self.take_records(&mut node, i)?;
             let needs_hash = object::remove_annotation(&mut node, NEEDS_HASH);
@@ -423,10 +416,9 @@ impl Run<'_> {
                 r.meta.behavior = Behavior::parse(b);
             }
             r.meta.origin = Some(Box::new(origin.clone()));
-            absorb(resources, r, self.version)
-                .map_err(|e| format!("function {}: {}", self.call.label, e))?;
+            made.push(r);
         }
-        Ok(())
+        Ok(made)
     }
 
     /// A validator must return the resources it was given, unchanged
