@@ -15,6 +15,7 @@ mod plan;
 pub mod read;
 mod readahead;
 mod remote;
+mod resolve;
 mod schema_choice;
 pub mod target;
 

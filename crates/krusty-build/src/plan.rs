@@ -7,7 +7,6 @@ use krusty_ops::builtins::metadata_map::SetMapEntries;
 use krusty_ops::builtins::namespace::{SetNamespace, SubjectsMode};
 use krusty_ops::builtins::prefix_suffix::AddNameAffixes;
 use krusty_ops::builtins::replicas::SetReplicas;
-use krusty_ops::builtins::value_add::ConfigSite;
 use krusty_ops::fieldspec::merge_into;
 use krusty_ops::patch::StrategicMergePatches;
 use krusty_ops::replacement::Replacements;
@@ -17,6 +16,7 @@ use krusty_resource::Resource;
 use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
+use crate::resolve::Unresolved;
 use crate::target::{Action, Config, Context, Step};
 use krusty_resource::Origin;
 use krusty_yaml::Node;
@@ -339,15 +339,6 @@ fn configured(
             crate::kustomization::EntryPositions::at(positions, i),
         )
     };
-    let root_name = loader
-        .root
-        .file_name()
-        .map_or_else(|| loader.root.to_string_lossy(), |n| n.to_string_lossy());
-    let site = ConfigSite {
-        root_name: &root_name,
-        files: loader,
-        version: ctx.version,
-    };
     // Configs, and compositions (folders holding one): as in Kustomize,
     // the configs written inline first, then those of files and folders,
     // each in entry order.
@@ -408,52 +399,35 @@ fn configured(
                 namespace: c.namespace().to_string(),
             }
             .within(remote);
-            if c.api_version() != "builtin" {
-                let in_field = |e: BuildError| {
-                    here(e).context(format!("kustomization file {}: field '{field}'", k_path.display()))
-                };
-                let declared = crate::functions::resolve(c, loader, &ctx.policy, ctx.catalogs.fetcher(), ctx.version).map_err(in_field)?;
-                let from_catalog = || {
-                    crate::catalog::resolve(c, loader, catalogs, &ctx.catalogs, &ctx.policy)
-                        .map_err(in_field)
-                };
-                let found = match declared {
-                    Some(f) => Some(f),
-                    None => from_catalog()?,
-                };
-                let mut function = found
-                    .ok_or_else(|| {
-                        here(BuildError::new(format!(
-                            "{field}: {id} is not a builtin and declares no KRM function runtime (a config.kubernetes.io/function annotation or a runtime: field); krusty does not run legacy exec or Go plugins"
-                        )))
-                    })?;
+            let in_field = |e: BuildError| {
+                here(e).context(format!(
+                    "kustomization file {}: field '{field}'",
+                    k_path.display()
+                ))
+            };
+            let mut step = match crate::resolve::resolve(ctx, c, loader, catalogs, origin) {
+                Ok(step) => step,
+                Err(Unresolved::Function(e)) => return Err(in_field(e)),
+                Err(Unresolved::NoRuntime) => {
+                    return Err(here(BuildError::new(format!(
+                        "{field}: {id} is not a builtin and declares no KRM function runtime (a config.kubernetes.io/function annotation or a runtime: field); krusty does not run legacy exec or Go plugins"
+                    ))))
+                }
+                Err(Unresolved::Config(e)) => return Err(here(e)),
+            };
+            match &mut step.action {
                 // The config read from a file carries its origin record
                 // too, as a resource does.
-                let (records, root) = ctx.records();
-                if let Some(text) = records.origin_annotation(&c.meta, root) {
-                    let key = crate::build_metadata::ORIGIN_ANNOTATION;
-                    krusty_fn::object::set_annotation(&mut function.config, key, &text);
+                Action::Function(function) => {
+                    let (records, root) = ctx.records();
+                    if let Some(text) = records.origin_annotation(&c.meta, root) {
+                        let key = crate::build_metadata::ORIGIN_ANNOTATION;
+                        krusty_fn::object::set_annotation(&mut function.config, key, &text);
+                    }
                 }
-                return Ok(Step {
-                    label: function.label.clone(),
-                    action: Action::Function(function),
-                    origin,
-                });
+                _ => check_role(c.kind(), &id, field).map_err(here)?,
             }
-            if c.kind() == crate::helm::KIND {
-                let step =
-                    crate::helm::config_step(c, &id, loader, &ctx.helm, origin, ctx.version)
-                        .map_err(here)?;
-                check_role(c.kind(), &id, field).map_err(here)?;
-                return Ok(step);
-            }
-            let builtin = Builtin::from_config(&c.node, &id, &site).map_err(|e| here(op_err(e)))?;
-            check_role(c.kind(), &id, field).map_err(here)?;
-            Ok(Step {
-                label: id.to_string(),
-                action: Action::Builtin(builtin),
-                origin,
-            })
+            Ok(step)
         })
         .collect()
 }

@@ -1329,3 +1329,65 @@ fn a_refused_cache_is_an_error_for_the_helm_cache() {
     assert!(ok && stdout.contains("name: inflated"), "{stderr}");
     assert!(!cache.join("helm").exists());
 }
+
+/// A Composition's `HelmChartInflationGenerator` inflates its chart as the
+/// same config under a Kustomization's `generators:` does: both are
+/// resolved by the one resolver, and need `--enable-helm` alike.
+#[test]
+fn a_composition_inflates_a_chart_as_a_kustomization_does() {
+    let Some(helm3) = helm3_or_skip("a_composition_inflates_a_chart_as_a_kustomization_does")
+    else {
+        return;
+    };
+    let dir = scratch("helm", "composition");
+    let config = "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: web\nname: webapp\nreleaseName: shop\nvaluesInline:\n  replicaCount: 3\n";
+    let labels = "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: team\nlabels:\n  team: shop\nfieldSpecs:\n- path: metadata/labels\n  create: true\n";
+    let kustomization = dir.join("kustomization");
+    copy_chart("webapp", &kustomization.join("charts"));
+    write(&kustomization, "helm.yaml", config);
+    write(&kustomization, "labels.yaml", labels);
+    write(
+        &kustomization,
+        "kustomization.yaml",
+        "generators:\n- helm.yaml\ntransformers:\n- labels.yaml\n",
+    );
+    let composition = dir.join("composition");
+    copy_chart("webapp", &composition.join("charts"));
+    let item = |config: &str| -> String {
+        config
+            .lines()
+            .enumerate()
+            .map(|(i, line)| match i {
+                0 => format!("- {line}\n"),
+                _ => format!("  {line}\n"),
+            })
+            .collect()
+    };
+    write(
+        &composition,
+        "composition.yaml",
+        &format!(
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\ntransformers:\n{}{}",
+            item(config),
+            item(labels)
+        ),
+    );
+    let cache = dir.join("cache");
+    let (ok, from_kustomization, stderr) = krusty_helm(&kustomization, &helm3, &cache, &[]);
+    assert!(ok, "kustomization: {stderr}");
+    assert!(
+        from_kustomization.contains("replicas: 3"),
+        "{from_kustomization}"
+    );
+    assert!(
+        from_kustomization.contains("team: shop"),
+        "{from_kustomization}"
+    );
+    // The composition's next transformer sees the chart's resources.
+    let (ok, from_composition, stderr) = krusty_helm(&composition, &helm3, &cache, &[]);
+    assert!(ok, "composition: {stderr}");
+    assert_eq!(from_composition, from_kustomization);
+    let (ok, _, stderr) = outcome(Command::new(KRUSTY).arg("build").arg(&composition));
+    assert!(!ok);
+    assert!(stderr.contains("must specify --enable-helm"), "{stderr}");
+}

@@ -7,8 +7,7 @@
 
 use std::path::Path;
 
-use krusty_ops::builtins::value_add::ConfigSite;
-use krusty_ops::{Builtin, FieldSpec, KustomizeVersion, TransformerConfig};
+use krusty_ops::{FieldSpec, KustomizeVersion, TransformerConfig};
 use krusty_resource::{Origin, ResMap, Resource};
 use krusty_yaml::Node;
 
@@ -17,6 +16,7 @@ use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::{LoadRestrictor, Loader};
 use crate::operation::{Action, Operation, Pipeline, Role};
+use crate::resolve::Unresolved;
 use crate::target::{Context, Step};
 
 /// The API version of an inline Kustomization.
@@ -99,10 +99,13 @@ fn operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Ope
         }
         ("builtin", kind) => {
             let role = match kind {
-                "ConfigMapGenerator" | "SecretGenerator" | "IAMPolicyGenerator" => Role::Generator,
+                "ConfigMapGenerator"
+                | "SecretGenerator"
+                | "IAMPolicyGenerator"
+                | crate::helm::KIND => Role::Generator,
                 _ => Role::Transformer,
             };
-            let step = builtin_step(loader, t, ctx.version).map_err(in_step)?;
+            let step = builtin_step(ctx, loader, t).map_err(in_step)?;
             (step.operation(role), site(t))
         }
         _ => {
@@ -182,33 +185,20 @@ fn inline_kustomization(t: &Transformer, version: KustomizeVersion) -> BuildResu
     Ok(k)
 }
 
-/// A builtin's operation; a config without `fieldSpecs` gets Kustomize's
-/// default field specs for that builtin (those its Kustomization field
-/// uses).
-fn builtin_step(loader: &Loader, t: &Transformer, version: KustomizeVersion) -> BuildResult<Step> {
+/// A builtin's (or Helm chart's) operation; a config without
+/// `fieldSpecs` gets Kustomize's default field specs for that builtin
+/// (those its Kustomization field uses).
+fn builtin_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let mut config = t.config.clone();
     if config.get("fieldSpecs").is_none_or(Node::is_null) {
-        if let Some(specs) = default_specs(t.kind(), version) {
+        if let Some(specs) = default_specs(t.kind(), ctx.version) {
             config.set("fieldSpecs", Node::seq_of(specs.iter().map(spec_node)));
         }
     }
     let resource = Resource::from_node(config).map_err(BuildError::from)?;
-    let id = resource.id();
-    let root_name = loader
-        .root
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let site = ConfigSite {
-        root_name: &root_name,
-        files: loader,
-        version,
-    };
-    let builtin = Builtin::from_config(&resource.node, &id, &site).map_err(BuildError::from)?;
-    Ok(Step {
-        label: t.describe(),
-        action: Action::Builtin(builtin),
-        origin: origin(t),
-    })
+    let mut step = resolved(ctx, loader, t, &resource)?;
+    step.label = t.describe();
+    Ok(step)
 }
 
 /// The default field specs of a builtin transformer.
@@ -248,27 +238,21 @@ fn spec_node(spec: &FieldSpec) -> Node {
 /// A KRM function's operation.
 fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    let declared = crate::functions::resolve(
-        &resource,
-        loader,
-        &ctx.policy,
-        ctx.catalogs.fetcher(),
-        ctx.version,
-    )?;
-    let found = match declared {
-        Some(f) => Some(f),
-        None => {
-            crate::catalog::resolve(&resource, loader, &t.catalogs, &ctx.catalogs, &ctx.policy)?
-        }
-    };
-    let function = found.ok_or_else(|| {
-        BuildError::new(
+    resolved(ctx, loader, t, &resource)
+}
+
+/// The operation the transformer's config (as `resource`) names, through
+/// the resolver Kustomizations use.
+fn resolved(
+    ctx: &Context,
+    loader: &Loader,
+    t: &Transformer,
+    resource: &Resource,
+) -> BuildResult<Step> {
+    crate::resolve::resolve(ctx, resource, loader, &t.catalogs, origin(t)).map_err(|e| match e {
+        Unresolved::Function(e) | Unresolved::Config(e) => e,
+        Unresolved::NoRuntime => BuildError::new(
             "not a builtin, and no KRM function runtime is declared (a runtime: field or a config.kubernetes.io/function annotation)",
-        )
-    })?;
-    Ok(Step {
-        label: function.label.clone(),
-        action: Action::Function(function),
-        origin: origin(t),
+        ),
     })
 }
