@@ -255,10 +255,25 @@ impl Kustomization {
         let docs = krusty_yaml::parse_stream_with(text, limits)?;
         // go-yaml reads the first document alone: an empty one (`---`
         // then `---`), or `null`, is an empty kustomization.
-        let mut root = match docs.into_iter().next().and_then(|d| d.root) {
-            Some(r) if !r.is_null() => r,
-            _ => return Err(BuildError::new(EMPTY)),
-        };
+        match docs.into_iter().next().and_then(|d| d.root) {
+            Some(root) => Kustomization::from_node(root, text, version),
+            None => Err(BuildError::new(EMPTY)),
+        }
+    }
+
+    /// Reads a kustomization from its YAML mapping (a file's first
+    /// document, or a Composition's inline Kustomization) as Kustomize
+    /// release `version` decodes it. `source` is the text `root` was read
+    /// from, where the patches written in it are found for messages (any
+    /// other text: they are not).
+    pub fn from_node(
+        mut root: Node,
+        source: &str,
+        version: KustomizeVersion,
+    ) -> BuildResult<Kustomization> {
+        if root.is_null() {
+            return Err(BuildError::new(EMPTY));
+        }
         krusty_yaml::retype_as_go_yaml_v2(&mut root);
         let Value::Map(entries) = &root.value else {
             return Err(BuildError::new("a kustomization must be a YAML mapping"));
@@ -295,7 +310,7 @@ impl Kustomization {
                 "bases" => bases = Some(value),
                 "imageTags" => image_tags = Some(value),
                 _ => k
-                    .read_field(name, value, text, version)
+                    .read_field(name, value, source, version)
                     .map_err(BuildError::from)?,
             }
         }
@@ -304,7 +319,7 @@ impl Kustomization {
         }
         for (name, value) in [("bases", bases), ("imageTags", image_tags)] {
             if let Some(value) = value {
-                k.read_field(name, value, text, version)
+                k.read_field(name, value, source, version)
                     .map_err(BuildError::from)?;
             }
         }

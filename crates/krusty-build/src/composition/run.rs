@@ -173,14 +173,12 @@ fn resource_paths(t: &Transformer, field: &str) -> BuildResult<Vec<String>> {
 
 /// An inline Kustomization, read from its config.
 fn inline_kustomization(t: &Transformer, version: KustomizeVersion) -> BuildResult<Kustomization> {
-    // Written as in its source and on the lines it has there, so that the
-    // lines of reading errors are those of the composition file.
-    let written =
-        krusty_yaml::to_yaml_preserving(&t.config).map_err(|e| BuildError::new(e.to_string()))?;
-    let text = "\n".repeat(t.config.pos().line.saturating_sub(1) as usize) + &written;
-    let mut k = Kustomization::parse(&text, version)
+    // The file it is written in, where the patches written in it are
+    // found for messages.
+    let source = std::fs::read_to_string(&t.file).unwrap_or_default();
+    let mut k = Kustomization::from_node(t.config.clone(), &source, version)
         .map_err(|e| e.context("invalid inline Kustomization"))?;
-    // Columns in that text are not those of the composition file.
+    // Its entries are named by the transformer's line, not their own.
     k.positions = Default::default();
     Ok(k)
 }
