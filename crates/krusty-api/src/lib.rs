@@ -65,8 +65,8 @@ pub use krusty_build::{
     KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
 };
 pub use krusty_edit as edit;
+pub use krusty_process::interrupt;
 pub use krusty_resource::Resource;
-pub use krusty_runtime::interrupt;
 pub use krusty_runtime::server::DEFAULT_MAX_SERVERS;
 
 /// How to build: `kustomize build`'s flags (`Options::default()` is a

@@ -14,7 +14,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use krusty_runtime::interrupt;
+use krusty_process::interrupt;
 use tempfile::NamedTempFile;
 
 /// The new version of a file, written beside it and not yet in place.

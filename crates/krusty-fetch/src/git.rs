@@ -2,11 +2,11 @@
 //! configuration and proxies apply, as with Kustomize): resolving a ref to
 //! its commit, and a shallow checkout of one commit.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use krusty_process::Failure;
 
 use crate::error::FetchError;
 use crate::go::format_duration;
@@ -110,49 +110,30 @@ impl Git {
             )
             .collect::<Vec<_>>()
             .join(" ");
-        let (reader, writer) = std::io::pipe().map_err(|e| spawn_error(&command_line, &e))?;
-        let stderr = writer
-            .try_clone()
-            .map_err(|e| spawn_error(&command_line, &e))?;
         let mut command = Command::new(&self.program);
         add_protocol_rules(&mut command);
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(writer)
-            .stderr(stderr)
-            .process_group(0);
+        command.args(args);
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
-        let mut child = command
-            .spawn()
-            .map_err(|e| spawn_error(&command_line, &e))?;
-        drop(command);
-        let output = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            let mut reader = reader;
-            let _ = reader.read_to_end(&mut text);
-            text
-        });
-        let deadline = Instant::now() + timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() >= deadline => {
-                    // SAFETY: signals the process group this function started.
-                    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                    let _ = child.wait();
-                    return Err(FetchError::Timeout(format!(
-                        "hit {} timeout running '{command_line}'",
-                        format_duration(timeout)
-                    )));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(spawn_error(&command_line, &e)),
+        let done = match krusty_process::run_combined(command, timeout) {
+            Ok(done) => done,
+            Err(Failure::Timeout { .. }) => {
+                return Err(FetchError::Timeout(format!(
+                    "hit {} timeout running '{command_line}'",
+                    format_duration(timeout)
+                )))
+            }
+            Err(Failure::Spawn(e)) => return Err(spawn_error(&command_line, &e)),
+            // `run_combined` sets no output limit: not met.
+            Err(Failure::TooMuchOutput) => {
+                return Err(FetchError::Git(format!(
+                    "failed to run '{command_line}': too much output"
+                )))
             }
         };
-        let text = String::from_utf8_lossy(&output.join().unwrap_or_default()).into_owned();
+        let status = done.status;
+        let text = String::from_utf8_lossy(&done.output).into_owned();
         if status.success() {
             return Ok(text);
         }

@@ -8,14 +8,14 @@
 pub mod container;
 pub mod exec;
 pub mod host;
-pub mod interrupt;
 pub mod policy;
-pub mod process;
 pub mod records;
 pub mod server;
 pub mod spec;
 pub mod starlark;
-mod watchdog;
+
+use krusty_process as process;
+use krusty_process::{interrupt, watchdog};
 
 use std::path::Path;
 

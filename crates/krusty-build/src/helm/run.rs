@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use krusty_runtime::process::{self, Failure};
+use krusty_process::{self as process, Failure};
 
 use crate::error::{BuildError, BuildResult};
 

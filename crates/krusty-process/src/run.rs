@@ -193,6 +193,71 @@ fn supervise(
     })
 }
 
+/// What a program whose stdout and stderr are read as one text printed.
+#[derive(Debug)]
+pub struct Combined {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// What it wrote on stdout and stderr, in the order it wrote it.
+    pub output: Vec<u8>,
+}
+
+/// Runs `cmd` with nothing on stdin and its stdout and stderr on one pipe
+/// (as Go's `CombinedOutput` reads them), within `timeout`. It leads a
+/// process group of its own, which its end, the time limit, an interrupt
+/// or the end of krusty (the [`watchdog`]) kills.
+pub fn run_combined(mut cmd: Command, timeout: Duration) -> Result<Combined, Failure> {
+    use std::os::unix::process::CommandExt;
+    let (mut reader, writer) = std::io::pipe().map_err(Failure::Spawn)?;
+    let stderr = writer.try_clone().map_err(Failure::Spawn)?;
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(stderr)
+        .process_group(0);
+    let spawned = cmd.spawn();
+    // The write ends now belong to the child alone: the pipe ends with it.
+    drop(cmd);
+    let mut child = spawned.map_err(Failure::Spawn)?;
+    let leader = child.id();
+    watchdog::watch(leader);
+    let registration = interrupt::on_interrupt(move || kill_group(leader));
+    let (printed_tx, printed_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = reader.read_to_end(&mut text);
+        let _ = printed_tx.send(text);
+    });
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(50);
+    let outcome = loop {
+        if has_exited(&mut child) {
+            kill_group(leader);
+            match child.wait() {
+                Ok(status) => break Ok(status),
+                Err(e) => break Err(Failure::Spawn(e)),
+            }
+        }
+        if start.elapsed() >= timeout {
+            kill(&mut child, &|| {});
+            break Err(Failure::Timeout { stderr: Vec::new() });
+        }
+        thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    };
+    watchdog::forget(leader);
+    // An interrupt killed the child: the clean-up is ending the process.
+    while interrupt::interrupted() {
+        thread::park();
+    }
+    drop(registration);
+    let status = outcome?;
+    // The group is gone; a process that left it may hold the pipe open.
+    let output = printed_rx
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_default();
+    Ok(Combined { status, output })
+}
+
 /// Lowers the data size limit of process `pid` (which has not been given
 /// its input yet) to `bytes`, or to its hard limit if that is lower:
 /// heap, stacks and private mappings count. Past it, allocations fail.
