@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod support;
+use support::copy_tree;
 
 const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/argocd");
 const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/edit/_app");
@@ -181,19 +182,6 @@ fn works_when_linked_as_kustomize() {
         text(&build.stdout),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x-cm\n"
     );
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read app") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
 }
 
 /// Splits a command line on spaces (the scenarios quote nothing).

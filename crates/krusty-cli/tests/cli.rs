@@ -12,11 +12,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn krusty(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("krusty runs")
+    support::krusty_output(cwd, args)
 }
 
 fn stderr(out: &Output) -> String {

@@ -29,6 +29,7 @@ use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
 
 mod support;
+use support::copy_tree;
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/edit");
 
@@ -115,19 +116,6 @@ pub fn shell_words(line: &str) -> Vec<String> {
     }
     words.extend(word);
     words
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read app") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
 }
 
 fn read(path: &Path) -> Option<String> {

@@ -27,11 +27,7 @@ fn write_script(dir: &Path, rel: &str, text: &str) {
 }
 
 fn krusty(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("krusty runs")
+    support::krusty_output(cwd, args)
 }
 
 /// `krusty build --enable-alpha-plugins FLAGS .` in `dir`.

@@ -646,19 +646,7 @@ fn unchanged_charts_are_not_inflated_again() {
 
 /// Copies the fixture chart `name` into `dir`.
 fn copy_chart(name: &str, dir: &Path) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let dest = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &dest);
-            } else {
-                std::fs::copy(entry.path(), dest).unwrap();
-            }
-        }
-    }
-    copy(&fixtures().join("charts").join(name), &dir.join(name));
+    support::copy_tree(&fixtures().join("charts").join(name), &dir.join(name));
 }
 
 /// A chart with `repo` that is not in the chart home is pulled once into

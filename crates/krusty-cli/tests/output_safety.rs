@@ -35,11 +35,7 @@ fn tree(dir: &Path) -> Vec<u8> {
 }
 
 fn krusty(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("krusty runs")
+    support::krusty_output(cwd, args)
 }
 
 fn stderr(out: &Output) -> String {

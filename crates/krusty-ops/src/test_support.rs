@@ -4,8 +4,5 @@ use krusty_yaml::Node;
 
 /// The root node of the first document of `text`.
 pub(crate) fn node(text: &str) -> Node {
-    krusty_yaml::parse_stream(text).unwrap()[0]
-        .root
-        .clone()
-        .unwrap()
+    krusty_yaml::first_root(text).unwrap().unwrap()
 }

@@ -292,10 +292,7 @@ mod tests {
     use super::*;
 
     fn node(text: &str) -> Node {
-        krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
+        krusty_yaml::first_root(text).unwrap().unwrap()
     }
 
     #[test]

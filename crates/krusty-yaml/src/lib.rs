@@ -25,5 +25,5 @@ pub use json::{to_go_json, write_go_json_string};
 pub use node::{
     CompactString, Document, Extras, Node, Pos, Scalar, ScalarStyle, Tag, ThinVec, Value,
 };
-pub use parse::{parse_stream, parse_stream_with, DuplicateKeys, Limits};
+pub use parse::{first_root, parse_stream, parse_stream_with, DuplicateKeys, Limits};
 pub use resolve::{resolve_input, retype_as_go_yaml_v2, Resolved};

@@ -123,6 +123,12 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document>, YamlError> {
     parse_stream_with(src, Limits::default())
 }
 
+/// The root of the first document of `src` that has one (`None` when
+/// every document is empty).
+pub fn first_root(src: &str) -> Result<Option<Node>, YamlError> {
+    Ok(parse_stream(src)?.into_iter().find_map(|d| d.root))
+}
+
 /// Parses a stream of YAML documents with explicit limits.
 pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, YamlError> {
     check_printable(src)?;

@@ -483,11 +483,7 @@ mod tests {
     use super::*;
 
     fn node(text: &str) -> Node {
-        krusty_yaml::parse_stream(text)
-            .unwrap()
-            .into_iter()
-            .find_map(|d| d.root)
-            .unwrap()
+        krusty_yaml::first_root(text).unwrap().unwrap()
     }
 
     /// `patch` merged into `config`, as Go's JSON encoding prints it.

@@ -112,10 +112,7 @@ mod tests {
     use super::*;
 
     fn node(text: &str) -> Node {
-        let mut root = krusty_yaml::parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap();
+        let mut root = krusty_yaml::first_root(text).unwrap().unwrap();
         krusty_yaml::retype_as_go_yaml_v2(&mut root);
         root
     }

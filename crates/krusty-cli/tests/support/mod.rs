@@ -25,6 +25,30 @@ pub fn write(dir: &Path, rel: &str, text: &str) {
     std::fs::write(path, text).expect("write file");
 }
 
+/// Copies the tree `from` into `to` (created when missing): its folders
+/// and files, recursively.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read the tree") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// `krusty ARGS` run in `cwd`, to its end.
+pub fn krusty_output(cwd: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_krusty"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("krusty runs")
+}
+
 /// Bytes a process printed, as text (invalid UTF-8 replaced).
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
