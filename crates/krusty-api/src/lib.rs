@@ -105,7 +105,9 @@ pub struct Build {
     output: krusty_build::target::BuildOutput,
 }
 
-/// Documents printed together, each group on one thread.
+/// Documents rendered together into one piece of a [`Stream`]: enough to
+/// spread the work over the cores, few enough that each piece's buffer
+/// grows a handful of times at most.
 const DOCUMENTS_PER_PIECE: usize = 32;
 
 impl Build {
@@ -127,24 +129,66 @@ impl Build {
     /// The YAML stream `kustomize build` prints for this target, documents
     /// separated by `---` (printed in parallel).
     pub fn to_yaml(&self) -> Result<String, Error> {
-        let pieces: Vec<String> = self
-            .output
-            .resources
+        Stream::render(&self.output.resources).map(Stream::into_string)
+    }
+}
+
+/// Resources rendered as one YAML stream, documents separated by `---` as
+/// Kustomize prints them; held as consecutive pieces, each rendered on its
+/// own thread, to be written without joining them first.
+#[derive(Debug, Clone, Default)]
+pub struct Stream(Vec<String>);
+
+impl Stream {
+    /// Renders every resource (in parallel): a stream is made only when
+    /// all of them render.
+    pub fn render(resources: &[Resource]) -> Result<Stream, Error> {
+        resources
             .par_chunks(DOCUMENTS_PER_PIECE)
-            .map(|chunk| {
+            .enumerate()
+            .map(|(piece, chunk)| {
                 let mut text = String::with_capacity(chunk.len() * 2048);
-                for r in chunk {
-                    text.push_str("---\n");
+                for (i, r) in chunk.iter().enumerate() {
+                    if piece > 0 || i > 0 {
+                        text.push_str("---\n");
+                    }
                     krusty_yaml::emit_document(&r.node, &mut text).map_err(|e| {
                         Error::Print(format!("cannot print resource {}: {e}", r.id()))
                     })?;
                 }
                 Ok(text)
             })
-            .collect::<Result<_, Error>>()?;
-        let mut out = pieces.concat();
-        out.drain(..out.len().min(4));
-        Ok(out)
+            .collect::<Result<_, Error>>()
+            .map(Stream)
+    }
+
+    /// The stream's length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(String::len).sum()
+    }
+
+    /// Whether it holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(String::is_empty)
+    }
+
+    /// Writes the stream, then flushes `out`.
+    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        for piece in &self.0 {
+            out.write_all(piece.as_bytes())?;
+        }
+        out.flush()
+    }
+
+    /// The pieces, in order: written one after another, they are the
+    /// stream.
+    pub fn pieces(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The stream as one string.
+    pub fn into_string(self) -> String {
+        self.0.concat()
     }
 }
 

@@ -455,10 +455,10 @@ fn run_build(args: &BuildArgs, kustomize_version: KustomizeVersion) -> Result<Ex
         .filter(|p| !p.is_empty())
         .map(Path::new)
     {
-        None => output::write_stdout(&output::Stream::render(out.resources())?),
+        None => output::write_stdout(&output::render(out.resources())?),
         Some(path) if path.is_dir() => output::write_dir(path, out.resources()),
         Some(path) => {
-            let stream = output::Stream::render(out.resources())?;
+            let stream = output::render(out.resources())?;
             output::write_file(path, |f| stream.write_to(f))
         }
     };

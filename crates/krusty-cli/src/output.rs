@@ -11,49 +11,12 @@ use krusty_edit::replace::{keep_mode_and_owner, sync_dir, Staged};
 use krusty_resource::Resource;
 use rayon::prelude::*;
 
-/// Resources rendered as one YAML stream, documents separated by `---` as
-/// Kustomize prints them; held as consecutive pieces, each rendered on its
-/// own thread.
-pub struct Stream(Vec<String>);
+pub use krusty_api::Stream;
 
-/// Documents rendered together into one piece of a [`Stream`]: enough to
-/// spread the work over the cores, few enough that each piece's buffer
-/// grows a handful of times at most.
-const DOCUMENTS_PER_PIECE: usize = 32;
-
-impl Stream {
-    /// Renders every resource (in parallel), so nothing is written unless
-    /// all of them render.
-    pub fn render(resources: &[Resource]) -> Result<Stream, String> {
-        resources
-            .par_chunks(DOCUMENTS_PER_PIECE)
-            .enumerate()
-            .map(|(piece, chunk)| {
-                let mut text = String::with_capacity(chunk.len() * 2048);
-                for (i, r) in chunk.iter().enumerate() {
-                    if piece > 0 || i > 0 {
-                        text.push_str("---\n");
-                    }
-                    render_into(r, &mut text)?;
-                }
-                Ok(text)
-            })
-            .collect::<Result<_, String>>()
-            .map(Stream)
-    }
-
-    /// The stream's length in bytes.
-    pub fn len(&self) -> usize {
-        self.0.iter().map(String::len).sum()
-    }
-
-    /// Writes the stream.
-    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
-        for piece in &self.0 {
-            out.write_all(piece.as_bytes())?;
-        }
-        out.flush()
-    }
+/// Renders every resource (in parallel) as one stream, so nothing is
+/// written unless all of them render.
+pub fn render(resources: &[Resource]) -> Result<Stream, String> {
+    Stream::render(resources).map_err(|e| e.to_string())
 }
 
 /// Appends a resource as a YAML document to `text`.
@@ -264,7 +227,7 @@ pub fn write_targets(dir: &Path, streams: &[(String, Stream)]) -> Result<(), Str
     }
     let files: Vec<(&str, &[String])> = streams
         .iter()
-        .map(|(name, stream)| (name.as_str(), stream.0.as_slice()))
+        .map(|(name, stream)| (name.as_str(), stream.pieces()))
         .collect();
     write_all_or_nothing(dir, &files, Links::Replace)
 }

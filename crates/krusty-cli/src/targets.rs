@@ -53,8 +53,7 @@ pub fn build_all(dirs: &[PathBuf], output: Option<&OsStr>, engine: &Engine) -> R
             let failed = |e: String| format!("target '{}': {e}", dir.display());
             let out = engine.build(dir).map_err(|e| failed(e.to_string()))?;
             let warnings = out.warnings().to_vec();
-            let stream =
-                output::Stream::render(out.resources()).map_err(|e| failed(e.to_string()))?;
+            let stream = output::render(out.resources()).map_err(|e| failed(e.to_string()))?;
             // The process ends soon: freeing every node would only cost time.
             std::mem::forget(out);
             Ok((warnings, stream))
