@@ -70,7 +70,7 @@ impl Engine {
 
     /// Builds the kustomization (or composition) in `dir`, or the remote
     /// target `dir` names.
-    pub fn build(&self, dir: &Path) -> BuildResult<crate::target::BuildOutput> {
+    pub fn build(&self, dir: &Path) -> BuildResult<BuildOutput> {
         crate::target::build(dir, self)
     }
 

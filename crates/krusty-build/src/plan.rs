@@ -43,8 +43,11 @@ fn op_err(e: krusty_ops::OpError) -> BuildError {
 }
 
 /// The documents of a YAML file named in a kustomization or a composition
-/// (empty ones left out).
-pub(crate) fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBuf, Vec<Node>)> {
+/// (empty ones left out), with the file's path and text.
+pub(crate) fn yaml_documents(
+    loader: &Loader,
+    path: &str,
+) -> BuildResult<(PathBuf, String, Vec<Node>)> {
     let file = loader.file(path)?;
     let text = loader.read(&file, None)?;
     let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
@@ -56,7 +59,8 @@ pub(crate) fn yaml_documents(loader: &Loader, path: &str) -> BuildResult<(PathBu
             e.message
         ))
     })?;
-    Ok((file, docs.into_iter().filter_map(|d| d.root).collect()))
+    let roots = docs.into_iter().filter_map(|d| d.root).collect();
+    Ok((file, text, roots))
 }
 
 /// This kustomization's `configurations:` files with the defaults merged
@@ -76,7 +80,7 @@ pub(crate) fn own_config(
     let mut files = TransformerConfig::default();
     for (i, path) in k.configurations.iter().enumerate() {
         let pos = crate::kustomization::EntryPositions::at(&k.positions.configurations, i);
-        let (file, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
+        let (file, _, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
         for mut root in roots {
             // Kustomize decodes them with go-yaml v2 (`create: yes` is true).
             krusty_yaml::retype_as_go_yaml_v2(&mut root);
@@ -102,7 +106,7 @@ pub(crate) fn crd_config(
     let mut config = TransformerConfig::default();
     for (i, path) in k.crds.iter().enumerate() {
         let pos = crate::kustomization::EntryPositions::at(&k.positions.crds, i);
-        let (file, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
+        let (file, _, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
         if roots.is_empty() && loader.read(&file, None)?.is_empty() {
             // Kustomize crashes on an empty file here.
             return Err(BuildError::new(format!(

@@ -28,6 +28,9 @@ pub struct Transformer {
     pub config: Node,
     /// The file it is written in (a composition file or a file of configs).
     pub file: PathBuf,
+    /// That file's text, where an inline Kustomization's patches are
+    /// found for messages.
+    pub source: Arc<str>,
     /// The folder its paths are relative to: that of the composition file
     /// that lists it.
     pub dir: PathBuf,
@@ -121,16 +124,17 @@ fn consolidate_in(
     catalogs: &mut Vec<CatalogRef>,
 ) -> BuildResult<Vec<Transformer>> {
     let file = canonical(file)?;
-    let text = crate::loader::read_text(&file, None)?;
+    let text: Arc<str> = crate::loader::read_text(&file, None)?.into();
     let parsed = schema::parse(&file, &text)?;
     chain.push(file.clone());
-    let result = consolidate_file(&parsed, restrictor, chain, catalogs);
+    let result = consolidate_file(&parsed, &text, restrictor, chain, catalogs);
     chain.pop();
     result
 }
 
 fn consolidate_file(
     parsed: &CompositionFile,
+    source: &Arc<str>,
     restrictor: LoadRestrictor,
     chain: &mut Vec<PathBuf>,
     catalogs: &mut Vec<CatalogRef>,
@@ -188,17 +192,21 @@ fn consolidate_file(
             Listed::Inline(config) => list.push(Transformer {
                 config: config.clone(),
                 file: file.clone(),
+                source: Arc::clone(source),
                 dir: dir.clone(),
                 catalogs: Arc::from([]),
             }),
             Listed::File { path, pos } => {
-                let (configs_file, configs) = crate::plan::yaml_documents(&loader, path)
-                    .map_err(|e| error_at(file, *pos, format!("transformers '{path}': {e}")))?;
+                let (configs_file, configs_text, configs) =
+                    crate::plan::yaml_documents(&loader, path)
+                        .map_err(|e| error_at(file, *pos, format!("transformers '{path}': {e}")))?;
+                let configs_text: Arc<str> = configs_text.into();
                 for mut config in configs {
                     schema::check_transformer(&configs_file, &mut config, "transformers")?;
                     list.push(Transformer {
                         config,
                         file: configs_file.clone(),
+                        source: Arc::clone(&configs_text),
                         dir: dir.clone(),
                         catalogs: Arc::from([]),
                     });
@@ -369,6 +377,7 @@ fn apply_override(
     let id = Transformer {
         config: patch.clone(),
         file: file.to_path_buf(),
+        source: Arc::from(""),
         dir: PathBuf::new(),
         catalogs: Arc::from([]),
     };

@@ -173,10 +173,7 @@ fn resource_paths(t: &Transformer, field: &str) -> BuildResult<Vec<String>> {
 
 /// An inline Kustomization, read from its config.
 fn inline_kustomization(t: &Transformer, version: KustomizeVersion) -> BuildResult<Kustomization> {
-    // The file it is written in, where the patches written in it are
-    // found for messages.
-    let source = std::fs::read_to_string(&t.file).unwrap_or_default();
-    let mut k = Kustomization::from_node(t.config.clone(), &source, version)
+    let mut k = Kustomization::from_node(t.config.clone(), &t.source, version)
         .map_err(|e| e.context("invalid inline Kustomization"))?;
     // Its entries are named by the transformer's line, not their own.
     k.positions = Default::default();

@@ -9,7 +9,6 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, Once};
-
 use std::time::{Duration, Instant};
 
 use krusty_fn::ResourceList;
@@ -83,7 +82,6 @@ struct Stopper {
 /// folders are removed). An interrupt (SIGINT, SIGTERM, SIGHUP) stops
 /// them too, and the watchdog removes them when krusty is killed
 /// outright.
-#[derive(Debug)]
 pub struct ServerPool {
     /// One slot a function (by its plan's key).
     slots: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
@@ -93,7 +91,6 @@ pub struct ServerPool {
 
 /// The pool's running servers, shared with their log readers (a server
 /// whose log passes its bound is halted by its reader).
-#[derive(Debug)]
 struct Live {
     /// Every running server, by number.
     servers: Mutex<HashMap<u64, Stopper>>,
@@ -101,21 +98,10 @@ struct Live {
     places: Places,
 }
 
-impl std::fmt::Debug for Slot {
+impl std::fmt::Debug for ServerPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Slot")
-            .field("running", &self.server.is_some())
-            .field("failures", &self.failures)
-            .field("fallen_back", &self.fallen_back)
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for Stopper {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stopper")
-            .field("pid", &self.pid)
-            .field("container", &self.container)
+        f.debug_struct("ServerPool")
+            .field("running", &self.running())
             .finish_non_exhaustive()
     }
 }
@@ -147,9 +133,7 @@ impl ServerPool {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(slots.entry(key.to_string()).or_default())
     }
-}
 
-impl ServerPool {
     /// Runs `call` on its server; `Err(input)`: run it as spec v1.
     pub(crate) fn call(
         &self,
@@ -190,45 +174,45 @@ impl ServerPool {
                 return Ok(Err(Failed::new(why)));
             }
             let failure = match sent_to {
-            Ok(answer) => {
-                drop(s);
-                return Ok(super::answer::read(answer, &sent, input.items));
-            }
-            Err(http::Error::Connection(e)) => {
-                // Dead or dying: stopped, and started again on the next turn.
-                if let Some(server) = take_if_serving(&mut s, &socket) {
-                    let stderr = server.log.excerpt();
-                    self.live.stop(server);
-                    s.failures += 1;
-                    if s.failures >= FAILURES {
-                        drop(s);
-                        return give_up(
-                            &slot,
-                            plan,
-                            call,
-                            input,
-                            &format!("its server stopped answering ({e}); its stderr: {stderr}"),
-                        );
-                    }
+                Ok(answer) => {
+                    drop(s);
+                    return Ok(super::answer::read(answer, &sent, input.items));
                 }
-                continue;
-            }
-            Err(http::Error::Timeout) => format!(
-                "timed out after {} s and its server was stopped",
-                policy.timeout.as_secs_f64()
-            ),
-            Err(http::Error::TooLarge) => format!(
-                "its server's answer is larger than --function-max-output ({} bytes) and its server was stopped",
-                policy.max_output
-            ),
-            Err(e) => {
-                let stderr = s.server.as_ref().map(|sv| sv.log.excerpt());
-                return Ok(Err(Failed::new(format!(
-                    "its server gave no usable answer: {e}; its stderr: {}",
-                    stderr.unwrap_or_default()
-                ))));
-            }
-        };
+                Err(http::Error::Connection(e)) => {
+                    // Dead or dying: stopped, and started again on the next turn.
+                    if let Some(server) = take_if_serving(&mut s, &socket) {
+                        let stderr = server.log.excerpt();
+                        self.live.stop(server);
+                        s.failures += 1;
+                        if s.failures >= FAILURES {
+                            drop(s);
+                            return give_up(
+                                &slot,
+                                plan,
+                                call,
+                                input,
+                                &format!("its server stopped answering ({e}); its stderr: {stderr}"),
+                            );
+                        }
+                    }
+                    continue;
+                }
+                Err(http::Error::Timeout) => format!(
+                    "timed out after {} s and its server was stopped",
+                    policy.timeout.as_secs_f64()
+                ),
+                Err(http::Error::TooLarge) => format!(
+                    "its server's answer is larger than --function-max-output ({} bytes) and its server was stopped",
+                    policy.max_output
+                ),
+                Err(e) => {
+                    let stderr = s.server.as_ref().map(|sv| sv.log.excerpt());
+                    return Ok(Err(Failed::new(format!(
+                        "its server gave no usable answer: {e}; its stderr: {}",
+                        stderr.unwrap_or_default()
+                    ))));
+                }
+            };
             // A limit: the server is stopped (the next call starts another).
             let server = take_if_serving(&mut s, &socket);
             drop(s);
