@@ -61,8 +61,8 @@ use rayon::prelude::*;
 
 pub use krusty_build::helm::HelmOptions;
 pub use krusty_build::{
-    catalog, composition, parse_size, redact, BuildError, Cache, FetchLimits, FetchOptions,
-    KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
+    catalog, composition, parse_size, redact, BuildError, BuildRequest, Cache, FetchLimits,
+    FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
 };
 pub use krusty_edit as edit;
 pub use krusty_process::interrupt;
@@ -216,6 +216,33 @@ impl Engine {
     pub fn build(&self, root: impl AsRef<Path>) -> Result<Build, Error> {
         let output = self.engine.build(root.as_ref())?;
         Ok(Build { output })
+    }
+
+    /// Builds as [`Engine::build`] does, and says which local files the
+    /// build read or looked for, and which folders it read whole (a Helm
+    /// chart): a change that touches none of them leaves the build as it
+    /// was. A failed build reports what it read up to the failure.
+    pub fn build_recording(&self, root: impl AsRef<Path>) -> (Result<Build, Error>, Inputs) {
+        let (built, inputs) = self.engine.build_recording(root.as_ref());
+        (
+            built.map(|output| Build { output }).map_err(Error::from),
+            inputs,
+        )
+    }
+
+    /// Builds the folder `root` as `request` says: with a kustomization
+    /// given as text in place of its file, recording its inputs or not
+    /// (they are empty unless asked for).
+    pub fn build_with(
+        &self,
+        root: impl AsRef<Path>,
+        request: &BuildRequest,
+    ) -> (Result<Build, Error>, Inputs) {
+        let (built, inputs) = self.engine.build_with(root.as_ref(), request);
+        (
+            built.map(|output| Build { output }).map_err(Error::from),
+            inputs,
+        )
     }
 
     /// An engine reproducing Kustomize release `version` with the same

@@ -13,7 +13,20 @@ use krusty_fetch::Fetcher;
 use krusty_runtime::Host;
 
 use crate::error::BuildResult;
+use crate::inputs::{InputLog, Inputs};
 use crate::target::{BuildOptions, BuildOutput};
+
+/// How to build one folder, beyond the engine's options.
+#[derive(Debug, Clone, Default)]
+pub struct BuildRequest {
+    /// The text to build the folder's kustomization from, in place of its
+    /// kustomization file (which need not exist). A kustomization made
+    /// for one build (as Flux and Argo CD make them) is so never written
+    /// into the tree. It is read as `kustomization.yaml` in the folder.
+    pub kustomization: Option<Arc<str>>,
+    /// Record the local files the build reads (see [`crate::inputs`]).
+    pub record_inputs: bool,
+}
 
 /// Builds kustomizations under one set of options, sharing the fetcher
 /// and the function servers between them. Builds may run at once on any
@@ -71,7 +84,31 @@ impl Engine {
     /// Builds the kustomization (or composition) in `dir`, or the remote
     /// target `dir` names.
     pub fn build(&self, dir: &Path) -> BuildResult<BuildOutput> {
-        crate::target::build(dir, self)
+        self.build_with(dir, &BuildRequest::default()).0
+    }
+
+    /// Builds as [`Engine::build`] does, and says which local files the
+    /// build read or looked for (see [`crate::inputs`]). A build that
+    /// fails has read what it read up to the failure: the same inputs
+    /// fail it the same way.
+    pub fn build_recording(&self, dir: &Path) -> (BuildResult<BuildOutput>, Inputs) {
+        let request = BuildRequest {
+            record_inputs: true,
+            ..BuildRequest::default()
+        };
+        self.build_with(dir, &request)
+    }
+
+    /// Builds the folder `dir` as `request` says; the inputs are empty
+    /// unless it asks for them.
+    pub fn build_with(
+        &self,
+        dir: &Path,
+        request: &BuildRequest,
+    ) -> (BuildResult<BuildOutput>, Inputs) {
+        let log = request.record_inputs.then(|| Arc::new(InputLog::default()));
+        let built = crate::target::build(dir, self, log.clone(), request.kustomization.clone());
+        (built, log.map(|log| log.take()).unwrap_or_default())
     }
 
     /// The options every build of the engine uses.

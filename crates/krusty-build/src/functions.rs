@@ -10,7 +10,7 @@ use krusty_resource::Resource;
 use krusty_runtime::{FunctionCall, Policy, Runtime, StarlarkSource};
 
 use crate::error::{BuildError, BuildResult};
-use crate::loader::Loader;
+use crate::loader::{clean, Loader};
 
 const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 
@@ -40,7 +40,10 @@ pub fn resolve(
     let in_config = |e: BuildError| e.context(format!("function config {id}"));
     let runtime = match runtime {
         Runtime::Exec { path, args, envs } => Runtime::Exec {
-            path: exec_path(&path, &loader.root).map_err(in_config)?,
+            path: {
+                loader.record(&clean(&loader.root.join(&path)));
+                exec_path(&path, &loader.root).map_err(in_config)?
+            },
             args,
             envs: if version >= KustomizeVersion::V5_8_1 {
                 envs

@@ -8,6 +8,7 @@ mod engine;
 pub mod error;
 pub mod functions;
 pub mod helm;
+pub mod inputs;
 pub mod kustomization;
 pub mod loader;
 pub mod operation;
@@ -19,8 +20,9 @@ mod resolve;
 mod schema_choice;
 pub mod target;
 
-pub use engine::{build, Engine};
+pub use engine::{build, BuildRequest, Engine};
 pub use error::BuildError;
+pub use inputs::{InputLog, Inputs};
 pub use krusty_fetch::{redact, Cache, FetchOptions, Fetcher, Limits as FetchLimits, VerifyKeys};
 pub use krusty_ops::KustomizeVersion;
 pub use krusty_runtime::{parse_size, Mount, Policy};

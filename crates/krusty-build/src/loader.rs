@@ -8,6 +8,7 @@ use std::sync::Arc;
 use krusty_resource::RemoteRoot;
 
 use crate::error::{BuildError, BuildResult};
+use crate::inputs::InputLog;
 
 /// Which files a kustomization may read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,6 +49,9 @@ pub struct Loader {
     /// `envs:`, patch paths), as Kustomize's loader does; without one, a
     /// URL is an error.
     pub fetcher: Option<Arc<krusty_fetch::Fetcher>>,
+    /// Where the files the build reads are recorded, when asked for (see
+    /// [`crate::inputs`]).
+    pub inputs: Option<Arc<InputLog>>,
 }
 
 /// What a path in `resources:` names.
@@ -134,7 +138,28 @@ impl Loader {
             checkout: None,
             remote: None,
             fetcher: None,
+            inputs: None,
         })
+    }
+
+    /// This loader, recording what it reads in `inputs`.
+    pub fn recording(mut self, inputs: Arc<InputLog>) -> Loader {
+        self.inputs = Some(inputs);
+        self
+    }
+
+    /// Records that the build read (or looked for) the file `path`.
+    pub fn record(&self, path: &Path) {
+        if let Some(inputs) = &self.inputs {
+            inputs.file(path);
+        }
+    }
+
+    /// Records that the build read everything under the folder `path`.
+    pub fn record_folder(&self, path: &Path) {
+        if let Some(inputs) = &self.inputs {
+            inputs.folder(path);
+        }
     }
 
     /// This loader, fetching files named by URL with `fetcher`.
@@ -152,6 +177,7 @@ impl Loader {
             checkout: self.checkout.clone(),
             remote: self.remote.clone(),
             fetcher: self.fetcher.clone(),
+            inputs: self.inputs.clone(),
         }
     }
 
@@ -170,6 +196,7 @@ impl Loader {
             checkout: Some(checkout),
             remote,
             fetcher: None,
+            inputs: None,
         }
     }
 
@@ -216,10 +243,16 @@ impl Loader {
                 .all(|c| matches!(c, std::path::Component::Normal(_)));
         if plain_names {
             if let Some(resolved) = self.resolve_plain(rel_path, probe) {
+                self.record(&resolved.file.path);
                 return Ok(resolved);
             }
         }
-        let path = canonical(&self.root.join(rel))?;
+        let named = self.root.join(rel);
+        if self.inputs.is_some() {
+            self.record(&clean(&named));
+        }
+        let path = canonical(&named)?;
+        self.record(&path);
         let is_dir = path.is_dir();
         Ok(Resolved {
             file: FoundFile::looked_at(path, None, None),
@@ -308,6 +341,7 @@ impl Loader {
     ) -> BuildResult<Option<FoundFile>> {
         let look = if open { find_file } else { stat_file };
         let path = self.root.join(name);
+        self.record(&path);
         match look(&path) {
             Looked::File(found) => Ok(Some(found)),
             Looked::Nothing => Ok(None),
@@ -316,6 +350,7 @@ impl Loader {
                 let Ok(target) = std::fs::canonicalize(&path) else {
                     return Ok(None);
                 };
+                self.record(&target);
                 self.check_restriction(&target)
                     .map_err(|e| e.context(name))?;
                 Ok(match look(&target) {
@@ -329,6 +364,7 @@ impl Loader {
     /// Reads a file as UTF-8 text; `size` is what a stat of it reported,
     /// if known (see [`read_text`]).
     pub fn read(&self, path: &Path, size: Option<u64>) -> BuildResult<String> {
+        self.record(path);
         read_text(path, size)
     }
 
@@ -1022,6 +1058,7 @@ mod tests {
                 checkout: None,
                 remote: None,
                 fetcher: None,
+                inputs: None,
             };
             let rel = yaml.0.file_name().and_then(|n| n.to_str()).expect("name");
             let Ok(Entry::File(found)) = loader.entry(rel) else {

@@ -468,7 +468,12 @@ fn composition_in(loader: &Loader, entry: &str) -> BuildResult<Option<PathBuf>> 
         return Ok(None);
     }
     match loader.entry(entry) {
-        Ok(crate::loader::Entry::Dir(dir)) => crate::composition::find(&dir),
+        Ok(crate::loader::Entry::Dir(dir)) => {
+            for name in crate::composition::FILE_NAMES {
+                loader.record(&dir.join(name));
+            }
+            crate::composition::find(&dir)
+        }
         _ => Ok(None),
     }
 }

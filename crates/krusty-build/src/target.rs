@@ -21,6 +21,7 @@ use krusty_yaml::Node;
 
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
+use crate::inputs::InputLog;
 use crate::kustomization::{EntryPositions, Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::operation::{Operation, Pipeline, Role};
@@ -104,7 +105,12 @@ pub(crate) struct Level {
 
 /// Builds the kustomization in `dir` with the services of `engine` (see
 /// [`crate::Engine::build`]).
-pub(crate) fn build(dir: &Path, engine: &crate::Engine) -> BuildResult<BuildOutput> {
+pub(crate) fn build(
+    dir: &Path,
+    engine: &crate::Engine,
+    inputs: Option<Arc<InputLog>>,
+    kustomization: Option<Arc<str>>,
+) -> BuildResult<BuildOutput> {
     let opts = engine.options();
     let remotes = Remotes::new(Arc::clone(engine.fetcher()));
     let mut ctx = Context {
@@ -129,6 +135,8 @@ pub(crate) fn build(dir: &Path, engine: &crate::Engine) -> BuildResult<BuildOutp
             opts.functions.trusted_catalogs.clone(),
         )),
         remotes,
+        inputs: inputs.clone(),
+        top_kustomization: None,
     };
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
@@ -147,10 +155,15 @@ pub(crate) fn build(dir: &Path, engine: &crate::Engine) -> BuildResult<BuildOutp
             })?
             .with_fetcher(Arc::clone(&ctx.remotes.fetcher)),
     };
-    let composition = match &remote {
-        Some(_) => None,
-        None => crate::composition::find(&loader.root)?,
+    let loader = match inputs {
+        Some(inputs) => loader.recording(inputs),
+        None => loader,
     };
+    let composition = match (&remote, &kustomization) {
+        (Some(_), _) | (_, Some(_)) => None,
+        (None, None) => ctx.find_composition(&loader.root)?,
+    };
+    ctx.top_kustomization = kustomization;
     let level = match (&remote, composition) {
         (_, Some(file)) => ctx.composition_level(&loader, &file)?,
         (Some(url), None) => ctx.in_remote(&url.raw, |ctx| ctx.target(&loader))?,
@@ -417,6 +430,11 @@ pub(crate) struct Context {
     remotes: Remotes,
     /// The function catalogs of the build, each fetched when first needed.
     pub(crate) catalogs: Arc<crate::catalog::Store>,
+    /// Where the files the build reads are recorded, when asked for.
+    pub(crate) inputs: Option<Arc<InputLog>>,
+    /// The text the top folder's kustomization is read from instead of
+    /// its file, until it has been read.
+    top_kustomization: Option<Arc<str>>,
 }
 
 impl Context {
@@ -429,7 +447,23 @@ impl Context {
     /// Reads the kustomization in `loader`'s root and applies its
     /// `openapi:` field, as Kustomize does before it looks at the kind.
     fn load_target(&mut self, loader: &Loader) -> BuildResult<(Kustomization, PathBuf)> {
-        let (k, path) = Kustomization::load(loader, self.version).map_err(|e| {
+        let loaded = match self.top_kustomization.take() {
+            Some(text) => {
+                let path = loader.root.join(crate::kustomization::FILE_NAMES[0]);
+                Kustomization::parse(&text, self.version)
+                    .map_err(|e| {
+                        e.context(format!("invalid kustomization file {}", path.display()))
+                    })
+                    .map(|mut k| {
+                        for var in &mut k.vars {
+                            var.written_at.0 = Some(path.display().to_string());
+                        }
+                        (k, path)
+                    })
+            }
+            None => Kustomization::load(loader, self.version),
+        };
+        let (k, path) = loaded.map_err(|e| {
             e.context(format!(
                 "couldn't make target for path '{}'",
                 loader.root.display()
@@ -564,6 +598,12 @@ impl Context {
         restrictor: LoadRestrictor,
     ) -> BuildResult<Gathered> {
         let list = crate::composition::consolidate(file, restrictor)?;
+        if let Some(inputs) = &self.inputs {
+            inputs.file(file);
+            for t in &list {
+                inputs.file(&t.file);
+            }
+        }
         let resmap = crate::composition::run(self, &list, restrictor, ResMap::default())?;
         Ok((resmap.into_hashed(), None))
     }
@@ -862,7 +902,7 @@ impl Context {
                     .check_containment(&dir)
                     .map_err(|e| as_dir(here(e)))?;
                 self.check_cycle(&dir).map_err(|e| as_dir(here(e)))?;
-                if let Some(file) = crate::composition::find(&dir).map_err(|e| as_dir(here(e)))? {
+                if let Some(file) = self.find_composition(&dir).map_err(|e| as_dir(here(e)))? {
                     self.chain.push(dir.clone());
                     let gathered = self.composition_base(&file, loader.restrictor);
                     self.chain.pop();
@@ -1055,7 +1095,20 @@ impl Context {
             read_ahead: Arc::clone(&self.read_ahead),
             remotes: self.remotes.clone(),
             catalogs: Arc::clone(&self.catalogs),
+            inputs: self.inputs.clone(),
+            top_kustomization: None,
         }
+    }
+
+    /// Looks for a composition file in `dir`, recording the names looked
+    /// for when the build records its inputs.
+    fn find_composition(&self, dir: &Path) -> BuildResult<Option<PathBuf>> {
+        if let Some(inputs) = &self.inputs {
+            for name in crate::composition::FILE_NAMES {
+                inputs.file(&dir.join(name));
+            }
+        }
+        crate::composition::find(dir)
     }
 
     /// Adds the resources of every `resources:` entry to `acc`, in order.

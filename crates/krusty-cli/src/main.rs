@@ -4,6 +4,7 @@
 
 mod compare;
 mod edit;
+mod gitops;
 mod output;
 mod pool;
 mod targets;
@@ -65,6 +66,30 @@ enum Command {
     /// Shows what a function catalog holds (KEP-2906).
     #[command(subcommand)]
     View(view::ViewCommand),
+    /// Lists the targets under DIR: the folders holding a kustomization
+    /// (or composition) that no other kustomization in the tree reaches.
+    ///
+    /// With --affected-by, only those whose inputs (every file their build
+    /// reads) differ between a git revision and the work tree.
+    ///
+    /// Examples:
+    ///   krusty targets clusters/
+    ///   krusty targets --affected-by origin/main --json
+    Targets(gitops::TargetsArgs),
+    /// Shows what a change does to every target it touches, object by
+    /// object.
+    ///
+    /// Renders every target of the repository (kustomization folders,
+    /// Flux Kustomizations, Argo CD Applications) whose inputs differ
+    /// between the git revisions BASE and HEAD (the work tree when
+    /// omitted), read from git objects, and prints the objects added,
+    /// removed and changed, with a unified diff of each. Exit status: 0
+    /// when nothing changed, 1 when something did, 2 on error.
+    ///
+    /// Examples:
+    ///   krusty diff origin/main
+    ///   krusty diff v1.4.0 v1.5.0 --output markdown > comment.md
+    Diff(gitops::DiffArgs),
 }
 
 #[derive(Subcommand)]
@@ -343,6 +368,8 @@ fn main() -> ExitCode {
         Command::Cache(command) => run_cache(&command),
         Command::Composition(command) => run_composition(&command),
         Command::View(command) => view::run(&command),
+        Command::Targets(args) => gitops::targets(&args, cli.kustomize_version),
+        Command::Diff(args) => return pool::in_pool(|| gitops::diff(&args, cli.kustomize_version)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

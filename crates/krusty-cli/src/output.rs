@@ -45,6 +45,15 @@ pub fn write_stdout(stream: &Stream) -> Result<(), String> {
         .map_err(|e| format!("writing output: {e}"))
 }
 
+/// Writes `text` to stdout.
+pub fn write_stdout_text(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("writing output: {e}"))
+}
+
 /// When stdout is a pipe, asks for a buffer that holds `len` bytes (up to
 /// 1 MiB, what any user may ask for): a large output then crosses in a few
 /// hand-overs to the reader instead of one per 64 KiB. Nothing changes if

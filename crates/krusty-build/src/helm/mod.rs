@@ -535,6 +535,9 @@ impl ChartStep {
     /// in the tree may not lead out of the kustomization's root (under
     /// `LoadRestrictionsRootOnly`), a pulled one out of its own folder.
     fn confine(&self, chart_dir: &ChartDir) -> BuildResult<()> {
+        if !chart_dir.cached {
+            self.loader.record_folder(&chart_dir.path);
+        }
         let root = match (chart_dir.cached, self.loader.restrictor) {
             (true, _) => Some(loader::canonical(&chart_dir.path)?),
             (false, LoadRestrictor::RootOnly) => Some(self.loader.root.clone()),

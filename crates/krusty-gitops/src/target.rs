@@ -1,0 +1,151 @@
+//! A target, and its rendering on one side of a change.
+//!
+//! A target is a kustomization folder nothing else reaches, a Flux
+//! `Kustomization` or an Argo CD `Application`. Each renders through one
+//! engine per kind (their build options differ: Flux loads without
+//! restriction and runs no plugins; Argo CD builds as `kustomize build`
+//! does, with the build options the user gives) and records the files it
+//! read, which decide whether a change can touch it.
+
+use std::path::{Path, PathBuf};
+
+use krusty_api::{BuildRequest, Engine, Inputs};
+
+use crate::diff::Rendering;
+use crate::error::Result;
+
+/// One side of a change: a folder holding the repository's files at one
+/// revision (or the work tree itself).
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// The repository's top folder on this side, with symlinks resolved.
+    pub top: PathBuf,
+    /// The folder searched for targets, relative to `top` (empty: `top`).
+    pub dir: PathBuf,
+}
+
+impl Side {
+    /// The folder searched for targets.
+    pub fn searched(&self) -> PathBuf {
+        self.top.join(&self.dir)
+    }
+
+    /// `text` with this side's top folder written as a path relative to
+    /// it, so the same error on two sides reads the same.
+    pub fn relative_text(&self, text: &str) -> String {
+        let top = self.top.display().to_string();
+        text.replace(&format!("{top}/"), "").replace(&top, ".")
+    }
+}
+
+/// What kind of target a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TargetKind {
+    /// A kustomization folder.
+    Kustomization,
+    /// A Flux `Kustomization` object.
+    Flux,
+    /// An Argo CD `Application`.
+    ArgoCd,
+}
+
+impl TargetKind {
+    /// Its name, as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::Kustomization => "kustomization",
+            TargetKind::Flux => "flux",
+            TargetKind::ArgoCd => "argocd",
+        }
+    }
+}
+
+/// The engines targets render with, one per kind of target.
+#[derive(Debug)]
+pub struct Engines {
+    /// For kustomization folders: `kustomize build`'s options.
+    pub kustomize: Engine,
+}
+
+/// A target found on one side.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Its name: the folder relative to the searched one, or the
+    /// object's `namespace/name`.
+    pub name: String,
+    /// What kind of target it is.
+    pub kind: TargetKind,
+    source: Source,
+}
+
+/// What a target renders.
+#[derive(Debug, Clone)]
+enum Source {
+    /// The kustomization folder, relative to the side's top.
+    Folder(PathBuf),
+}
+
+/// A target rendered on one side: its objects (or error), and the files
+/// the rendering read, relative to the side's top.
+#[derive(Debug)]
+pub struct Rendered {
+    /// The objects, or why the target failed.
+    pub rendering: Rendering,
+    /// What it read.
+    pub inputs: Inputs,
+}
+
+impl Target {
+    /// The kustomization folder `dir` (relative to the side's searched
+    /// folder) as a target.
+    pub fn folder(side: &Side, dir: &Path) -> Target {
+        Target {
+            name: dir.display().to_string(),
+            kind: TargetKind::Kustomization,
+            source: Source::Folder(crate::discover::clean(&side.dir.join(dir))),
+        }
+    }
+
+    /// Its key among the targets of a side (kind, then name).
+    pub fn key(&self) -> (TargetKind, &str) {
+        (self.kind, &self.name)
+    }
+
+    /// Renders it on `side`.
+    pub fn render(&self, side: &Side, engines: &Engines) -> Rendered {
+        match &self.source {
+            Source::Folder(dir) => {
+                render_folder(side, &engines.kustomize, dir, &BuildRequest::default())
+            }
+        }
+    }
+}
+
+/// Builds the folder `dir` of `side` with `engine`, recording its inputs.
+pub(crate) fn render_folder(
+    side: &Side,
+    engine: &Engine,
+    dir: &Path,
+    request: &BuildRequest,
+) -> Rendered {
+    let request = BuildRequest {
+        record_inputs: true,
+        ..request.clone()
+    };
+    let (built, inputs) = engine.build_with(side.top.join(dir), &request);
+    let rendering = match built {
+        Ok(build) => Rendering::Objects(build.into_resources()),
+        Err(e) => Rendering::Failed(side.relative_text(&e.to_string())),
+    };
+    Rendered {
+        rendering,
+        inputs: inputs.relative_to(&side.top),
+    }
+}
+
+/// Every target on `side`, kustomization folders first, each kind in
+/// name order.
+pub fn discover(side: &Side) -> Result<Vec<Target>> {
+    let folders = crate::discover::targets(&side.searched())?;
+    Ok(folders.iter().map(|d| Target::folder(side, d)).collect())
+}
