@@ -26,6 +26,10 @@ pub struct BuildRequest {
     pub kustomization: Option<Arc<str>>,
     /// Record the local files the build reads (see [`crate::inputs`]).
     pub record_inputs: bool,
+    /// The folder every local file and base of the build must lie in,
+    /// whatever the load restrictor (Flux confines a build to its
+    /// source).
+    pub confine_to: Option<Arc<Path>>,
 }
 
 /// Builds kustomizations under one set of options, sharing the fetcher
@@ -107,7 +111,7 @@ impl Engine {
         request: &BuildRequest,
     ) -> (BuildResult<BuildOutput>, Inputs) {
         let log = request.record_inputs.then(|| Arc::new(InputLog::default()));
-        let built = crate::target::build(dir, self, log.clone(), request.kustomization.clone());
+        let built = crate::target::build(dir, self, request, log.clone());
         (built, log.map(|log| log.take()).unwrap_or_default())
     }
 

@@ -52,6 +52,9 @@ pub struct Loader {
     /// Where the files the build reads are recorded, when asked for (see
     /// [`crate::inputs`]).
     pub inputs: Option<Arc<InputLog>>,
+    /// The folder every local file and base must lie in, whatever the
+    /// restrictor (a Flux source root).
+    pub confine: Option<Arc<Path>>,
 }
 
 /// What a path in `resources:` names.
@@ -139,7 +142,14 @@ impl Loader {
             remote: None,
             fetcher: None,
             inputs: None,
+            confine: None,
         })
+    }
+
+    /// This loader, refusing every local file and base outside `root`.
+    pub fn confined_to(mut self, root: Arc<Path>) -> Loader {
+        self.confine = Some(root);
+        self
     }
 
     /// This loader, recording what it reads in `inputs`.
@@ -178,6 +188,7 @@ impl Loader {
             remote: self.remote.clone(),
             fetcher: self.fetcher.clone(),
             inputs: self.inputs.clone(),
+            confine: self.confine.clone(),
         }
     }
 
@@ -197,12 +208,14 @@ impl Loader {
             remote,
             fetcher: None,
             inputs: None,
+            confine: None,
         }
     }
 
     /// Fails for a base folder outside the remote checkout this loader's
     /// root lies in, in Kustomize's words.
     pub fn check_containment(&self, dir: &Path) -> BuildResult<()> {
+        self.check_confined("abs", dir)?;
         match &self.checkout {
             Some(checkout) if !is_within(dir, checkout) => Err(BuildError::new(format!(
                 "security; bases in kustomizations found in cloned git repos must be within the repo, but base '{}' is outside '{}'",
@@ -310,7 +323,22 @@ impl Loader {
         None
     }
 
+    /// Fails for a path outside the folder the loader is confined to, in
+    /// the words of Flux's secure file system (`op`: what was asked).
+    fn check_confined(&self, op: &str, path: &Path) -> BuildResult<()> {
+        match &self.confine {
+            Some(root) if !is_within(path, root) => Err(BuildError::new(format!(
+                "fs-security-constraint {op} {}: path '{}' is not in or below '{}'",
+                path.display(),
+                path.display(),
+                root.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn check_restriction(&self, path: &Path) -> BuildResult<()> {
+        self.check_confined("read", path)?;
         if self.restrictor == LoadRestrictor::RootOnly && !is_within(path, &self.root) {
             if self.checkout.is_some() {
                 return Err(BuildError::new(format!(
@@ -1059,6 +1087,7 @@ mod tests {
                 remote: None,
                 fetcher: None,
                 inputs: None,
+                confine: None,
             };
             let rel = yaml.0.file_name().and_then(|n| n.to_str()).expect("name");
             let Ok(Entry::File(found)) = loader.entry(rel) else {

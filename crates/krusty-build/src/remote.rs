@@ -29,6 +29,8 @@ pub(crate) struct Remotes {
     /// build's chain of folders (cycles of folders are looked for from
     /// there: each checkout is a tree of its own).
     pub chain_floor: usize,
+    /// Remote bases are refused (Flux's `--no-remote-bases`).
+    pub refused: bool,
 }
 
 impl Remotes {
@@ -38,6 +40,7 @@ impl Remotes {
             fetcher,
             chain: Vec::new(),
             chain_floor: 0,
+            refused: false,
         }
     }
 
@@ -45,6 +48,12 @@ impl Remotes {
     /// found in the cache). `as_base`: the folder is a base or component,
     /// whose resources record the repository as their origin.
     pub fn loader(&self, url: &GitUrl, as_base: bool) -> BuildResult<Loader> {
+        if self.refused {
+            return Err(BuildError::new(format!(
+                "'{}': remote bases are refused (--no-remote-bases): every resource must be a local file of the source",
+                url.raw
+            )));
+        }
         if let Some(previous) = self.chain.iter().find(|p| p.starts_with(&url.raw)) {
             return Err(BuildError::new(format!(
                 "cycle detected: URI '{}' referenced by previous URI '{previous}'",

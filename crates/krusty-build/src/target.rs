@@ -47,6 +47,13 @@ pub struct BuildOptions {
     pub fetch: FetchOptions,
     /// The Kustomize release whose behaviour the build reproduces.
     pub kustomize_version: KustomizeVersion,
+    /// Refuse remote bases (git repositories), as Flux's
+    /// `--no-remote-bases` does; files named by URL are still read.
+    pub refuse_remote_bases: bool,
+    /// Leave resources in the order the build made them unless a
+    /// kustomization's `sortOptions` orders them (Flux's builds; `kustomize
+    /// build --reorder none`), instead of Kustomize's legacy order.
+    pub keep_build_order: bool,
 }
 
 /// The result of a build: resources in output order, and warnings for stderr.
@@ -108,11 +115,13 @@ pub(crate) struct Level {
 pub(crate) fn build(
     dir: &Path,
     engine: &crate::Engine,
+    request: &crate::BuildRequest,
     inputs: Option<Arc<InputLog>>,
-    kustomization: Option<Arc<str>>,
 ) -> BuildResult<BuildOutput> {
+    let kustomization = request.kustomization.clone();
     let opts = engine.options();
-    let remotes = Remotes::new(Arc::clone(engine.fetcher()));
+    let mut remotes = Remotes::new(Arc::clone(engine.fetcher()));
+    remotes.refused = opts.refuse_remote_bases;
     let mut ctx = Context {
         version: opts.kustomize_version,
         helm_root_namespace: String::new(),
@@ -159,6 +168,14 @@ pub(crate) fn build(
         Some(inputs) => loader.recording(inputs),
         None => loader,
     };
+    let loader = match &request.confine_to {
+        Some(root) if remote.is_none() => {
+            let loader = loader.confined_to(Arc::clone(root));
+            loader.check_containment(&loader.root)?;
+            loader
+        }
+        _ => loader,
+    };
     let composition = match (&remote, &kustomization) {
         (Some(_), _) | (_, Some(_)) => None,
         (None, None) => ctx.find_composition(&loader.root)?,
@@ -178,7 +195,14 @@ pub(crate) fn build(
     records.apply(resmap.resources_mut(), &loader.root, ctx.version);
     let resources = printed(
         resmap,
-        level.kustomization.sort_options.unwrap_or_default(),
+        level
+            .kustomization
+            .sort_options
+            .unwrap_or(if opts.keep_build_order {
+                SortOptions::Fifo
+            } else {
+                SortOptions::default()
+            }),
         ctx.version,
     );
     check_types(&resources)?;

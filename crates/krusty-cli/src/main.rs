@@ -90,6 +90,41 @@ enum Command {
     ///   krusty diff origin/main
     ///   krusty diff v1.4.0 v1.5.0 --output markdown > comment.md
     Diff(gitops::DiffArgs),
+    /// Renders Argo CD Applications as Argo CD's repo-server does.
+    #[command(subcommand)]
+    Argocd(ArgoCommand),
+    /// Renders Flux Kustomizations as kustomize-controller does.
+    #[command(subcommand)]
+    Flux(FluxCommand),
+}
+
+#[derive(Subcommand)]
+enum FluxCommand {
+    /// Renders Flux Kustomization objects (kustomize.toolkit.fluxcd.io/v1)
+    /// from the git repository they live in, without a cluster: spec.path
+    /// from the source root, the kustomization Flux generates or merges
+    /// (never written into the tree), postBuild substitution from the
+    /// ConfigMaps and Secrets in the repository, and the labels Flux adds.
+    /// Several render after those they depend on.
+    ///
+    /// Examples:
+    ///   krusty flux build clusters/prod/apps.yaml
+    ///   krusty flux build --strict-substitute=false --substitute-from vars.yaml
+    Build(gitops::FluxBuildArgs),
+}
+
+#[derive(Subcommand)]
+enum ArgoCommand {
+    /// Renders Application objects with Kustomize sources (their
+    /// `kustomize` overrides applied to the kustomization in memory, as
+    /// Argo CD's edit sequence applies them; the repository is never
+    /// modified) and prints their objects, with Argo CD's tracking
+    /// annotation.
+    ///
+    /// Examples:
+    ///   krusty argocd build apps/guestbook.yaml
+    ///   krusty argocd build --argocd-build-options "--enable-helm"
+    Build(gitops::ArgoBuildArgs),
 }
 
 #[derive(Subcommand)]
@@ -368,6 +403,12 @@ fn main() -> ExitCode {
         Command::Cache(command) => run_cache(&command),
         Command::Composition(command) => run_composition(&command),
         Command::View(command) => view::run(&command),
+        Command::Flux(FluxCommand::Build(args)) => {
+            pool::in_pool(|| gitops::flux_build(&args, cli.kustomize_version))
+        }
+        Command::Argocd(ArgoCommand::Build(args)) => {
+            pool::in_pool(|| gitops::argocd_build(&args, cli.kustomize_version))
+        }
         Command::Targets(args) => gitops::targets(&args, cli.kustomize_version),
         Command::Diff(args) => return pool::in_pool(|| gitops::diff(&args, cli.kustomize_version)),
     };
@@ -455,6 +496,7 @@ fn run_build(args: &BuildArgs, kustomize_version: KustomizeVersion) -> Result<Ex
             verify_keys: krusty_api::VerifyKeys::read(&args.verify_keys)
                 .map_err(|e| e.to_string())?,
         },
+        ..BuildOptions::default()
     };
     if args.enable_managedby_label {
         eprintln!("Flag --enable-managedby-label has been deprecated, The flag `enable-managedby-label` has been deprecated. Use the `managedByLabel` option in the `buildMetadata` field instead.");

@@ -79,15 +79,13 @@ impl Comparison {
             }
             None => repo.top.clone(),
         };
+        let head_revision = match &head {
+            Tree::Commit(commit) => commit.clone(),
+            Tree::WorkTree => repo.commit("HEAD").unwrap_or_default(),
+        };
         Ok(Comparison {
-            base: Side {
-                top: base_top,
-                dir: rel.clone(),
-            },
-            head: Side {
-                top: head_top,
-                dir: rel,
-            },
+            base: Side::new(base_top, rel.clone(), base_commit),
+            head: Side::new(head_top, rel, head_revision),
             changed,
             _exports: exports,
         })

@@ -13,10 +13,13 @@
 //!   text, Markdown or JSON.
 
 pub mod affected;
+pub mod argocd;
 pub mod diff;
 pub mod discover;
 pub mod error;
+pub mod flux;
 pub mod git;
+pub mod object;
 pub mod target;
 
 pub use error::{Error, Result};

@@ -8,23 +8,48 @@
 //! read, which decide whether a change can touch it.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use krusty_api::{BuildRequest, Engine, Inputs};
 
 use crate::diff::Rendering;
 use crate::error::Result;
+use crate::flux::ObjectIndex;
 
 /// One side of a change: a folder holding the repository's files at one
 /// revision (or the work tree itself).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Side {
     /// The repository's top folder on this side, with symlinks resolved.
     pub top: PathBuf,
     /// The folder searched for targets, relative to `top` (empty: `top`).
     pub dir: PathBuf,
+    /// The commit this side holds (for the work tree, the commit it was
+    /// checked out from; empty when there is none).
+    pub revision: String,
+    /// Its ConfigMaps and Secrets, read when first asked for.
+    objects: Arc<OnceLock<ObjectIndex>>,
 }
 
 impl Side {
+    /// The side whose top folder is `top`, searched from `dir`, holding
+    /// `revision`.
+    pub fn new(top: PathBuf, dir: PathBuf, revision: String) -> Side {
+        Side {
+            top,
+            dir,
+            revision,
+            objects: Arc::default(),
+        }
+    }
+
+    /// The ConfigMaps and Secrets of the side's files (those a Flux
+    /// `substituteFrom` names); a tree that cannot be read holds none.
+    pub fn objects(&self) -> &ObjectIndex {
+        self.objects
+            .get_or_init(|| ObjectIndex::of(&self.top).unwrap_or_default())
+    }
+
     /// The folder searched for targets.
     pub fn searched(&self) -> PathBuf {
         self.top.join(&self.dir)
@@ -65,6 +90,10 @@ impl TargetKind {
 pub struct Engines {
     /// For kustomization folders: `kustomize build`'s options.
     pub kustomize: Engine,
+    /// For Flux Kustomizations.
+    pub flux: crate::flux::Settings,
+    /// For Argo CD Applications.
+    pub argocd: crate::argocd::Settings,
 }
 
 /// A target found on one side.
@@ -83,6 +112,10 @@ pub struct Target {
 enum Source {
     /// The kustomization folder, relative to the side's top.
     Folder(PathBuf),
+    /// A Flux Kustomization.
+    Flux(Box<crate::flux::FluxKustomization>),
+    /// An Argo CD Application.
+    ArgoCd(Box<crate::argocd::Application>),
 }
 
 /// A target rendered on one side: its objects (or error), and the files
@@ -106,6 +139,24 @@ impl Target {
         }
     }
 
+    /// A Flux Kustomization as a target.
+    pub fn flux(ks: crate::flux::FluxKustomization) -> Target {
+        Target {
+            name: format!("{} ({})", ks.key(), ks.file.display()),
+            kind: TargetKind::Flux,
+            source: Source::Flux(Box::new(ks)),
+        }
+    }
+
+    /// An Argo CD Application as a target.
+    pub fn argocd(app: crate::argocd::Application) -> Target {
+        Target {
+            name: format!("{} ({})", app.shown_name(), app.file.display()),
+            kind: TargetKind::ArgoCd,
+            source: Source::ArgoCd(Box::new(app)),
+        }
+    }
+
     /// Its key among the targets of a side (kind, then name).
     pub fn key(&self) -> (TargetKind, &str) {
         (self.kind, &self.name)
@@ -117,6 +168,8 @@ impl Target {
             Source::Folder(dir) => {
                 render_folder(side, &engines.kustomize, dir, &BuildRequest::default())
             }
+            Source::Flux(ks) => ks.render(side, &engines.flux),
+            Source::ArgoCd(app) => app.render(side, &engines.argocd),
         }
     }
 }
@@ -143,9 +196,38 @@ pub(crate) fn render_folder(
     }
 }
 
-/// Every target on `side`, kustomization folders first, each kind in
-/// name order.
+/// Every target on `side`: kustomization folders, then Flux
+/// Kustomizations and Argo CD Applications whose folders are in the
+/// repository; each kind in name order. An Application that cannot be read fails the discovery,
+/// naming its file.
 pub fn discover(side: &Side) -> Result<Vec<Target>> {
     let folders = crate::discover::targets(&side.searched())?;
-    Ok(folders.iter().map(|d| Target::folder(side, d)).collect())
+    let mut targets: Vec<Target> = folders.iter().map(|d| Target::folder(side, d)).collect();
+    let mut kustomizations = Vec::new();
+    for found in crate::object::find_all(&side.searched(), crate::flux::GROUP, "Kustomization")? {
+        let found = crate::object::Found {
+            file: side.dir.join(&found.file),
+            ..found
+        };
+        let ks = crate::flux::FluxKustomization::read(&found)?;
+        if ks.renders_here(side) {
+            kustomizations.push(Target::flux(ks));
+        }
+    }
+    kustomizations.sort_by(|a, b| a.name.cmp(&b.name));
+    targets.extend(kustomizations);
+    let mut apps = Vec::new();
+    for found in crate::object::find_all(&side.searched(), crate::argocd::GROUP, "Application")? {
+        let found = crate::object::Found {
+            file: side.dir.join(&found.file),
+            ..found
+        };
+        let app = crate::argocd::Application::read(&found)?;
+        if app.renders_here(side) {
+            apps.push(Target::argocd(app));
+        }
+    }
+    apps.sort_by(|a, b| a.name.cmp(&b.name));
+    targets.extend(apps);
+    Ok(targets)
 }
