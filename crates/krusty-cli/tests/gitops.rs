@@ -1,0 +1,508 @@
+//! `krusty targets`, `krusty flux build`, `krusty argocd build` and
+//! `krusty diff` on trimmed copies of real public GitOps repositories
+//! (`tests/gitops/<kind>/<name>/tree`, with their provenance and
+//! licence beside them).
+//!
+//! Each fixture lists its targets (`targets.txt`: the kustomization roots
+//! no other kustomization reaches, found independently of krusty) and its
+//! renderings (`cases.txt`: `flux FILE NAMESPACE/NAME EXPECTED` or
+//! `argocd FILE EXPECTED`). The expected files were made with `kubectl
+//! kustomize` (Kustomize v5.5.0; for Flux `--reorder none
+//! --load-restrictor LoadRestrictionsNone`, as kustomize-controller
+//! builds), on the folder itself or, under `expected/derived/`, on a copy
+//! where the controller's documented step (Flux's generator and
+//! substitution, Argo CD's edits) was made by a script; see each
+//! fixture's TARGETS.md. Flux's owner labels and Argo CD's tracking
+//! annotation are checked on their own.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+mod support;
+use support::{copy_tree, git_command, krusty_output, run, scratch, text, write};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gitops");
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for kind in ["flux", "argocd"] {
+        let dir = Path::new(FIXTURES).join(kind);
+        let mut these: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("fixtures")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        these.sort();
+        all.extend(these);
+    }
+    assert!(all.len() >= 5, "fixtures are missing");
+    all
+}
+
+fn krusty(cwd: &Path, args: &[&str]) -> Output {
+    let mut full = vec!["--kustomize-version", "v5.5.0"];
+    full.extend_from_slice(args);
+    krusty_output(cwd, &full)
+}
+
+fn ok(out: &Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{}",
+        out.status,
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The stream with Flux's two owner labels taken out of every object
+/// (and the `labels:` line of an object that had no other label), after
+/// checking each object carries them with the Kustomization's name.
+fn without_owner_labels(stream: &str, namespace: &str, name: &str) -> String {
+    let docs: Vec<&str> = stream.split("---\n").filter(|d| !d.is_empty()).collect();
+    let mut out = Vec::new();
+    for doc in docs {
+        let name_label = format!("    kustomize.toolkit.fluxcd.io/name: {name}\n");
+        let namespace_label = format!("    kustomize.toolkit.fluxcd.io/namespace: {namespace}\n");
+        assert!(
+            doc.contains(&name_label) && doc.contains(&namespace_label),
+            "an object lacks Flux's owner labels:\n{doc}"
+        );
+        let kept = doc.replace(&name_label, "").replace(&namespace_label, "");
+        out.push(kept);
+    }
+    strip_bare_labels(&out.join("---\n"))
+}
+
+/// `text` without the lines that say `  labels:` at the metadata level
+/// and nothing else (the expected files' objects without labels).
+fn strip_bare_labels(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let next_is_child = lines.get(i + 1).is_some_and(|n| n.starts_with("    "));
+        if *line == "  labels:" && !next_is_child {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn every_fixture_lists_its_targets() {
+    for fixture in fixtures() {
+        let want = std::fs::read_to_string(fixture.join("targets.txt")).expect("targets.txt");
+        let got = ok(
+            &krusty(&fixture.join("tree"), &["targets"]),
+            "krusty targets",
+        );
+        assert_eq!(got, want, "{}", fixture.display());
+        let json = ok(
+            &krusty(&fixture.join("tree"), &["targets", "--json"]),
+            "krusty targets --json",
+        );
+        let listed: Vec<String> = serde_json::from_str(&json).expect("a JSON array");
+        assert_eq!(listed, want.lines().collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn every_flux_kustomization_renders_as_kustomize_controller_renders_it() {
+    let mut cases = 0;
+    for fixture in fixtures() {
+        let tree = fixture.join("tree");
+        let list = std::fs::read_to_string(fixture.join("cases.txt")).expect("cases.txt");
+        for line in list.lines().filter(|l| l.starts_with("flux ")) {
+            let [_, file, name, expected] = line.split(' ').collect::<Vec<_>>()[..] else {
+                panic!("bad case line: {line}");
+            };
+            let (namespace, short) = name.split_once('/').expect("NAMESPACE/NAME");
+            let out = krusty(
+                &tree,
+                &["flux", "build", "--source-root", ".", file, "-k", name],
+            );
+            let got = without_owner_labels(&ok(&out, line), namespace, short);
+            let want = strip_bare_labels(
+                &std::fs::read_to_string(fixture.join(expected)).expect("expected"),
+            );
+            assert!(got == want, "{line}:\n{}", support::diff(&want, &got));
+            cases += 1;
+        }
+    }
+    assert!(cases >= 20, "only {cases} Flux cases ran");
+}
+
+#[test]
+fn every_argocd_application_renders_as_the_repo_server_renders_it() {
+    let mut cases = 0;
+    for fixture in fixtures() {
+        let tree = fixture.join("tree");
+        let list = std::fs::read_to_string(fixture.join("cases.txt")).expect("cases.txt");
+        for line in list.lines().filter(|l| l.starts_with("argocd ")) {
+            let [_, file, expected] = line.split(' ').collect::<Vec<_>>()[..] else {
+                panic!("bad case line: {line}");
+            };
+            let args = [
+                "argocd",
+                "build",
+                "--repo-root",
+                ".",
+                "--argocd-tracking",
+                "none",
+                file,
+            ];
+            let got = ok(&krusty(&tree, &args), line);
+            let want = std::fs::read_to_string(fixture.join(expected)).expect("expected");
+            assert!(got == want, "{line}:\n{}", support::diff(&want, &got));
+            // With Argo CD's default tracking, every object carries its id.
+            let tracked = ok(
+                &krusty(&tree, &["argocd", "build", "--repo-root", ".", file]),
+                line,
+            );
+            let objects = tracked.split("---\n").count();
+            let ids = tracked.matches("argocd.argoproj.io/tracking-id: ").count();
+            assert_eq!(
+                objects, ids,
+                "{line}: an object without its tracking id:\n{tracked}"
+            );
+            cases += 1;
+        }
+    }
+    assert!(cases >= 7, "only {cases} Argo CD cases ran");
+}
+
+#[test]
+fn a_tracking_id_names_the_application_kind_and_destination_namespace() {
+    let tree = Path::new(FIXTURES).join("argocd/image-updater-examples/tree");
+    let out = ok(
+        &krusty(
+            &tree,
+            &[
+                "argocd",
+                "build",
+                "--repo-root",
+                ".",
+                "app-of-apps/apps/app1.yaml",
+            ],
+        ),
+        "argocd build",
+    );
+    // The Deployment has no namespace: the destination's is used.
+    assert!(
+        out.contains("argocd.argoproj.io/tracking-id: app1:apps/Deployment:argocd/"),
+        "{out}"
+    );
+}
+
+#[test]
+fn pi_cluster_substitutes_from_the_config_map_in_the_repository() {
+    let tree = Path::new(FIXTURES).join("flux/pi-cluster/tree");
+    let file = "kubernetes/clusters/dev/infra/envoy-gateway-app.yaml";
+    // kustomize-controller's default: strict; one variable is defined
+    // nowhere in the repository.
+    let strict = krusty(
+        &tree,
+        &[
+            "flux",
+            "build",
+            "--source-root",
+            ".",
+            file,
+            "-k",
+            "envoy-gateway-config",
+        ],
+    );
+    assert!(!strict.status.success());
+    let message = text(&strict.stderr);
+    assert!(
+        message.contains("variable not set (strict mode): \"TRUSTED_INTERNAL_POD_CIDR\"")
+            && message.contains(file)
+            && message.contains("flux-system/envoy-gateway-config"),
+        "{message}"
+    );
+    let lenient = ok(
+        &krusty(
+            &tree,
+            &[
+                "flux",
+                "build",
+                "--source-root",
+                ".",
+                file,
+                "-k",
+                "envoy-gateway-config",
+                "--strict-substitute=false",
+            ],
+        ),
+        "flux build",
+    );
+    // The values of ConfigMap flux-system/cluster-settings.
+    assert!(
+        lenient.contains("- '*.dev.homelab.ricsanfre.com'"),
+        "{lenient}"
+    );
+    assert!(
+        lenient.contains("io.cilium/lb-ipam-ips: 172.30.200.1"),
+        "{lenient}"
+    );
+    assert!(!lenient.contains("${"), "{lenient}");
+}
+
+#[test]
+fn a_flux_kustomization_with_an_unknown_field_is_refused_naming_file_and_line() {
+    let dir = scratch("gitops", "unknown-field");
+    write(
+        &dir,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    write(
+        &dir,
+        "ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  path: ./app\n  prue: true\n",
+    );
+    let out = krusty(&dir, &["flux", "build", "--source-root", ".", "ks.yaml"]);
+    assert!(!out.status.success());
+    let message = text(&out.stderr);
+    assert!(
+        message.contains(
+            "Kustomization 'flux-system/app' in ks.yaml: line 8: spec.prue: unknown field"
+        ),
+        "{message}"
+    );
+}
+
+/// A git repository holding a copy of `fixture`'s tree, committed.
+fn repository(fixture: &str, name: &str) -> PathBuf {
+    let dir = scratch("gitops-repos", name);
+    copy_tree(&Path::new(FIXTURES).join(fixture).join("tree"), &dir);
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    run(git_command(&dir).args(["add", "-A"]));
+    run(git_command(&dir).args(["commit", "-q", "-m", "base"]));
+    dir
+}
+
+fn commit(dir: &Path, message: &str) {
+    run(git_command(dir).args(["add", "-A"]));
+    run(git_command(dir).args(["commit", "-q", "-m", message]));
+}
+
+fn lines(out: &Output) -> Vec<String> {
+    ok(out, "krusty").lines().map(str::to_string).collect()
+}
+
+#[test]
+fn affected_targets_are_those_whose_inputs_changed() {
+    let dir = repository("flux/flux2-kustomize-helm-example", "affected");
+    let affected = |args: &[&str]| {
+        let mut full = vec!["targets", "--affected-by"];
+        full.extend_from_slice(args);
+        lines(&krusty(&dir, &full))
+    };
+    assert!(affected(&["HEAD"]).is_empty());
+    // A file of the shared base: both overlays that reach it.
+    let release = dir.join("apps/base/podinfo/release.yaml");
+    let text = std::fs::read_to_string(&release).unwrap();
+    std::fs::write(&release, text.replace("interval: 50m", "interval: 40m")).unwrap();
+    assert_eq!(affected(&["HEAD"]), ["apps/production", "apps/staging"]);
+    // A file beside the base's files that no kustomization names: none.
+    run(git_command(&dir).args(["checkout", "-q", "--", "."]));
+    write(&dir, "apps/base/podinfo/notes.yaml", "kind: ConfigMap\n");
+    assert!(
+        affected(&["HEAD"]).is_empty(),
+        "an unread file touched a target"
+    );
+    // A file one overlay names: that overlay alone.
+    std::fs::remove_file(dir.join("apps/base/podinfo/notes.yaml")).unwrap();
+    let values = dir.join("apps/staging/podinfo-values.yaml");
+    std::fs::write(
+        &values,
+        std::fs::read_to_string(&values).unwrap() + "# changed\n",
+    )
+    .unwrap();
+    assert_eq!(affected(&["HEAD"]), ["apps/staging"]);
+    // Between two commits, the work tree left aside.
+    commit(&dir, "staging values");
+    assert_eq!(affected(&["HEAD~1..HEAD"]), ["apps/staging"]);
+    assert!(affected(&["HEAD"]).is_empty());
+    // A kustomization file created where another name was looked for
+    // changes the build (it now fails): the target is touched.
+    write(&dir, "apps/staging/kustomization.yml", "resources: []\n");
+    assert_eq!(affected(&["HEAD"]), ["apps/staging"]);
+}
+
+#[test]
+fn diff_prints_what_changed_in_every_touched_target_and_exits_1() {
+    let dir = repository("flux/flux2-kustomize-helm-example", "diff");
+    let status_before = run(git_command(&dir).args(["status", "--porcelain"]));
+    let same = krusty(&dir, &["diff", "HEAD"]);
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same.stderr));
+    assert!(
+        text(&same.stdout)
+            .ends_with("0 of 12 targets changed: 0 objects added, 0 removed, 0 changed\n"),
+        "{}",
+        text(&same.stdout)
+    );
+
+    let release = dir.join("apps/base/podinfo/release.yaml");
+    let before = std::fs::read_to_string(&release).unwrap();
+    std::fs::write(&release, before.replace("interval: 50m", "interval: 40m")).unwrap();
+    let out = krusty(&dir, &["diff", "HEAD"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    for target in [
+        "=== apps/production (kustomization)",
+        "=== apps/staging (kustomization)",
+        "=== flux-system/apps (clusters/production/apps.yaml) (flux)",
+        "=== flux-system/apps (clusters/staging/apps.yaml) (flux)",
+    ] {
+        assert!(shown.contains(target), "{target} missing:\n{shown}");
+    }
+    assert!(
+        !shown.contains("infrastructure"),
+        "an untouched target is listed:\n{shown}"
+    );
+    assert!(
+        shown.contains("-  interval: 50m\n+  interval: 40m\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("4 of 12 targets changed: 0 objects added, 0 removed, 4 changed\n"),
+        "{shown}"
+    );
+
+    let json = ok_or_1(&krusty(&dir, &["diff", "HEAD", "--output", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(doc["summary"]["changed_targets"], 4);
+    assert_eq!(doc["targets"][0]["objects"][0]["change"], "changed");
+    let markdown = ok_or_1(&krusty(&dir, &["diff", "HEAD", "--output", "markdown"]));
+    assert!(
+        markdown.starts_with("## krusty diff\n\n4 of 12 targets changed"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("<details><summary><code>~ helm.toolkit.fluxcd.io/v2 HelmRelease podinfo/podinfo</code></summary>"), "{markdown}");
+
+    // Both sides were read from git objects: the work tree is as it was.
+    std::fs::write(&release, &before).unwrap();
+    assert_eq!(
+        run(git_command(&dir).args(["status", "--porcelain"])),
+        status_before
+    );
+    assert!(run(git_command(&dir).args(["stash", "list"])).is_empty());
+}
+
+/// The stdout of a diff that found changes.
+fn ok_or_1(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn diff_between_two_commits_shows_added_and_removed_objects_and_targets() {
+    let dir = scratch("gitops-repos", "two-commits");
+    write(&dir, "base/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        &dir,
+        "base/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: slow\n",
+    );
+    write(
+        &dir,
+        "dev/kustomization.yaml",
+        "namePrefix: dev-\nresources:\n- ../base\n",
+    );
+    write(&dir, "old/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        &dir,
+        "old/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n",
+    );
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    write(
+        &dir,
+        "base/kustomization.yaml",
+        "resources:\n- cm.yaml\n- extra.yaml\n",
+    );
+    write(
+        &dir,
+        "base/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+    );
+    std::fs::remove_dir_all(dir.join("old")).unwrap();
+    commit(&dir, "two");
+    let shown = ok_or_1(&krusty(&dir, &["diff", "HEAD~1", "HEAD"]));
+    assert!(
+        shown.contains("=== dev (kustomization)\n+ v1 ConfigMap dev-extra\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("=== old (kustomization)\n- v1 ConfigMap old\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("+++ b/dev v1 ConfigMap dev-extra\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("2 of 2 targets changed: 1 object added, 1 removed, 0 changed\n"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn diff_masks_secret_values_unless_asked() {
+    let dir = scratch("gitops-repos", "secrets");
+    write(&dir, "app/kustomization.yaml", "secretGenerator:\n- name: db\n  literals:\n  - password=old-value\n  - user=admin\ngeneratorOptions:\n  disableNameSuffixHash: true\n");
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    write(&dir, "app/kustomization.yaml", "secretGenerator:\n- name: db\n  literals:\n  - password=new-value\n  - user=admin\ngeneratorOptions:\n  disableNameSuffixHash: true\n");
+    let masked = ok_or_1(&krusty(&dir, &["diff", "HEAD"]));
+    assert!(
+        masked.contains("-  password: '*** (before)'\n+  password: '*** (after)'\n"),
+        "{masked}"
+    );
+    // base64 of the values
+    for value in ["b2xkLXZhbHVl", "bmV3LXZhbHVl", "YWRtaW4="] {
+        assert!(!masked.contains(value), "{value} shown:\n{masked}");
+    }
+    let shown = ok_or_1(&krusty(&dir, &["diff", "HEAD", "--show-secrets"]));
+    assert!(
+        shown.contains("-  password: b2xkLXZhbHVl\n+  password: bmV3LXZhbHVl\n"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn diff_renders_argocd_applications_found_in_the_repository() {
+    let dir = repository("argocd/image-updater-examples", "argocd-diff");
+    let file = dir.join("image-list-kustomize/source/.argocd-source-image-list-kustomize.yaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, before.replace("nginx:latest@", "nginx:1.27@")).unwrap();
+    let shown = ok_or_1(&krusty(&dir, &["diff", "HEAD"]));
+    assert!(
+        shown.contains("=== argocd/image-list-kustomize (image-list-kustomize/app/image-list-kustomize.yaml) (argocd)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("+      - image: nginx:1.27@sha256:"),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("1 of 14 targets changed: 0 objects added, 0 removed, 2 changed\n"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_revision_that_reads_as_an_option_is_refused() {
+    let dir = repository("flux/flux2-kustomize-helm-example", "option-revision");
+    let out = krusty(&dir, &["diff", "--", "--output=/tmp/x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("a revision may not be empty or start with '-'"),
+        "{}",
+        text(&out.stderr)
+    );
+}
