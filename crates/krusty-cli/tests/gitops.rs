@@ -506,3 +506,65 @@ fn a_revision_that_reads_as_an_option_is_refused() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn every_kind_of_file_a_build_reads_is_one_of_its_inputs() {
+    let dir = scratch("gitops-repos", "inputs");
+    let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";
+    write(
+        &dir,
+        "base/kustomization.yaml",
+        "resources:\n- deploy.yaml\n",
+    );
+    write(&dir, "base/deploy.yaml", deploy);
+    write(&dir, "base/unused.yaml", "kind: ConfigMap\n");
+    write(&dir, "comp/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonAnnotations:\n  c: d\n");
+    write(
+        &dir,
+        "app/kustomization.yaml",
+        "resources:\n- ../base\ncomponents:\n- ../comp\npatches:\n- path: patch.yaml\nconfigMapGenerator:\n- name: cfg\n  files:\n  - app.properties\n  envs:\n  - app.env\ncrds:\n- crd.yaml\nopenapi:\n  path: schema.json\ntransformers:\n- labels.yaml\nconfigurations:\n- config.yaml\n",
+    );
+    write(
+        &dir,
+        "app/patch.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n",
+    );
+    write(&dir, "app/app.properties", "a=b\n");
+    write(&dir, "app/app.env", "C=D\n");
+    write(&dir, "app/crd.yaml", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions: []\n");
+    write(&dir, "app/schema.json", "{\"definitions\": {}}\n");
+    write(&dir, "app/labels.yaml", "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  team: a\nfieldSpecs:\n- path: metadata/labels\n  create: true\n");
+    write(&dir, "app/config.yaml", "nameReference: []\n");
+    write(&dir, "other/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        &dir,
+        "other/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    );
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    let built = krusty(&dir, &["build", "app"]);
+    ok(&built, "the tree builds");
+    for file in [
+        "app/kustomization.yaml",
+        "base/kustomization.yaml",
+        "base/deploy.yaml",
+        "comp/kustomization.yaml",
+        "app/patch.yaml",
+        "app/app.properties",
+        "app/app.env",
+        "app/crd.yaml",
+        "app/schema.json",
+        "app/labels.yaml",
+        "app/config.yaml",
+    ] {
+        let path = dir.join(file);
+        let before = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{before}\n")).unwrap();
+        let listed = lines(&krusty(&dir, &["targets", "--affected-by", "HEAD"]));
+        assert_eq!(listed, ["app"], "a change to {file}");
+        std::fs::write(&path, before).unwrap();
+    }
+    std::fs::write(dir.join("base/unused.yaml"), "kind: Secret\n").unwrap();
+    assert!(lines(&krusty(&dir, &["targets", "--affected-by", "HEAD"])).is_empty());
+}
