@@ -61,8 +61,8 @@ use rayon::prelude::*;
 
 pub use krusty_build::helm::HelmOptions;
 pub use krusty_build::{
-    catalog, composition, parse_size, redact, BuildError, BuildRequest, Cache, FetchLimits,
-    FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
+    catalog, composition, parse_size, redact, BaseCache, BuildError, BuildRequest, Cache,
+    FetchLimits, FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
 };
 pub use krusty_edit as edit;
 pub use krusty_process::interrupt;

@@ -30,6 +30,10 @@ pub struct BuildRequest {
     /// whatever the load restrictor (Flux confines a build to its
     /// source).
     pub confine_to: Option<Arc<Path>>,
+    /// Bases built by earlier builds of the same files, and where this
+    /// build keeps those it builds (see [`crate::base_cache`]): give one
+    /// cache to the builds of one revision of a tree.
+    pub base_cache: Option<Arc<crate::BaseCache>>,
 }
 
 /// Builds kustomizations under one set of options, sharing the fetcher

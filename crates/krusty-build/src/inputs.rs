@@ -70,6 +70,14 @@ impl InputLog {
         }
     }
 
+    /// Records everything `inputs` holds.
+    pub fn extend(&self, inputs: &Inputs) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.files.extend(inputs.files.iter().cloned());
+            seen.folders.extend(inputs.folders.iter().cloned());
+        }
+    }
+
     /// What has been recorded.
     pub fn take(&self) -> Inputs {
         self.seen

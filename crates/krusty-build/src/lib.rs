@@ -1,6 +1,7 @@
 //! Orchestration: reads a kustomization tree and produces its resources, as
 //! `kustomize build` does.
 
+pub mod base_cache;
 pub mod build_metadata;
 pub mod catalog;
 pub mod composition;
@@ -20,6 +21,7 @@ mod resolve;
 mod schema_choice;
 pub mod target;
 
+pub use base_cache::BaseCache;
 pub use engine::{build, BuildRequest, Engine};
 pub use error::BuildError;
 pub use inputs::{InputLog, Inputs};

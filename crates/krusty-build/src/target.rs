@@ -19,6 +19,7 @@ use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource
 use krusty_runtime::Policy;
 use krusty_yaml::Node;
 
+use crate::base_cache::BaseCache;
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
 use crate::inputs::InputLog;
@@ -67,6 +68,7 @@ pub struct BuildOutput {
 
 /// A directory built as part of another: its root, its configuration and
 /// its vars.
+#[derive(Debug, Clone)]
 pub(crate) struct SubTarget {
     dir: PathBuf,
     config: Config,
@@ -146,6 +148,7 @@ pub(crate) fn build(
         remotes,
         inputs: inputs.clone(),
         top_kustomization: None,
+        bases: request.base_cache.clone(),
     };
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
@@ -459,6 +462,8 @@ pub(crate) struct Context {
     /// The text the top folder's kustomization is read from instead of
     /// its file, until it has been read.
     top_kustomization: Option<Arc<str>>,
+    /// Bases built by earlier builds of the same files.
+    bases: Option<Arc<BaseCache>>,
 }
 
 impl Context {
@@ -1053,6 +1058,70 @@ impl Context {
 
     /// Builds the base in `sub`'s root.
     fn base_at(&mut self, sub: &Loader) -> BuildResult<Gathered> {
+        let cache = match &self.bases {
+            Some(cache)
+                if !self.build_records
+                    && !self.record_transformations
+                    && self.remotes.chain.is_empty()
+                    && sub.checkout.is_none() =>
+            {
+                Arc::clone(cache)
+            }
+            _ => return self.build_base(sub),
+        };
+        let key = crate::base_cache::Key {
+            dir: sub.root.clone(),
+            helm_root_namespace: self.helm_root_namespace.clone(),
+        };
+        let hit = cache
+            .get(&key)
+            .filter(|b| b.schema == self.schema && !b.roots.iter().any(|r| self.chain.contains(r)));
+        if let Some(hit) = hit {
+            self.warnings.extend(hit.warnings.iter().cloned());
+            if let Some(outer) = &self.inputs {
+                outer.extend(&hit.inputs);
+            }
+            return Ok((hit.resources.clone(), Some(hit.sub.clone())));
+        }
+        let schema = self.schema.clone();
+        let warnings_before = self.warnings.len();
+        let log = Arc::new(InputLog::default());
+        let outer = self.inputs.replace(Arc::clone(&log));
+        let recording = sub.clone().recording(Arc::clone(&log));
+        let built = self.build_base(&recording);
+        self.inputs = outer;
+        let inputs = log.take();
+        if let Some(outer) = &self.inputs {
+            outer.extend(&inputs);
+        }
+        let (resources, sub_target) = built?;
+        if let Some(sub_target) = sub_target.as_ref().filter(|_| self.schema == schema) {
+            let roots = inputs
+                .files
+                .iter()
+                .filter(|f| {
+                    f.file_name()
+                        .is_some_and(|n| n == crate::kustomization::FILE_NAMES[0])
+                })
+                .filter_map(|f| f.parent().map(Path::to_path_buf))
+                .collect();
+            cache.insert(
+                key,
+                crate::base_cache::Built {
+                    resources: resources.clone(),
+                    sub: sub_target.clone(),
+                    warnings: self.warnings[warnings_before..].to_vec(),
+                    inputs,
+                    schema,
+                    roots,
+                },
+            );
+        }
+        Ok((resources, sub_target))
+    }
+
+    /// Builds the base folder `sub` (see [`Context::base_at`]).
+    fn build_base(&mut self, sub: &Loader) -> BuildResult<Gathered> {
         // Kustomize names the base whose accumulation failed (not one
         // whose kustomization could not be read).
         let recursed = |e: BuildError| match e {
@@ -1121,6 +1190,7 @@ impl Context {
             catalogs: Arc::clone(&self.catalogs),
             inputs: self.inputs.clone(),
             top_kustomization: None,
+            bases: self.bases.clone(),
         }
     }
 

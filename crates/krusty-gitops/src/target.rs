@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use krusty_api::{BuildRequest, Engine, Inputs};
+use krusty_api::{BaseCache, BuildRequest, Engine, Inputs};
 
 use crate::diff::Rendering;
 use crate::error::Result;
@@ -29,6 +29,9 @@ pub struct Side {
     pub revision: String,
     /// Its ConfigMaps and Secrets, read when first asked for.
     objects: Arc<OnceLock<ObjectIndex>>,
+    /// The bases its targets have built: each shared base is built once
+    /// per side (the side's files do not change while it is rendered).
+    bases: Arc<BaseCache>,
 }
 
 impl Side {
@@ -40,6 +43,7 @@ impl Side {
             dir,
             revision,
             objects: Arc::default(),
+            bases: Arc::default(),
         }
     }
 
@@ -183,6 +187,7 @@ pub(crate) fn render_folder(
 ) -> Rendered {
     let request = BuildRequest {
         record_inputs: true,
+        base_cache: Some(Arc::clone(&side.bases)),
         ..request.clone()
     };
     let (built, inputs) = engine.build_with(side.top.join(dir), &request);

@@ -251,7 +251,7 @@ impl ResMap {
 /// added to a map: built where the resources are (a base built on a worker
 /// thread), so that adding them to the map that gathers them, one at a
 /// time, hashes nothing again.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Hashed {
     resources: Vec<Resource>,
     hashes: Vec<u64>,
