@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use clap::{Args, Subcommand};
+use krusty_api::KustomizeVersion;
 use krusty_edit::generator::GeneratedKind;
 use krusty_edit::{
     AddFlags, BuildMetadataEdit, EditResult, Kind, Notes, PatchArg, PathList, ScalarField,
@@ -408,11 +409,11 @@ pub enum RemoveCommand {
 
 /// Runs an `edit` command on the kustomization file of the current
 /// directory, printing Kustomize's notes on stderr.
-pub fn run(command: &EditCommand) -> Result<(), String> {
+pub fn run(command: &EditCommand, release: KustomizeVersion) -> Result<(), String> {
     let here = Path::new(".");
     let notes = match command {
         EditCommand::Set(c) => run_set(here, c),
-        EditCommand::Add(c) => run_add(here, c),
+        EditCommand::Add(c) => run_add(here, c, release),
         EditCommand::Remove(c) => run_remove(here, c),
         EditCommand::Fix(f) => {
             let report = krusty_edit::fix_file(here, f.vars).map_err(|e| e.to_string())?;
@@ -459,7 +460,7 @@ fn run_set(dir: &Path, command: &SetCommand) -> EditResult<Notes> {
     }
 }
 
-fn run_add(dir: &Path, command: &AddCommand) -> EditResult<Notes> {
+fn run_add(dir: &Path, command: &AddCommand, release: KustomizeVersion) -> EditResult<Notes> {
     match command {
         AddCommand::Resource(a) => {
             krusty_edit::add_paths(dir, PathList::Resources, &a.values, !a.no_verify)
@@ -484,12 +485,14 @@ fn run_add(dir: &Path, command: &AddCommand) -> EditResult<Notes> {
                 force: a.force,
                 without_selector: a.without_selector,
                 include_templates: a.include_templates,
+                release,
             };
             krusty_edit::add_metadata(dir, Kind::Label, &a.values, flags)
         }
         AddCommand::Annotation(a) => {
             let flags = AddFlags {
                 force: a.force,
+                release,
                 ..AddFlags::default()
             };
             krusty_edit::add_metadata(dir, Kind::Annotation, &a.values, flags)

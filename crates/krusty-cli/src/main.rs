@@ -393,7 +393,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Version(args) => version::run(&args, cli.kustomize_version),
-        Command::Edit(command) => edit::run(&command),
+        Command::Edit(command) => edit::run(&command, cli.kustomize_version),
         Command::Create(args) => edit::create(&args),
         Command::Build(args) => match pool::in_pool(|| run_build(&args, cli.kustomize_version)) {
             // `--compare-versions` says "the outputs differ" with status 1.

@@ -1,6 +1,7 @@
 //! `edit add|set|remove label|annotation`: `commonLabels`,
 //! `commonAnnotations`, and `labels` entries without selectors.
 
+use krusty_ops::KustomizeVersion;
 use krusty_yaml::{Node, Value};
 
 use crate::error::{EditError, EditResult};
@@ -42,6 +43,8 @@ pub struct AddFlags {
     pub without_selector: bool,
     /// `--include-templates`: that entry also labels pod templates.
     pub include_templates: bool,
+    /// The Kustomize release whose words an error is given in.
+    pub release: KustomizeVersion,
 }
 
 /// Reads `KEY:VALUE` arguments (a missing `:VALUE` is an empty value, a
@@ -106,8 +109,14 @@ pub fn add(
     let mut map = k.get(kind.field()).cloned().unwrap_or_else(Node::map);
     if !flags.force {
         if let Some((key, _)) = pairs.iter().find(|(key, _)| map.get(key).is_some()) {
+            // Kustomize v5.8.1 says how to go on.
+            let hint = if flags.release >= KustomizeVersion::V5_8_1 {
+                ". Use --force to override."
+            } else {
+                ""
+            };
             return Err(EditError::new(format!(
-                "{} {key} already in kustomization file",
+                "{} {key} already in kustomization file{hint}",
                 kind.word()
             )));
         }

@@ -288,8 +288,14 @@ impl Application {
             Some(k) => {
                 let f = Fields::new("Application", k, &self.file);
                 let overrides = read_overrides(&f, k)?;
-                edited_kustomization(&overrides, &app_dir, &side.top, &env)
-                    .map_err(|e| self.error(e))?
+                edited_kustomization(
+                    &overrides,
+                    &app_dir,
+                    &side.top,
+                    &env,
+                    settings.engine.options().kustomize_version,
+                )
+                .map_err(|e| self.error(e))?
             }
             None => None,
         };
@@ -604,6 +610,7 @@ fn edited_kustomization(
     app_dir: &Path,
     top: &Path,
     env: &BuildEnv,
+    release: krusty_api::KustomizeVersion,
 ) -> std::result::Result<Option<String>, String> {
     let nothing = o.name_prefix.is_empty()
         && o.name_suffix.is_empty()
@@ -617,7 +624,22 @@ fn edited_kustomization(
     if nothing {
         return Ok(None);
     }
-    let mut file = Kustomization::open(app_dir)?;
+    let edits = !(o.name_prefix.is_empty()
+        && o.name_suffix.is_empty()
+        && o.images.is_empty()
+        && o.replicas.is_empty()
+        && o.common_labels.is_empty()
+        && o.common_annotations.is_empty()
+        && o.namespace.is_empty());
+    let mut file = Kustomization::open(app_dir).map_err(|e| {
+        // With no edit before them, the patches are Argo CD's own step,
+        // in its own words.
+        if !edits && !o.patches.is_empty() && e.starts_with("Missing kustomization file") {
+            "kustomization file not found in the path".to_string()
+        } else {
+            e
+        }
+    })?;
     if !o.name_prefix.is_empty() {
         file.edit(|k| edit::scalar::set(k, ScalarField::NamePrefix, &o.name_prefix))?;
     }
@@ -652,6 +674,7 @@ fn edited_kustomization(
             force: o.force_labels,
             without_selector: o.label_without_selector,
             include_templates: o.label_include_templates,
+            release,
         };
         file.add_metadata(Kind::Label, &args, flags)?;
     }
@@ -670,6 +693,7 @@ fn edited_kustomization(
             .collect();
         let flags = AddFlags {
             force: o.force_annotations,
+            release,
             ..AddFlags::default()
         };
         file.add_metadata(Kind::Annotation, &args, flags)?;

@@ -326,6 +326,15 @@ impl FluxKustomization {
             Rendering::Failed(e) => return Err(self.error(format!("kustomize build failed: {e}"))),
             Rendering::Absent => Vec::new(),
         };
+        for r in &objects {
+            let id = r.id();
+            if id.name.is_empty() || id.gvk.kind.is_empty() || r.api_version().is_empty() {
+                return Err(self.error(format!(
+                    "failed to decode Kubernetes apiVersion, kind and name from: {}",
+                    krusty_yaml::to_go_json(&r.node)
+                )));
+            }
+        }
         if let Some(post_build) = &self.post_build {
             let vars = self.variables(post_build, index, settings, inputs)?;
             if !vars.is_empty() || post_build.always {
@@ -383,16 +392,14 @@ impl FluxKustomization {
     ) -> Result<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();
         for from in &post_build.substitute_from {
-            let found = index
-                .find(&from.kind, &self.namespace, &from.name)
-                .or_else(|| {
-                    find_in(
-                        &settings.extra_objects,
-                        &from.kind,
-                        &self.namespace,
-                        &from.name,
-                    )
-                });
+            // The objects the user named win over those of the tree.
+            let found = find_in(
+                &settings.extra_objects,
+                &from.kind,
+                &self.namespace,
+                &from.name,
+            )
+            .or_else(|| index.find(&from.kind, &self.namespace, &from.name));
             let Some((file, node)) = found else {
                 if from.optional {
                     continue;
@@ -453,13 +460,45 @@ impl FluxKustomization {
         krusty_yaml::emit_document(&r.node, &mut text).map_err(|e| failed(e.to_string()))?;
         let substituted = envsubst::substitute(&text, vars, strict)
             .map_err(|e| failed(format!("envsubst error: variable substitution failed: {e}")))?;
-        let root = krusty_yaml::parse_stream(&substituted)
+        let mut root = krusty_yaml::parse_stream(&substituted)
             .map_err(|e| failed(format!("envsubst error: YAMLToJSON: {e}")))?
             .into_iter()
             .find_map(|d| d.root)
             .ok_or_else(|| failed("envsubst error: the object is empty".into()))?;
+        yaml_1_1_booleans(&mut root);
         *r = Resource::from_node(root).map_err(|e| failed(format!("UnmarshalJSON: {e}")))?;
         Ok(())
+    }
+}
+
+/// Flux reads the substituted text with YAML 1.1, where an unquoted
+/// `yes`, `no`, `on`, `off`, `y` or `n` (in any of their spellings) is a
+/// boolean; krusty's reader (YAML 1.2) reads them as strings, so they are
+/// made booleans here. Before substitution every string that reads so was
+/// quoted, so only substituted text is plain.
+fn yaml_1_1_booleans(node: &mut Node) {
+    const TRUE: [&str; 9] = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "True"];
+    const FALSE: [&str; 9] = ["n", "N", "no", "No", "NO", "off", "Off", "OFF", "False"];
+    if let Some(entries) = node.as_map_mut() {
+        for (_, v) in entries.iter_mut() {
+            yaml_1_1_booleans(v);
+        }
+    } else if let Some(items) = node.as_seq_mut() {
+        for v in items.iter_mut() {
+            yaml_1_1_booleans(v);
+        }
+    } else if node.style() == krusty_yaml::ScalarStyle::Plain && node.tag().is_none() {
+        let text = node.as_str().unwrap_or_default();
+        let value = if TRUE.contains(&text) {
+            "true"
+        } else if FALSE.contains(&text) {
+            "false"
+        } else {
+            return;
+        };
+        let pos = node.pos();
+        *node = Node::plain(value);
+        node.set_pos(pos);
     }
 }
 
