@@ -130,6 +130,18 @@ pub fn compare(
         Rendering::Objects(objects) => objects.clone(),
         _ => Vec::new(),
     };
+    let (base_error, head_error) = (error(base), error(head));
+    if base_error.is_some() || head_error.is_some() {
+        // A side that failed has no objects to compare: the errors say
+        // what changed.
+        return TargetDiff {
+            target: target.to_string(),
+            kind,
+            objects: Vec::new(),
+            base_error,
+            head_error,
+        };
+    }
     let (before, after) = (objects(base), objects(head));
     let mut before_by_key: HashMap<Key, Resource> =
         before.into_iter().map(|r| (key(&r), r)).collect();
@@ -156,8 +168,8 @@ pub fn compare(
         target: target.to_string(),
         kind,
         objects: diffs,
-        base_error: error(base),
-        head_error: error(head),
+        base_error: None,
+        head_error: None,
     }
 }
 
@@ -356,5 +368,16 @@ mod tests {
         assert!(!diff.changed());
         let failed = Rendering::Failed("boom".into());
         assert!(!compare("app", "kustomization", &failed, &failed, false).changed());
+        let broken = compare(
+            "app",
+            "kustomization",
+            &Rendering::Objects(resources(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+            )),
+            &failed,
+            false,
+        );
+        assert!(broken.changed() && broken.objects.is_empty());
+        assert_eq!(broken.head_error.as_deref(), Some("boom"));
     }
 }
