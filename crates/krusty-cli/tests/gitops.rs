@@ -201,18 +201,16 @@ fn pi_cluster_substitutes_from_the_config_map_in_the_repository() {
     let file = "kubernetes/clusters/dev/infra/envoy-gateway-app.yaml";
     // kustomize-controller's default: strict; one variable is defined
     // nowhere in the repository.
-    let strict = krusty(
-        &tree,
-        &[
-            "flux",
-            "build",
-            "--source-root",
-            ".",
-            file,
-            "-k",
-            "envoy-gateway-config",
-        ],
-    );
+    let build = [
+        "flux",
+        "build",
+        "--source-root",
+        ".",
+        file,
+        "-k",
+        "envoy-gateway-config",
+    ];
+    let strict = krusty(&tree, &build);
     assert!(!strict.status.success());
     let message = text(&strict.stderr);
     assert!(
@@ -224,16 +222,7 @@ fn pi_cluster_substitutes_from_the_config_map_in_the_repository() {
     let lenient = ok(
         &krusty(
             &tree,
-            &[
-                "flux",
-                "build",
-                "--source-root",
-                ".",
-                file,
-                "-k",
-                "envoy-gateway-config",
-                "--strict-substitute=false",
-            ],
+            &[&build[..], &["--strict-substitute=false"]].concat(),
         ),
         "flux build",
     );

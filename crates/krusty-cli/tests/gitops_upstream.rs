@@ -237,31 +237,6 @@ fn with_owner_labels(mut objects: Vec<Value>, name: &str, namespace: &str) -> Ve
     objects
 }
 
-/// Standard base64, padded.
-fn base64_decode(text: &str) -> Vec<u8> {
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut out = Vec::new();
-    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            _ => panic!("not base64: {text}"),
-        };
-        bits = (bits << 6) | u32::from(v);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count) as u8);
-        }
-    }
-    out
-}
-
 /// What `flux build` alone does to a SOPS-encrypted Secret before
 /// printing it (fluxcd/flux2 `maskSopsData`); kustomize-controller, whose
 /// rendering krusty gives, applies the Secret as it is.
@@ -293,7 +268,9 @@ fn mask_sops_as_flux_build(object: &mut Value) {
     }
     if let Some(values) = map.get_mut("data").and_then(Value::as_object_mut) {
         for v in values.values_mut() {
-            let decoded = base64_decode(v.as_str().unwrap_or_default());
+            let text = v.as_str().unwrap_or_default();
+            let decoded = krusty_yaml::decode_base64_bytes(text)
+                .unwrap_or_else(|| panic!("not base64: {text}"));
             if encrypted(&String::from_utf8_lossy(&decoded)) {
                 *v = json!("KipTT1BTKio=");
             }

@@ -26,4 +26,4 @@ pub use node::{
     CompactString, Document, Extras, Node, Pos, Scalar, ScalarStyle, Tag, ThinVec, Value,
 };
 pub use parse::{first_root, parse_stream, parse_stream_with, DuplicateKeys, Limits};
-pub use resolve::{resolve_input, retype_as_go_yaml_v2, Resolved};
+pub use resolve::{decode_base64_bytes, resolve_input, retype_as_go_yaml_v2, Resolved};

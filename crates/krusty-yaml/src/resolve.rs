@@ -518,6 +518,12 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
 /// Decodes standard base64 (as `!!binary` holds it); `None` if the text is
 /// not base64 or the bytes are not UTF-8.
 fn decode_base64(text: &str) -> Option<String> {
+    String::from_utf8(decode_base64_bytes(text)?).ok()
+}
+
+/// Decodes standard base64 (whitespace ignored, decoding stops at the
+/// first `=`); `None` if the text holds another character.
+pub fn decode_base64_bytes(text: &str) -> Option<Vec<u8>> {
     let mut bits = 0u32;
     let mut nbits = 0;
     let mut out = Vec::new();
@@ -539,7 +545,7 @@ fn decode_base64(text: &str) -> Option<String> {
             bits &= (1 << nbits) - 1;
         }
     }
-    String::from_utf8(out).ok()
+    Some(out)
 }
 
 fn take_number(b: &[u8], i: &mut usize, max_len: usize) -> Option<u32> {
