@@ -114,6 +114,8 @@ struct Overrides {
     patches: Vec<Node>,
     components: Vec<String>,
     ignore_missing_components: bool,
+    kube_version: String,
+    api_versions: Vec<String>,
 }
 
 /// One source of an Application.
@@ -284,26 +286,44 @@ impl Application {
             return Ok(objects);
         }
         let env = BuildEnv::new(self, &source, &instance, side);
+        let overrides = match &source.kustomize {
+            Some(k) => read_overrides(&Fields::new("Application", k, &self.file), k)?,
+            None => Overrides::default(),
+        };
         let text = match &source.kustomize {
-            Some(k) => {
-                let f = Fields::new("Application", k, &self.file);
-                let overrides = read_overrides(&f, k)?;
-                edited_kustomization(
-                    &overrides,
-                    &app_dir,
-                    &side.top,
-                    &env,
-                    settings.engine.options().kustomize_version,
-                )
-                .map_err(|e| self.error(e))?
-            }
+            Some(_) => edited_kustomization(
+                &overrides,
+                &app_dir,
+                &side.top,
+                &env,
+                settings.engine.options().kustomize_version,
+            )
+            .map_err(|e| self.error(e))?,
             None => None,
         };
+        let kube_version = kube_version(&overrides.kube_version).map_err(|e| self.error(e))?;
         let request = BuildRequest {
             kustomization: text.map(Into::into),
             ..BuildRequest::default()
         };
-        let rendered = render_folder(side, &settings.engine, &rel_dir, &request);
+        // With Helm on, the source's Kubernetes and API versions are Helm
+        // flags of its build (Argo CD passes them to Kustomize v5.3.0 and
+        // later only then).
+        let helm = &settings.engine.options().helm;
+        let own_engine = (helm.enabled
+            && (!kube_version.is_empty() || !overrides.api_versions.is_empty()))
+        .then(|| {
+            let mut options = settings.engine.options().clone();
+            if !kube_version.is_empty() {
+                options.helm.kube_version = kube_version.clone();
+            }
+            if !overrides.api_versions.is_empty() {
+                options.helm.api_versions = overrides.api_versions.clone();
+            }
+            Engine::new(options)
+        });
+        let engine = own_engine.as_ref().unwrap_or(&settings.engine);
+        let rendered = render_folder(side, engine, &rel_dir, &request);
         inputs.files.extend(rendered.inputs.files);
         inputs.folders.extend(rendered.inputs.folders);
         let mut objects = match rendered.rendering {
@@ -369,6 +389,33 @@ fn directory_objects(
         }
     }
     Ok(objects)
+}
+
+/// A `kubeVersion` as Argo CD reads it (apimachinery's `ParseGeneric`,
+/// printed back): an optional `v`, two or more dot-separated numbers (the
+/// first without a leading zero), anything after them dropped; empty
+/// stays empty.
+fn kube_version(raw: &str) -> std::result::Result<String, String> {
+    let text = raw.trim();
+    if text.is_empty() {
+        return Ok(String::new());
+    }
+    let bad = |why: &str| format!("could not parse kubernetes version {raw}: {why}");
+    let numbers = text.strip_prefix('v').unwrap_or(text);
+    let end = numbers
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(numbers.len());
+    let parts: Vec<&str> = numbers[..end].split('.').collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+        return Err(bad(&format!("could not parse \"{text}\" as version")));
+    }
+    if parts[0].len() > 1 && parts[0].starts_with('0') {
+        return Err(bad(&format!(
+            "illegal zero-prefixed version component \"{}\" in \"{text}\"",
+            parts[0]
+        )));
+    }
+    Ok(parts.join("."))
 }
 
 /// Whether a source is a Kustomize app: it has a `kustomize:` section, or
@@ -506,6 +553,8 @@ fn read_overrides(f: &Fields, k: &Node) -> Result<Overrides> {
         patches: f.maps(k, field, "patches")?.into_iter().cloned().collect(),
         components: f.strings(k, field, "components")?,
         ignore_missing_components: f.boolean(k, field, "ignoreMissingComponents")?,
+        kube_version: f.string(k, field, "kubeVersion")?,
+        api_versions: f.strings(k, field, "apiVersions")?,
     })
 }
 
@@ -900,6 +949,17 @@ mod tests {
 
     fn env() -> BuildEnv {
         BuildEnv(vec![("ARGOCD_APP_NAME", "guestbook".into())])
+    }
+
+    #[test]
+    fn kube_versions_are_read_as_argo_cd_reads_them() {
+        assert_eq!(kube_version("v1.27.3+k3s1").unwrap(), "1.27.3");
+        assert_eq!(kube_version("5.6.7+something").unwrap(), "5.6.7");
+        assert_eq!(kube_version("1.27").unwrap(), "1.27");
+        assert_eq!(kube_version("").unwrap(), "");
+        assert!(kube_version("1").is_err());
+        assert!(kube_version("abc").is_err());
+        assert!(kube_version("01.2").is_err());
     }
 
     #[test]
