@@ -42,6 +42,7 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>, strict: bool) -> 
         pos: 0,
         vars,
         strict,
+        depth: 0,
     };
     s.top()
 }
@@ -51,7 +52,12 @@ struct Scanner<'a> {
     pos: usize,
     vars: &'a BTreeMap<String, String>,
     strict: bool,
+    /// How many expressions the one being read lies in.
+    depth: usize,
 }
+
+/// How deep expressions may lie inside one another's arguments.
+const MAX_DEPTH: usize = 256;
 
 /// What ends an argument inside an expression.
 #[derive(Clone, Copy, PartialEq)]
@@ -166,6 +172,18 @@ impl Scanner<'_> {
 
     /// After `${`: the expression, through its `}`.
     fn expression(&mut self) -> Result<String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(SubstError(format!(
+                "expressions nested more than {MAX_DEPTH} deep"
+            )));
+        }
+        self.depth += 1;
+        let value = self.expression_inside();
+        self.depth -= 1;
+        value
+    }
+
+    fn expression_inside(&mut self) -> Result<String> {
         if self.peek() == Some('#') {
             self.pos += 1;
             let name = self.name()?;
@@ -315,69 +333,126 @@ fn replace(value: &str, pattern: &str, replacement: &str, mode: char) -> String 
 /// `value` without the shortest (or longest) prefix (or suffix) matching
 /// the glob `pattern`.
 fn trim(value: &str, pattern: &str, prefix: bool, longest: bool) -> String {
-    let bounds: Vec<usize> = value
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(value.len()))
-        .collect();
-    let mut cuts: Vec<usize> = bounds.clone();
-    if prefix == longest {
-        cuts.reverse();
+    let mut tokens = glob_tokens(pattern);
+    let mut chars: Vec<char> = value.chars().collect();
+    if !prefix {
+        // A suffix of the text matches the pattern where the reversed
+        // suffix matches the reversed pattern.
+        tokens.reverse();
+        chars.reverse();
     }
-    for cut in cuts {
-        let (part, rest) = if prefix {
-            (&value[..cut], &value[cut..])
-        } else {
-            (&value[cut..], &value[..cut])
-        };
-        if glob_matches(pattern, part) {
-            return rest.to_string();
-        }
+    let matched = prefix_matches(&tokens, &chars);
+    let cut = if longest {
+        matched.iter().rposition(|m| *m)
+    } else {
+        matched.iter().position(|m| *m)
+    };
+    let Some(cut) = cut else {
+        return value.to_string();
+    };
+    let mut rest: Vec<char> = chars[cut..].to_vec();
+    if !prefix {
+        rest.reverse();
     }
-    value.to_string()
+    rest.into_iter().collect()
 }
 
-/// Whether `text` matches the glob `pattern` whole: `*` any run of
-/// characters, `?` one, `[...]` one of a set (`[!...]`/`[^...]` none of
-/// it), `\` escapes.
-fn glob_matches(pattern: &str, text: &str) -> bool {
+/// One element of a glob: `*`, `?`, a set `[...]`, or a character
+/// (`\` escapes the next one).
+#[derive(Debug, Clone, PartialEq)]
+enum Glob {
+    Star,
+    Any,
+    Set {
+        negated: bool,
+        items: Vec<(char, char)>,
+    },
+    Char(char),
+}
+
+fn glob_tokens(pattern: &str) -> Vec<Glob> {
     let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    glob_at(&p, &t)
-}
-
-fn glob_at(p: &[char], t: &[char]) -> bool {
-    match p.first() {
-        None => t.is_empty(),
-        Some('*') => (0..=t.len()).any(|i| glob_at(&p[1..], &t[i..])),
-        Some('?') => !t.is_empty() && glob_at(&p[1..], &t[1..]),
-        Some('[') => {
-            let Some(c) = t.first() else { return false };
-            let mut i = 1;
-            let negated = matches!(p.get(1), Some('!' | '^'));
-            if negated {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < p.len() {
+        match p[i] {
+            '*' => out.push(Glob::Star),
+            '?' => out.push(Glob::Any),
+            '\\' if i + 1 < p.len() => {
                 i += 1;
+                out.push(Glob::Char(p[i]));
             }
-            let mut matched = false;
-            let mut first = true;
-            while i < p.len() && (p[i] != ']' || first) {
-                first = false;
-                if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
-                    matched |= p[i] <= *c && *c <= p[i + 2];
-                    i += 3;
+            '[' => {
+                let mut j = i + 1;
+                let negated = matches!(p.get(j), Some('!' | '^'));
+                if negated {
+                    j += 1;
+                }
+                let mut items = Vec::new();
+                let mut first = true;
+                while j < p.len() && (p[j] != ']' || first) {
+                    first = false;
+                    if j + 2 < p.len() && p[j + 1] == '-' && p[j + 2] != ']' {
+                        items.push((p[j], p[j + 2]));
+                        j += 3;
+                    } else {
+                        items.push((p[j], p[j]));
+                        j += 1;
+                    }
+                }
+                if j >= p.len() {
+                    // No closing `]`: the `[` is itself.
+                    out.push(Glob::Char('['));
                 } else {
-                    matched |= p[i] == *c;
-                    i += 1;
+                    out.push(Glob::Set { negated, items });
+                    i = j;
                 }
             }
-            if i >= p.len() {
-                return false;
-            }
-            matched != negated && glob_at(&p[i + 1..], &t[1..])
+            c => out.push(Glob::Char(c)),
         }
-        Some('\\') if p.len() > 1 => t.first() == Some(&p[1]) && glob_at(&p[2..], &t[1..]),
-        Some(c) => t.first() == Some(c) && glob_at(&p[1..], &t[1..]),
+        i += 1;
     }
+    out
+}
+
+/// For each length `k` of `text`, whether `text[..k]` matches the glob
+/// whole: the glob run as an automaton over the text, in time
+/// proportional to the product of their lengths.
+fn prefix_matches(tokens: &[Glob], text: &[char]) -> Vec<bool> {
+    let m = tokens.len();
+    let close = |states: &mut Vec<bool>| {
+        for i in 0..m {
+            if states[i] && tokens[i] == Glob::Star {
+                states[i + 1] = true;
+            }
+        }
+    };
+    let mut states = vec![false; m + 1];
+    states[0] = true;
+    close(&mut states);
+    let mut matched = Vec::with_capacity(text.len() + 1);
+    matched.push(states[m]);
+    for c in text {
+        let mut next = vec![false; m + 1];
+        for i in 0..m {
+            if !states[i] {
+                continue;
+            }
+            match &tokens[i] {
+                Glob::Star => next[i] = true,
+                Glob::Any => next[i + 1] = true,
+                Glob::Char(x) => next[i + 1] |= x == c,
+                Glob::Set { negated, items } => {
+                    let within = items.iter().any(|(lo, hi)| lo <= c && c <= hi);
+                    next[i + 1] |= within != *negated;
+                }
+            }
+        }
+        close(&mut next);
+        matched.push(next[m]);
+        states = next;
+    }
+    matched
 }
 
 #[cfg(test)]
@@ -554,6 +629,37 @@ mod tests {
             Ok("")
         );
         assert_eq!(substitute("${missing}", &none, false).as_deref(), Ok(""));
+    }
+
+    #[test]
+    fn trimming_takes_time_in_proportion_to_pattern_and_value() {
+        let long = "a".repeat(4000);
+        let vars = vars(&[("X", long.as_str())]);
+        let start = std::time::Instant::now();
+        let out = substitute("${X##*a*a*a*a*a*a*a*a*a*a*a*a*b}", &vars, false).unwrap();
+        assert_eq!(out, long);
+        let out = substitute("${X%%a*a*a*a*a*a*a*a*a*a*a*a}", &vars, false).unwrap();
+        assert_eq!(out, "");
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        let sets = self::vars(&[("f", "x-1.tar.gz")]);
+        assert_eq!(
+            substitute("${f%.[a-z][a-z]}", &sets, false).unwrap(),
+            "x-1.tar"
+        );
+        assert_eq!(
+            substitute("${f#[!a-w]-}", &sets, false).unwrap(),
+            "1.tar.gz"
+        );
+        assert_eq!(substitute("${f##*\\.}", &sets, false).unwrap(), "gz");
+    }
+
+    #[test]
+    fn expressions_nested_too_deep_are_refused() {
+        let deep = "${a=".repeat(100_000) + &"}".repeat(100_000);
+        let err = substitute(&deep, &vars(&[]), false).unwrap_err();
+        assert_eq!(err.0, "expressions nested more than 256 deep");
+        let fine = "${a=".repeat(200) + "x" + &"}".repeat(200);
+        assert_eq!(substitute(&fine, &vars(&[]), false).unwrap(), "x");
     }
 
     #[test]
