@@ -22,7 +22,8 @@ pub struct TargetsArgs {
     #[arg(long = "json")]
     json: bool,
     /// List only the targets whose inputs differ between the git revision
-    /// REV and the work tree (or, as REV..REV2, between two revisions).
+    /// REV and the work tree (or, as REV..REV2, between two revisions; as
+    /// REV...REV2, from their merge base to REV2).
     #[arg(long = "affected-by", value_name = "REV[..REV2]")]
     affected_by: Option<String>,
 }
@@ -64,7 +65,8 @@ pub struct ArgoBuildArgs {
 /// `krusty diff`.
 #[derive(clap::Args)]
 pub struct DiffArgs {
-    /// The git revision to compare from.
+    /// The git revision to compare from (or a range, BASE..HEAD, or
+    /// BASE...HEAD to compare from their merge base).
     #[arg(value_name = "BASE")]
     base: String,
     /// The git revision to compare to (defaults to the work tree).
@@ -213,17 +215,6 @@ fn engines(version: KustomizeVersion, flux: &FluxArgs, argo: &ArgoArgs) -> Resul
     })
 }
 
-/// `REV` (against the work tree) or `REV..REV2`.
-fn range(text: &str) -> (String, Tree) {
-    match text.split_once("..") {
-        Some((base, head)) if !head.is_empty() => {
-            (base.to_string(), Tree::Commit(head.to_string()))
-        }
-        Some((base, _)) => (base.to_string(), Tree::WorkTree),
-        None => (text.to_string(), Tree::WorkTree),
-    }
-}
-
 /// Runs `krusty targets`.
 pub fn targets(args: &TargetsArgs, version: KustomizeVersion) -> Result<(), String> {
     let listed: Vec<String> = match &args.affected_by {
@@ -233,8 +224,8 @@ pub fn targets(args: &TargetsArgs, version: KustomizeVersion) -> Result<(), Stri
             .map(|p| p.display().to_string())
             .collect(),
         Some(revs) => {
-            let (base, head) = range(revs);
-            let comparison = Comparison::new(&args.dir, &base, &head).map_err(|e| e.to_string())?;
+            let comparison =
+                Comparison::new(&args.dir, revs, &Tree::WorkTree).map_err(|e| e.to_string())?;
             comparison
                 .affected(&engines(
                     version,

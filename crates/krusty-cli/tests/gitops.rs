@@ -557,3 +557,202 @@ fn every_kind_of_file_a_build_reads_is_one_of_its_inputs() {
     std::fs::write(dir.join("base/unused.yaml"), "kind: Secret\n").unwrap();
     assert!(lines(&krusty(&dir, &["targets", "--affected-by", "HEAD"])).is_empty());
 }
+
+/// A commit whose tree names `x` twice: first a symlink to `victim`,
+/// then a file (`git mktree` writes what it is given; git's checks only
+/// run in `fsck`).
+fn crafted_commit(dir: &Path, victim: &Path) -> String {
+    let hash = |text: &str| {
+        let mut git = git_command(dir);
+        git.args(["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = git.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let link = hash(&victim.display().to_string());
+    let blob = hash("planted\n");
+    let app = run(git_command(dir).args(["rev-parse", "HEAD:app"]))
+        .trim()
+        .to_string();
+    let listing = format!("040000 tree {app}\tapp\n120000 blob {link}\tx\n100644 blob {blob}\tx\n");
+    let mut mktree = git_command(dir);
+    mktree
+        .arg("mktree")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = mktree.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), listing.as_bytes()).unwrap();
+    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    run(git_command(dir).args(["commit-tree", &tree, "-p", "HEAD", "-m", "crafted"]))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_revision_that_would_write_through_its_own_link_is_refused() {
+    let dir = scratch("gitops-repos", "crafted-tree");
+    let outside = scratch("gitops-repos", "crafted-outside");
+    write(&dir, "app/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        &dir,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    let victim = outside.join("victim");
+    let evil = crafted_commit(&dir, &victim);
+    let out = krusty(&dir, &["diff", "HEAD", &evil]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("names one path twice"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!victim.exists(), "krusty wrote outside its folder");
+}
+
+#[test]
+fn flux_and_argocd_never_read_through_a_link_out_of_the_repository() {
+    let dir = scratch("gitops-repos", "escaping-links");
+    let outside = scratch("gitops-repos", "escaping-outside");
+    write(
+        &outside,
+        "kustomization.yaml",
+        "configMapGenerator:\n- name: leak\n  literals:\n  - k=OUTSIDE\n",
+    );
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("kustomization.yaml"),
+        dir.join("app/kustomization.yaml"),
+    )
+    .unwrap();
+    write(
+        &dir,
+        "ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  path: ./app\n",
+    );
+    write(
+        &dir,
+        "app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: app\nspec:\n  source:\n    path: app\n    kustomize:\n      namePrefix: x-\n",
+    );
+    let flux = krusty(&dir, &["flux", "build", "--source-root", ".", "ks.yaml"]);
+    assert!(!flux.status.success() && !text(&flux.stdout).contains("OUTSIDE"));
+    assert!(
+        text(&flux.stderr).contains("fs-security-constraint read"),
+        "{}",
+        text(&flux.stderr)
+    );
+    let argo = krusty(&dir, &["argocd", "build", "--repo-root", ".", "app.yaml"]);
+    assert!(!argo.status.success() && !text(&argo.stdout).contains("OUTSIDE"));
+    assert!(
+        text(&argo.stderr)
+            .contains("repository contains out-of-bounds symlinks. file: app/kustomization.yaml"),
+        "{}",
+        text(&argo.stderr)
+    );
+    // A name that would lead `.argocd-source-NAME.yaml` elsewhere.
+    write(
+        &dir,
+        "bad.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ../../x\nspec:\n  source:\n    path: app\n",
+    );
+    let bad = krusty(&dir, &["argocd", "build", "--repo-root", ".", "bad.yaml"]);
+    assert!(
+        text(&bad.stderr)
+            .contains("metadata.name '../../x': must be a lowercase RFC 1123 subdomain"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+#[test]
+fn a_secret_in_a_list_of_a_directory_application_is_masked() {
+    let dir = scratch("gitops-repos", "list-secret");
+    let list = |v: &str| {
+        format!("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: s\n  stringData:\n    k: {v}\n")
+    };
+    write(&dir, "dir/list.yaml", &list("OLDSECRET"));
+    write(&dir, "app.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: d\nspec:\n  destination:\n    namespace: ns\n  source:\n    path: dir\n");
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    write(&dir, "dir/list.yaml", &list("NEWSECRET"));
+    for format in ["text", "markdown", "json"] {
+        let out = ok_or_1(&krusty(&dir, &["diff", "HEAD", "--output", format]));
+        assert!(
+            !out.contains("OLDSECRET") && !out.contains("NEWSECRET"),
+            "{format}:\n{out}"
+        );
+        assert!(out.contains("v1 Secret s"), "{format}:\n{out}");
+    }
+}
+
+#[test]
+fn an_unreadable_flux_file_is_an_error_naming_it() {
+    let dir = scratch("gitops-repos", "unreadable-flux");
+    write(
+        &dir,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    write(&dir, "ks.yaml", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: k\nspec:\n  path: ./app\n  bad: [\n");
+    let out = krusty(&dir, &["flux", "build", "--source-root", "."]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("ks.yaml"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_target_that_became_a_base_is_compared_with_what_it_builds_now() {
+    let dir = scratch("gitops-repos", "became-base");
+    write(&dir, "app/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        &dir,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    write(
+        &dir,
+        "env/kustomization.yaml",
+        "namePrefix: env-\nresources:\n- ../app\n",
+    );
+    commit(&dir, "two");
+    let shown = ok_or_1(&krusty(&dir, &["diff", "HEAD~1", "HEAD"]));
+    assert!(!shown.contains("=== app"), "{shown}");
+    assert!(
+        shown.contains("=== env (kustomization)\n+ v1 ConfigMap env-a\n"),
+        "{shown}"
+    );
+    // The same change as a range, and from a merge base.
+    assert_eq!(ok_or_1(&krusty(&dir, &["diff", "HEAD~1..HEAD"])), shown);
+    run(git_command(&dir).args(["checkout", "-q", "-b", "topic", "HEAD~1"]));
+    write(
+        &dir,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+    );
+    commit(&dir, "topic");
+    let from_merge_base = ok_or_1(&krusty(&dir, &["diff", "main...topic"]));
+    assert!(
+        from_merge_base.contains("=== app (kustomization)\n- v1 ConfigMap a\n+ v1 ConfigMap b\n"),
+        "{from_merge_base}"
+    );
+    assert_eq!(
+        lines(&krusty(&dir, &["targets", "--affected-by", "main...topic"])),
+        ["app"]
+    );
+}

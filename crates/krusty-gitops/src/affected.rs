@@ -19,6 +19,15 @@ use crate::error::{Error, Result};
 use crate::git::{Repo, Tree};
 use crate::target::{discover, Engines, Rendered, Side, Target, TargetKind};
 
+/// A side of a range left empty: `HEAD`.
+fn or_head(rev: &str) -> &str {
+    if rev.is_empty() {
+        "HEAD"
+    } else {
+        rev
+    }
+}
+
 /// A target to compare: its base side's target, if it has one, and its
 /// head side's rendering, if it has one.
 type Pair = (Option<Target>, Option<(Target, Rendered)>);
@@ -38,7 +47,9 @@ pub struct Comparison {
 
 impl Comparison {
     /// The change from `base` to `head` in the repository holding `dir`
-    /// (the folder searched for targets). Both revisions are written out
+    /// (the folder searched for targets). `base` may be a range instead,
+    /// `A..B` or `A...B` (from the merge base of A and B), which gives
+    /// the head too. Both revisions are written out
     /// at once; the work tree is read where it is.
     pub fn new(dir: &Path, base: &str, head: &Tree) -> Result<Comparison> {
         let dir = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
@@ -47,10 +58,28 @@ impl Comparison {
             .strip_prefix(&repo.top)
             .unwrap_or(Path::new(""))
             .to_path_buf();
-        let base_commit = repo.commit(base)?;
-        let head = match head {
-            Tree::Commit(rev) => Tree::Commit(repo.commit(rev)?),
-            Tree::WorkTree => Tree::WorkTree,
+        // `A..B` is from A to B; `A...B` from where B left A to B (their
+        // merge base), as a pull request's changes are; an empty side is
+        // HEAD.
+        let (base_commit, head) = match (base.split_once("..."), base.split_once("..")) {
+            (Some((a, b)), _) => {
+                let (a, b) = (or_head(a), or_head(b));
+                (
+                    repo.merge_base(&repo.commit(a)?, &repo.commit(b)?)?,
+                    Tree::Commit(repo.commit(b)?),
+                )
+            }
+            (None, Some((a, b))) => (
+                repo.commit(or_head(a))?,
+                Tree::Commit(repo.commit(or_head(b))?),
+            ),
+            (None, None) => (
+                repo.commit(base)?,
+                match head {
+                    Tree::Commit(rev) => Tree::Commit(repo.commit(rev)?),
+                    Tree::WorkTree => Tree::WorkTree,
+                },
+            ),
         };
         let changed = repo.changed(&base_commit, &head)?;
         let export = |commit: &str| -> Result<(tempfile::TempDir, PathBuf)> {
@@ -139,7 +168,15 @@ impl Comparison {
             }
         }
         total += base_by_key.len();
-        work.extend(base_by_key.into_values().map(|t| (Some(t), None)));
+        for t in base_by_key.into_values() {
+            // A target that became a base still builds on the head side:
+            // what changed is what it builds.
+            let head = t.is_folder_on(&self.head).then(|| {
+                let r = t.render(&self.head, engines);
+                (t.clone(), r)
+            });
+            work.push((Some(t), head));
+        }
         let mut diffs: Vec<TargetDiff> = work
             .into_par_iter()
             .map(|(base, head)| {

@@ -152,8 +152,10 @@ impl Application {
         let f = Fields::new("Application", node, &found.file);
         let meta = node.get("metadata").cloned().unwrap_or_else(Node::map);
         let name = f.string(&meta, "metadata", "name")?;
-        if name.is_empty() {
-            return Err(f.error("metadata.name: must be set"));
+        if !is_dns_subdomain(&name) {
+            return Err(f.error(format!(
+                "metadata.name '{name}': must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.', at most 253)"
+            )));
         }
         let spec = node.get("spec").cloned().unwrap_or_else(Node::map);
         let destination = spec.get("destination").cloned().unwrap_or_else(Node::map);
@@ -183,9 +185,15 @@ impl Application {
                 kustomize,
             });
         }
+        let namespace = f.string(&meta, "metadata", "namespace")?;
+        if !namespace.is_empty() && (namespace.contains('.') || !is_dns_subdomain(&namespace)) {
+            return Err(f.error(format!(
+                "metadata.namespace '{namespace}': must be a lowercase RFC 1123 label"
+            )));
+        }
         Ok(Application {
             name,
-            namespace: f.string(&meta, "metadata", "namespace")?,
+            namespace,
             file: found.file.clone(),
             project: f.string(&spec, "spec", "project")?,
             destination_namespace: f.string(&destination, "spec.destination", "namespace")?,
@@ -262,6 +270,14 @@ impl Application {
         settings: &Settings,
         inputs: &mut Inputs,
     ) -> Result<Vec<krusty_resource::Resource>> {
+        if let Some(link) = side.escaping_link() {
+            // Argo CD's repo-server refuses such a checkout outright.
+            inputs.folders.insert(PathBuf::new());
+            return Err(self.error(format!(
+                "repository contains out-of-bounds symlinks. file: {}",
+                link.display()
+            )));
+        }
         let app_dir = app_path(side, &source.path).map_err(|e| self.error(e))?;
         let rel_dir = app_dir
             .strip_prefix(&side.top)
@@ -286,6 +302,14 @@ impl Application {
             return Ok(objects);
         }
         let env = BuildEnv::new(self, &source, &instance, side);
+        if source
+            .kustomize
+            .as_ref()
+            .is_some_and(|k| krusty_yaml::to_go_json(k).contains("ARGOCD_APP_REVISION"))
+        {
+            // The rendering names the revision: every change touches it.
+            inputs.folders.insert(PathBuf::new());
+        }
         let overrides = match &source.kustomize {
             Some(k) => read_overrides(&Fields::new("Application", k, &self.file), k)?,
             None => Overrides::default(),
@@ -383,9 +407,23 @@ fn directory_objects(
             .filter_map(|d| d.root)
             .filter(|r| !r.is_null())
         {
-            let r = krusty_resource::Resource::from_node(root)
-                .map_err(|e| format!("{}: {e}", shown.display()))?;
-            objects.push(r);
+            // An object with an `items` list is a list: its items are the
+            // objects (Argo CD's `IsList`).
+            let items = match root.get("items").and_then(Node::as_seq) {
+                Some(items) => items.iter().cloned().collect(),
+                None => vec![root],
+            };
+            for item in items {
+                if item.as_map().is_none() {
+                    return Err(format!(
+                        "{}: items member is not an object",
+                        shown.display()
+                    ));
+                }
+                let r = krusty_resource::Resource::from_node(item)
+                    .map_err(|e| format!("{}: {e}", shown.display()))?;
+                objects.push(r);
+            }
         }
     }
     Ok(objects)
@@ -416,6 +454,20 @@ fn kube_version(raw: &str) -> std::result::Result<String, String> {
         )));
     }
     Ok(parts.join("."))
+}
+
+/// Whether `name` is a valid Kubernetes object name (RFC 1123 subdomain).
+fn is_dns_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
 }
 
 /// Whether a source is a Kustomize app: it has a `kustomize:` section, or

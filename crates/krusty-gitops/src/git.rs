@@ -12,9 +12,16 @@ use crate::error::{Error, Result};
 /// How long one git command may run.
 const GIT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The most a revision written out may hold, in bytes and in files: a
+/// small repository can name one large object many times.
+pub const MAX_EXPORT_BYTES: u64 = 1 << 30;
+
+/// The most files a revision written out may hold.
+pub const MAX_EXPORT_FILES: usize = 200_000;
+
 /// The most a git command may print (a revision's whole contents, for
-/// `cat-file --batch`).
-const MAX_GIT_OUTPUT: usize = 4 << 30;
+/// `cat-file --batch`, with the objects' headers).
+const MAX_GIT_OUTPUT: usize = (MAX_EXPORT_BYTES as usize) + (64 << 20);
 
 /// A git repository, found from a folder inside its work tree.
 #[derive(Debug, Clone)]
@@ -70,6 +77,16 @@ impl Repo {
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
+    /// The commit where `a` and `b` last met (`git merge-base`).
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<String> {
+        let out = git(
+            &self.top,
+            &["merge-base", "--end-of-options", a, b],
+            Vec::new(),
+        )?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
     /// The paths (relative to the top folder) whose content differs
     /// between `base` and `head`, on either side of a rename.
     pub fn changed(&self, base: &str, head: &Tree) -> Result<Vec<PathBuf>> {
@@ -110,45 +127,102 @@ impl Repo {
                 "ls-tree",
                 "-r",
                 "-z",
+                "-l",
                 "--full-tree",
                 "--end-of-options",
                 commit,
             ],
             Vec::new(),
         )?;
-        let mut entries = Vec::new();
-        for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let text = String::from_utf8_lossy(record);
-            let (meta, path) = text
-                .split_once('\t')
-                .ok_or_else(|| git_error("ls-tree", "unreadable listing"))?;
-            let mut fields = meta.split(' ');
-            let (Some(mode), Some(kind), Some(oid)) = (fields.next(), fields.next(), fields.next())
-            else {
-                return Err(git_error("ls-tree", "unreadable listing"));
-            };
-            if kind != "blob" {
-                continue;
-            }
-            let rel = PathBuf::from(path);
-            if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-                return Err(git_error("ls-tree", &format!("refusing the path '{path}'")));
-            }
-            entries.push((mode.to_string(), oid.to_string(), rel));
-        }
-        let request: String = entries
-            .iter()
-            .map(|(_, oid, _)| format!("{oid}\n"))
-            .collect();
+        let entries = tree_entries(&listing, commit)?;
+        let request: String = entries.iter().map(|e| format!("{}\n", e.oid)).collect();
         let contents = git(&self.top, &["cat-file", "--batch"], request.into_bytes())?;
         let mut rest: &[u8] = &contents;
-        for (mode, oid, rel) in &entries {
-            let (body, after) = next_object(rest, oid)?;
+        for entry in &entries {
+            let (body, after) = next_object(rest, &entry.oid)?;
             rest = after;
-            write_entry(&dest.join(rel), mode, body)?;
+            write_entry(&dest.join(&entry.path), &entry.mode, body)?;
         }
         Ok(())
     }
+}
+
+/// A file of a tree: its mode, object id and path.
+struct Entry {
+    mode: String,
+    oid: String,
+    path: PathBuf,
+}
+
+/// The files `ls-tree -r -l -z` lists, checked so that writing them one
+/// after another can only create new files below the folder they are
+/// written to: every path plain names, none twice, none below another
+/// entry (a link or file that a later path would pass through), and
+/// their sizes within [`MAX_EXPORT_BYTES`] and [`MAX_EXPORT_FILES`].
+/// Submodules are left out.
+fn tree_entries(listing: &[u8], commit: &str) -> Result<Vec<Entry>> {
+    use std::os::unix::ffi::OsStrExt;
+    let unreadable = || git_error("ls-tree", "unreadable listing");
+    let mut entries = Vec::new();
+    let mut total: u64 = 0;
+    for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let tab = record
+            .iter()
+            .position(|b| *b == b'\t')
+            .ok_or_else(unreadable)?;
+        let meta = String::from_utf8_lossy(&record[..tab]);
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
+        let mut fields = meta.split_whitespace();
+        let (Some(mode), Some(kind), Some(oid), Some(size)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err(unreadable());
+        };
+        if kind != "blob" {
+            continue;
+        }
+        if !path.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(git_error(
+                "ls-tree",
+                &format!("refusing the path '{}'", path.display()),
+            ));
+        }
+        total = total.saturating_add(size.parse().map_err(|_| unreadable())?);
+        if total > MAX_EXPORT_BYTES || entries.len() >= MAX_EXPORT_FILES {
+            return Err(git_error(
+                "ls-tree",
+                &format!(
+                    "revision {commit} holds more than {MAX_EXPORT_BYTES} bytes or {MAX_EXPORT_FILES} files: krusty does not write it out"
+                ),
+            ));
+        }
+        entries.push(Entry {
+            mode: mode.to_string(),
+            oid: oid.to_string(),
+            path,
+        });
+    }
+    let paths: std::collections::HashSet<&Path> =
+        entries.iter().map(|e| e.path.as_path()).collect();
+    if paths.len() != entries.len() {
+        return Err(git_error(
+            "ls-tree",
+            &format!("revision {commit} names one path twice"),
+        ));
+    }
+    for e in &entries {
+        if let Some(outer) = e.path.ancestors().skip(1).find(|a| paths.contains(a)) {
+            return Err(git_error(
+                "ls-tree",
+                &format!(
+                    "revision {commit} has '{}' inside the file or link '{}'",
+                    e.path.display(),
+                    outer.display()
+                ),
+            ));
+        }
+    }
+    Ok(entries)
 }
 
 /// The next object of `cat-file --batch` output: its body, and what
@@ -175,10 +249,17 @@ fn write_entry(path: &Path, mode: &str, body: &[u8]) -> Result<()> {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     if mode == "120000" {
-        let target = std::ffi::OsStr::new(std::str::from_utf8(body).unwrap_or_default());
+        use std::os::unix::ffi::OsStrExt;
+        let target = std::ffi::OsStr::from_bytes(body);
         return std::os::unix::fs::symlink(target, path).map_err(|e| Error::io(path, e));
     }
-    std::fs::write(path, body).map_err(|e| Error::io(path, e))?;
+    // A new file only: never one already there, nor through a link.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    std::io::Write::write_all(&mut file, body).map_err(|e| Error::io(path, e))?;
     if mode == "100755" {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
@@ -188,9 +269,10 @@ fn write_entry(path: &Path, mode: &str, body: &[u8]) -> Result<()> {
 }
 
 fn split_nul(out: &[u8]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
     out.split(|b| *b == 0)
         .filter(|p| !p.is_empty())
-        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
         .collect()
 }
 

@@ -22,8 +22,9 @@ pub struct Found {
 /// Every object in the YAML files under `top` (relative paths, `.`
 /// folders left out) whose `apiVersion` has the group `group` (empty:
 /// the core group) and whose kind is `kind`, in file order. A file is
-/// parsed only when its text names the group and the kind; a file that
-/// does not parse is passed over.
+/// parsed only when its text names the group and the kind; such a file
+/// that does not parse is an error naming it, line and column (unless it
+/// is a template holding `{{`, which is passed over).
 pub fn find_all(top: &Path, group: &str, kind: &str) -> Result<Vec<Found>> {
     let mut files = Vec::new();
     yaml_files(top, Path::new(""), &mut files)?;
@@ -36,6 +37,16 @@ pub fn find_all(top: &Path, group: &str, kind: &str) -> Result<Vec<Found>> {
         };
         if !text.contains(group) || !text.contains(kind) {
             continue;
+        }
+        // A file that names the kind but does not parse is an error, not
+        // a file without objects (a template, with `{{`, is passed over).
+        if !group.is_empty() && !text.contains("{{") {
+            if let Err(e) = krusty_yaml::parse_stream(&text) {
+                return Err(Error::Yaml {
+                    path: rel.clone(),
+                    message: e.to_string(),
+                });
+            }
         }
         found.extend(
             objects_in(&text, group, kind)

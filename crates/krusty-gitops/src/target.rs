@@ -32,6 +32,9 @@ pub struct Side {
     /// The bases its targets have built: each shared base is built once
     /// per side (the side's files do not change while it is rendered).
     bases: Arc<BaseCache>,
+    /// The first symlink of the tree that is absolute or leads out of it,
+    /// looked for when first asked.
+    escaping_link: Arc<OnceLock<Option<PathBuf>>>,
 }
 
 impl Side {
@@ -44,6 +47,7 @@ impl Side {
             revision,
             objects: Arc::default(),
             bases: Arc::default(),
+            escaping_link: Arc::default(),
         }
     }
 
@@ -59,12 +63,52 @@ impl Side {
         self.top.join(&self.dir)
     }
 
+    /// The first symlink of the tree (relative to its top, `.git` left
+    /// out, in path order) that is absolute or leads out of the tree: Argo
+    /// CD refuses to render from such a repository.
+    pub fn escaping_link(&self) -> Option<&Path> {
+        self.escaping_link
+            .get_or_init(|| first_escaping_link(&self.top, Path::new("")))
+            .as_deref()
+    }
+
     /// `text` with this side's top folder written as a path relative to
     /// it, so the same error on two sides reads the same.
     pub fn relative_text(&self, text: &str) -> String {
         let top = self.top.display().to_string();
         text.replace(&format!("{top}/"), "").replace(&top, ".")
     }
+}
+
+fn first_escaping_link(top: &Path, rel: &Path) -> Option<PathBuf> {
+    let dir = top.join(rel);
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(&dir).ok()?.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        if rel.as_os_str().is_empty() && name == ".git" {
+            continue;
+        }
+        let path = rel.join(&name);
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            let target = std::fs::read_link(entry.path()).ok()?;
+            let lexical = crate::discover::clean(&rel.join(&target));
+            let escapes = target.is_absolute() || lexical.starts_with("..");
+            let resolved_out =
+                std::fs::canonicalize(entry.path()).is_ok_and(|r| !r.starts_with(top));
+            if escapes || resolved_out {
+                return Some(path);
+            }
+        } else if kind.is_dir() {
+            if let Some(found) = first_escaping_link(top, &path) {
+                return Some(found);
+            }
+        }
+    }
+    None
 }
 
 /// What kind of target a target is.
@@ -161,6 +205,18 @@ impl Target {
         }
     }
 
+    /// Whether it is a kustomization folder that still holds a
+    /// kustomization on `side` (a target of another side that became a
+    /// base there).
+    pub fn is_folder_on(&self, side: &Side) -> bool {
+        match &self.source {
+            Source::Folder(dir) => crate::discover::KUSTOMIZATION_FILES
+                .iter()
+                .any(|n| side.top.join(dir).join(n).is_file()),
+            _ => false,
+        }
+    }
+
     /// Its key among the targets of a side (kind, then name).
     pub fn key(&self) -> (TargetKind, &str) {
         (self.kind, &self.name)
@@ -206,6 +262,10 @@ pub(crate) fn render_folder(
 /// repository; each kind in name order. An Application that cannot be read fails the discovery,
 /// naming its file.
 pub fn discover(side: &Side) -> Result<Vec<Target>> {
+    if !side.searched().is_dir() {
+        // The folder searched is not in this revision: it has no targets.
+        return Ok(Vec::new());
+    }
     let folders = crate::discover::targets(&side.searched())?;
     let mut targets: Vec<Target> = folders.iter().map(|d| Target::folder(side, d)).collect();
     let mut kustomizations = Vec::new();

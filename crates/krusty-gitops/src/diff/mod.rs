@@ -80,6 +80,27 @@ impl TargetDiff {
     }
 }
 
+/// `text` with every control character written as an escape (`\n`,
+/// `\u{7f}`): a name printed on a line of its own can then neither end
+/// the line nor hide what follows.
+pub(crate) fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The key objects are matched by.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Key {
@@ -102,15 +123,22 @@ fn key(r: &Resource) -> Key {
 /// An object's id as printed.
 fn shown_id(r: &Resource) -> String {
     let id = r.id();
+    let shown = |s: &str| escape_controls(s);
     let api_version = if id.gvk.group.is_empty() {
         id.gvk.version.to_string()
     } else {
         format!("{}/{}", id.gvk.group, id.gvk.version)
     };
+    let api_version = shown(&api_version);
     if id.namespace.is_empty() {
-        format!("{api_version} {} {}", id.gvk.kind, id.name)
+        format!("{api_version} {} {}", shown(&id.gvk.kind), shown(&id.name))
     } else {
-        format!("{api_version} {} {}/{}", id.gvk.kind, id.namespace, id.name)
+        format!(
+            "{api_version} {} {}/{}",
+            shown(&id.gvk.kind),
+            shown(&id.namespace),
+            shown(&id.name)
+        )
     }
 }
 
@@ -135,7 +163,7 @@ pub fn compare(
         // A side that failed has no objects to compare: the errors say
         // what changed.
         return TargetDiff {
-            target: target.to_string(),
+            target: escape_controls(target),
             kind,
             objects: Vec::new(),
             base_error,
@@ -165,7 +193,7 @@ pub fn compare(
     }
     diffs.sort_by(|a, b| a.id.cmp(&b.id));
     TargetDiff {
-        target: target.to_string(),
+        target: escape_controls(target),
         kind,
         objects: diffs,
         base_error: None,
@@ -189,10 +217,10 @@ fn object_diff(
         before.map(|r| r.node.clone()),
         after.map(|r| r.node.clone()),
     );
-    let is_secret = after.or(before).is_some_and(|r| {
-        let id = r.id();
-        id.gvk.group.is_empty() && id.gvk.kind == "Secret"
-    });
+    // Any kind named Secret, whatever its group: masking fails closed.
+    let is_secret = after
+        .or(before)
+        .is_some_and(|r| r.id().gvk.kind == "Secret");
     if is_secret && !show_secrets {
         mask_secrets(old.as_mut(), new.as_mut());
     }
@@ -213,8 +241,8 @@ fn object_diff(
             .unified_diff()
             .context_radius(CONTEXT_LINES)
             .header(
-                &format!("a/{target} {shown}"),
-                &format!("b/{target} {shown}"),
+                &format!("a/{} {shown}", escape_controls(target)),
+                &format!("b/{} {shown}", escape_controls(target)),
             )
             .to_string()
     };
@@ -353,6 +381,27 @@ mod tests {
             true,
         );
         assert!(shown.objects[0].diff.contains("-  pw: b2xk\n+  pw: bmV3\n"));
+    }
+
+    #[test]
+    fn names_cannot_break_the_lines_they_are_printed_on() {
+        let objects = resources("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"x\\n\\n</details>\\n# H\\u202e\"\n");
+        let diff = compare(
+            "dir\n=== fake",
+            "kustomization",
+            &Rendering::Absent,
+            &Rendering::Objects(objects),
+            false,
+        );
+        assert_eq!(diff.target, "dir\\n=== fake");
+        assert_eq!(
+            diff.objects[0].id,
+            "v1 ConfigMap x\\n\\n</details>\\n# H\\u{202e}"
+        );
+        assert!(diff.objects[0]
+            .diff
+            .lines()
+            .all(|l| !l.starts_with("=== ") && !l.starts_with("</details>")));
     }
 
     #[test]

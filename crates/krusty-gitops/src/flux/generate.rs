@@ -12,19 +12,30 @@ use super::{FluxKustomization, Image};
 /// The kustomization file names, in the order Flux looks for them.
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
-/// What the kustomization was made from.
-pub enum Made {
-    /// The folder's own file (its path).
-    Merged(PathBuf),
-    /// A kustomization generated from the folder's files.
-    Generated,
+/// Fails for a path that leads out of the source root `top` (through a
+/// symlink), in the words of Flux's secure file system.
+pub fn confined(top: &Path, path: &Path, op: &str) -> Result<(), String> {
+    let resolved = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if resolved.starts_with(top) {
+        Ok(())
+    } else {
+        Err(format!(
+            "fs-security-constraint {op} {}: path '{}' is not in or below '{}'",
+            path.display(),
+            resolved.display(),
+            top.display()
+        ))
+    }
 }
 
-/// The kustomization text for `dir`, and what it was made from.
-pub fn kustomization(dir: &Path, ks: &FluxKustomization) -> Result<(String, Made), String> {
+/// The kustomization text for `dir` (a folder of the source root `top`).
+/// Every file read must lie in the root.
+pub fn kustomization(top: &Path, dir: &Path, ks: &FluxKustomization) -> Result<String, String> {
+    confined(top, dir, "abs")?;
     let existing = FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file());
-    let (mut root, made) = match existing {
+    let mut root = match existing {
         Some(path) => {
+            confined(top, &path, "read")?;
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let root = krusty_yaml::parse_stream(&text)
@@ -46,14 +57,14 @@ pub fn kustomization(dir: &Path, ks: &FluxKustomization) -> Result<(String, Made
                     Node::seq_of([Node::string("originAnnotations")]),
                 );
             }
-            (root, Made::Merged(path))
+            root
         }
-        None => (generated(dir)?, Made::Generated),
+        None => generated(top, dir)?,
     };
     merge(&mut root, dir, ks)?;
     let mut text = String::new();
     krusty_yaml::emit_document(&root, &mut text).map_err(|e| e.to_string())?;
-    Ok((text, made))
+    Ok(text)
 }
 
 /// `root` with `apiVersion` and `kind` first, as Flux's decoder fills
@@ -81,9 +92,9 @@ fn with_type_meta(root: Node) -> Node {
 /// A kustomization listing every YAML file below `dir` (lexical order,
 /// hidden ones too) and every subfolder that holds a kustomization
 /// (without looking inside it); each file must hold Kubernetes objects.
-fn generated(dir: &Path) -> Result<Node, String> {
+fn generated(top: &Path, dir: &Path) -> Result<Node, String> {
     let mut resources = Vec::new();
-    scan(dir, Path::new(""), &mut resources)?;
+    scan(top, dir, Path::new(""), &mut resources)?;
     let mut root = with_type_meta(Node::map());
     if resources.is_empty() {
         root.set("namespace", Node::string("_placeholder"));
@@ -100,7 +111,7 @@ fn generated(dir: &Path) -> Result<Node, String> {
     Ok(root)
 }
 
-fn scan(top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+fn scan(root: &Path, top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     let dir = top.join(rel);
     let mut entries: Vec<(String, std::fs::FileType)> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -114,9 +125,10 @@ fn scan(top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
             if FILE_NAMES.iter().any(|n| top.join(&path).join(n).is_file()) {
                 out.push(path);
             } else {
-                scan(top, &path, out)?;
+                scan(root, top, &path, out)?;
             }
         } else if kind.is_file() && (name.ends_with(".yaml") || name.ends_with(".yml")) {
+            confined(root, &top.join(&path), "read")?;
             check_objects(&top.join(&path))?;
             out.push(path);
         }

@@ -306,13 +306,22 @@ impl FluxKustomization {
                 dir.display()
             )));
         }
-        let (text, made) = generate::kustomization(&dir, self).map_err(|e| self.error(e))?;
+        // Recorded before anything can fail: a failed build has read them.
         for name in generate::FILE_NAMES {
             inputs.files.insert(rel.join(name));
         }
-        if let generate::Made::Generated = made {
+        if !generate::FILE_NAMES.iter().any(|n| dir.join(n).is_file()) {
             inputs.folders.insert(rel.clone());
         }
+        if self
+            .post_build
+            .as_ref()
+            .is_some_and(|p| !p.substitute_from.is_empty())
+        {
+            // substituteFrom searches every YAML file of the tree.
+            inputs.folders.insert(PathBuf::new());
+        }
+        let text = generate::kustomization(&side.top, &dir, self).map_err(|e| self.error(e))?;
         let request = BuildRequest {
             kustomization: Some(text.into()),
             confine_to: Some(Arc::from(side.top.as_path())),
