@@ -218,21 +218,13 @@ impl Engine {
         Ok(Build { output })
     }
 
-    /// Builds as [`Engine::build`] does, and says which local files the
-    /// build read or looked for, and which folders it read whole (a Helm
-    /// chart): a change that touches none of them leaves the build as it
-    /// was. A failed build reports what it read up to the failure.
-    pub fn build_recording(&self, root: impl AsRef<Path>) -> (Result<Build, Error>, Inputs) {
-        let (built, inputs) = self.engine.build_recording(root.as_ref());
-        (
-            built.map(|output| Build { output }).map_err(Error::from),
-            inputs,
-        )
-    }
-
     /// Builds the folder `root` as `request` says: with a kustomization
-    /// given as text in place of its file, recording its inputs or not
-    /// (they are empty unless asked for).
+    /// given as text in place of its file, confined to a folder, with a
+    /// cache of bases shared with other builds of the same files, and
+    /// recording its inputs or not (the files it read or looked for and
+    /// the folders it read whole, such as a Helm chart; empty unless asked
+    /// for): a change that touches none of them leaves the build as it
+    /// was, and a failed build reports what it read up to the failure.
     pub fn build_with(
         &self,
         root: impl AsRef<Path>,

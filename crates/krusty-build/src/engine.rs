@@ -95,20 +95,10 @@ impl Engine {
         self.build_with(dir, &BuildRequest::default()).0
     }
 
-    /// Builds as [`Engine::build`] does, and says which local files the
-    /// build read or looked for (see [`crate::inputs`]). A build that
+    /// Builds the folder `dir` as `request` says; the inputs (see
+    /// [`crate::inputs`]) are empty unless it asks for them. A build that
     /// fails has read what it read up to the failure: the same inputs
     /// fail it the same way.
-    pub fn build_recording(&self, dir: &Path) -> (BuildResult<BuildOutput>, Inputs) {
-        let request = BuildRequest {
-            record_inputs: true,
-            ..BuildRequest::default()
-        };
-        self.build_with(dir, &request)
-    }
-
-    /// Builds the folder `dir` as `request` says; the inputs are empty
-    /// unless it asks for them.
     pub fn build_with(
         &self,
         dir: &Path,

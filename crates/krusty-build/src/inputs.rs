@@ -1,6 +1,6 @@
 //! What a build read: every local file it opened or looked for, and every
 //! folder it read as a whole (a Helm chart), recorded when asked for (see
-//! [`crate::Engine::build_recording`]).
+//! [`crate::Engine::build_with`]).
 //!
 //! The record is what decides whether a change can alter a build: a build
 //! is a function of the files it reads, so a change that touches none of

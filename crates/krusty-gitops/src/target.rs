@@ -217,11 +217,6 @@ impl Target {
         }
     }
 
-    /// Its key among the targets of a side (kind, then name).
-    pub fn key(&self) -> (TargetKind, &str) {
-        (self.kind, &self.name)
-    }
-
     /// Renders it on `side`.
     pub fn render(&self, side: &Side, engines: &Engines) -> Rendered {
         match &self.source {
