@@ -756,3 +756,25 @@ fn a_target_that_became_a_base_is_compared_with_what_it_builds_now() {
         ["app"]
     );
 }
+
+#[test]
+fn an_ignored_file_a_build_reads_is_seen_as_changed() {
+    let dir = scratch("gitops-repos", "ignored-input");
+    write(&dir, ".gitignore", "local.env\nsecrets/\n");
+    write(
+        &dir,
+        "app/kustomization.yaml",
+        "configMapGenerator:\n- name: c\n  envs:\n  - local.env\n",
+    );
+    write(&dir, "app/local.env", "A=1\n");
+    write(
+        &dir,
+        "other/kustomization.yaml",
+        "configMapGenerator:\n- name: s\n  files:\n  - ../secrets/token\n",
+    );
+    write(&dir, "secrets/token", "t\n");
+    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
+    commit(&dir, "one");
+    let listed = lines(&krusty(&dir, &["targets", "--affected-by", "HEAD"]));
+    assert_eq!(listed, ["app", "other"]);
+}

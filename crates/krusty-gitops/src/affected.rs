@@ -122,7 +122,21 @@ impl Comparison {
 
     /// Whether the change touches a rendering that read `inputs`.
     fn touches(&self, rendered: &Rendered) -> bool {
-        self.changed.iter().any(|p| rendered.inputs.contains(p))
+        use std::os::unix::ffi::OsStrExt;
+        self.changed.iter().any(|p| {
+            if p.as_os_str().as_bytes().ends_with(b"/") {
+                // A whole folder of files not tracked: any input inside it.
+                let inputs = &rendered.inputs;
+                inputs
+                    .files
+                    .iter()
+                    .chain(&inputs.folders)
+                    .any(|i| i.starts_with(p))
+                    || inputs.contains(p)
+            } else {
+                rendered.inputs.contains(p)
+            }
+        })
     }
 
     /// The head side's targets the change touches, each with its

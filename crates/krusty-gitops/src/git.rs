@@ -88,7 +88,9 @@ impl Repo {
     }
 
     /// The paths (relative to the top folder) whose content differs
-    /// between `base` and `head`, on either side of a rename.
+    /// between `base` and `head`, on either side of a rename. Against the
+    /// work tree: also every file not tracked, ignored ones included (a
+    /// folder git ignores whole is one path ending in `/`).
     pub fn changed(&self, base: &str, head: &Tree) -> Result<Vec<PathBuf>> {
         let mut args = vec![
             "diff",
@@ -111,6 +113,21 @@ impl Repo {
                 Vec::new(),
             )?;
             paths.extend(split_nul(&untracked));
+            // Ignored files too (a build may read one): listed by folder
+            // where a whole folder is ignored, its name ending in `/`.
+            let ignored = git(
+                &self.top,
+                &[
+                    "ls-files",
+                    "--others",
+                    "--ignored",
+                    "--exclude-standard",
+                    "--directory",
+                    "-z",
+                ],
+                Vec::new(),
+            )?;
+            paths.extend(split_nul(&ignored));
         }
         paths.sort();
         paths.dedup();
