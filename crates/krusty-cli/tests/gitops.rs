@@ -272,6 +272,12 @@ fn repository(fixture: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// Makes `dir` a git repository whose first commit holds what it holds.
+fn init(dir: &Path) {
+    run(git_command(dir).args(["init", "-q", "-b", "main"]));
+    commit(dir, "one");
+}
+
 fn commit(dir: &Path, message: &str) {
     run(git_command(dir).args(["add", "-A"]));
     run(git_command(dir).args(["commit", "-q", "-m", message]));
@@ -407,8 +413,7 @@ fn diff_between_two_commits_shows_added_and_removed_objects_and_targets() {
         "old/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n",
     );
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     write(
         &dir,
         "base/kustomization.yaml",
@@ -444,8 +449,7 @@ fn diff_between_two_commits_shows_added_and_removed_objects_and_targets() {
 fn diff_masks_secret_values_unless_asked() {
     let dir = scratch("gitops-repos", "secrets");
     write(&dir, "app/kustomization.yaml", "secretGenerator:\n- name: db\n  literals:\n  - password=old-value\n  - user=admin\ngeneratorOptions:\n  disableNameSuffixHash: true\n");
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     write(&dir, "app/kustomization.yaml", "secretGenerator:\n- name: db\n  literals:\n  - password=new-value\n  - user=admin\ngeneratorOptions:\n  disableNameSuffixHash: true\n");
     let masked = ok_or_1(&krusty(&dir, &["diff", "HEAD"]));
     assert!(
@@ -530,8 +534,7 @@ fn every_kind_of_file_a_build_reads_is_one_of_its_inputs() {
         "other/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
     );
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     let built = krusty(&dir, &["build", "app"]);
     ok(&built, "the tree builds");
     for file in [
@@ -606,8 +609,7 @@ fn a_revision_that_would_write_through_its_own_link_is_refused() {
         "app/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
     );
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     let victim = outside.join("victim");
     let evil = crafted_commit(&dir, &victim);
     let out = krusty(&dir, &["diff", "HEAD", &evil]);
@@ -683,8 +685,7 @@ fn a_secret_in_a_list_of_a_directory_application_is_masked() {
     };
     write(&dir, "dir/list.yaml", &list("OLDSECRET"));
     write(&dir, "app.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: d\nspec:\n  destination:\n    namespace: ns\n  source:\n    path: dir\n");
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     write(&dir, "dir/list.yaml", &list("NEWSECRET"));
     for format in ["text", "markdown", "json"] {
         let out = ok_or_1(&krusty(&dir, &["diff", "HEAD", "--output", format]));
@@ -723,8 +724,7 @@ fn a_target_that_became_a_base_is_compared_with_what_it_builds_now() {
         "app/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
     );
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     write(
         &dir,
         "env/kustomization.yaml",
@@ -773,8 +773,7 @@ fn an_ignored_file_a_build_reads_is_seen_as_changed() {
         "configMapGenerator:\n- name: s\n  files:\n  - ../secrets/token\n",
     );
     write(&dir, "secrets/token", "t\n");
-    run(git_command(&dir).args(["init", "-q", "-b", "main"]));
-    commit(&dir, "one");
+    init(&dir);
     let listed = lines(&krusty(&dir, &["targets", "--affected-by", "HEAD"]));
     assert_eq!(listed, ["app", "other"]);
 }

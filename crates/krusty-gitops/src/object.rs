@@ -26,36 +26,53 @@ pub struct Found {
 /// that does not parse is an error naming it, line and column (unless it
 /// is a template holding `{{`, which is passed over).
 pub fn find_all(top: &Path, group: &str, kind: &str) -> Result<Vec<Found>> {
+    Ok(find_kinds(top, &[(group, kind)])?.pop().unwrap_or_default())
+}
+
+/// [`find_all`] for several `(group, kind)` pairs at once, in one walk
+/// of the tree that reads and parses each file once: the objects of each
+/// pair, in the pairs' order.
+pub fn find_kinds(top: &Path, kinds: &[(&str, &str)]) -> Result<Vec<Vec<Found>>> {
     let mut files = Vec::new();
     yaml_files(top, Path::new(""), &mut files)?;
     files.sort();
-    let mut found = Vec::new();
+    let mut found: Vec<Vec<Found>> = kinds.iter().map(|_| Vec::new()).collect();
     for rel in files {
-        let path = top.join(&rel);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = std::fs::read_to_string(top.join(&rel)) else {
             continue;
         };
-        if !text.contains(group) || !text.contains(kind) {
+        let named: Vec<usize> = (0..kinds.len())
+            .filter(|&i| text.contains(kinds[i].0) && text.contains(kinds[i].1))
+            .collect();
+        if named.is_empty() {
             continue;
         }
-        // A file that names the kind but does not parse is an error, not
-        // a file without objects (a template, with `{{`, is passed over).
-        if !group.is_empty() && !text.contains("{{") {
-            if let Err(e) = krusty_yaml::parse_stream(&text) {
+        let docs = match krusty_yaml::parse_stream(&text) {
+            Ok(docs) => docs,
+            // A file that names a group's kind but does not parse is an
+            // error, not a file without objects (a template, with `{{`,
+            // is passed over, and so is any file for the core group).
+            Err(e) if !text.contains("{{") && named.iter().any(|&i| !kinds[i].0.is_empty()) => {
                 return Err(Error::Yaml {
-                    path: rel.clone(),
+                    path: rel,
                     message: e.to_string(),
-                });
+                })
             }
+            Err(_) => continue,
+        };
+        let roots: Vec<Node> = docs.into_iter().filter_map(|d| d.root).collect();
+        for i in named {
+            let (group, kind) = kinds[i];
+            found[i].extend(
+                roots
+                    .iter()
+                    .filter(|n| is_of(n, group, kind))
+                    .map(|node| Found {
+                        file: rel.clone(),
+                        node: node.clone(),
+                    }),
+            );
         }
-        found.extend(
-            objects_in(&text, group, kind)
-                .into_iter()
-                .map(|node| Found {
-                    file: rel.clone(),
-                    node,
-                }),
-        );
     }
     Ok(found)
 }
@@ -83,15 +100,19 @@ fn objects_in(text: &str, group: &str, kind: &str) -> Vec<Node> {
     };
     docs.into_iter()
         .filter_map(|d| d.root)
-        .filter(|n| {
-            let api = n
-                .get("apiVersion")
-                .and_then(Node::as_str)
-                .unwrap_or_default();
-            api.split_once('/').map_or("", |(g, _)| g) == group
-                && n.get("kind").and_then(Node::as_str) == Some(kind)
-        })
+        .filter(|n| is_of(n, group, kind))
         .collect()
+}
+
+/// Whether `node`'s `apiVersion` has the group `group` and its kind is
+/// `kind`.
+fn is_of(node: &Node, group: &str, kind: &str) -> bool {
+    let api = node
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .unwrap_or_default();
+    api.split_once('/').map_or("", |(g, _)| g) == group
+        && node.get("kind").and_then(Node::as_str) == Some(kind)
 }
 
 fn yaml_files(top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

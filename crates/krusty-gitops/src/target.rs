@@ -254,8 +254,8 @@ pub(crate) fn render_folder(
 
 /// Every target on `side`: kustomization folders, then Flux
 /// Kustomizations and Argo CD Applications whose folders are in the
-/// repository; each kind in name order. An Application that cannot be read fails the discovery,
-/// naming its file.
+/// repository; each kind in name order (one walk of the tree finds both).
+/// An object that cannot be read fails the discovery, naming its file.
 pub fn discover(side: &Side) -> Result<Vec<Target>> {
     if !side.searched().is_dir() {
         // The folder searched is not in this revision: it has no targets.
@@ -263,13 +263,18 @@ pub fn discover(side: &Side) -> Result<Vec<Target>> {
     }
     let folders = crate::discover::targets(&side.searched())?;
     let mut targets: Vec<Target> = folders.iter().map(|d| Target::folder(side, d)).collect();
+    let kinds = [
+        (crate::flux::GROUP, "Kustomization"),
+        (crate::argocd::GROUP, "Application"),
+    ];
+    let mut found = crate::object::find_kinds(&side.searched(), &kinds)?.into_iter();
+    let in_side = |f: crate::object::Found| crate::object::Found {
+        file: side.dir.join(&f.file),
+        ..f
+    };
     let mut kustomizations = Vec::new();
-    for found in crate::object::find_all(&side.searched(), crate::flux::GROUP, "Kustomization")? {
-        let found = crate::object::Found {
-            file: side.dir.join(&found.file),
-            ..found
-        };
-        let ks = crate::flux::FluxKustomization::read(&found)?;
+    for f in found.next().unwrap_or_default() {
+        let ks = crate::flux::FluxKustomization::read(&in_side(f))?;
         if ks.renders_here(side) {
             kustomizations.push(Target::flux(ks));
         }
@@ -277,12 +282,8 @@ pub fn discover(side: &Side) -> Result<Vec<Target>> {
     kustomizations.sort_by(|a, b| a.name.cmp(&b.name));
     targets.extend(kustomizations);
     let mut apps = Vec::new();
-    for found in crate::object::find_all(&side.searched(), crate::argocd::GROUP, "Application")? {
-        let found = crate::object::Found {
-            file: side.dir.join(&found.file),
-            ..found
-        };
-        let app = crate::argocd::Application::read(&found)?;
+    for f in found.next().unwrap_or_default() {
+        let app = crate::argocd::Application::read(&in_side(f))?;
         if app.renders_here(side) {
             apps.push(Target::argocd(app));
         }

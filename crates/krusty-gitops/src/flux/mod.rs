@@ -562,8 +562,10 @@ impl ObjectIndex {
     /// Every ConfigMap and Secret in the YAML files under `top`.
     pub fn of(top: &Path) -> Result<ObjectIndex> {
         let mut index = ObjectIndex::default();
-        for kind in ["ConfigMap", "Secret"] {
-            for found in crate::object::find_all(top, "", kind)? {
+        let kinds = ["ConfigMap", "Secret"];
+        let found = crate::object::find_kinds(top, &[("", kinds[0]), ("", kinds[1])])?;
+        for (kind, objects) in kinds.into_iter().zip(found) {
+            for found in objects {
                 let name = found
                     .node
                     .get_path(&["metadata", "name"])
