@@ -60,14 +60,19 @@ use std::path::Path;
 use rayon::prelude::*;
 
 pub use krusty_build::helm::HelmOptions;
+pub use krusty_build::timings::Span as TimedStage;
 pub use krusty_build::{
     catalog, composition, parse_size, redact, BaseCache, BuildError, BuildRequest, Cache,
-    FetchLimits, FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Mount, Policy, VerifyKeys,
+    FetchLimits, FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Mount, Policy, Timings,
+    VerifyKeys,
 };
 pub use krusty_edit as edit;
 pub use krusty_process::interrupt;
 pub use krusty_resource::Resource;
 pub use krusty_runtime::server::DEFAULT_MAX_SERVERS;
+/// The file name of the Starlark interpreter's program, which krusty runs
+/// from beside itself (or from `$KRUSTY_STARLARK`).
+pub use krusty_runtime::starlark::PROGRAM as STARLARK_PROGRAM;
 
 /// How to build: `kustomize build`'s flags (`Options::default()` is a
 /// build with no flags).

@@ -34,6 +34,9 @@ pub struct BuildRequest {
     /// build keeps those it builds (see [`crate::base_cache`]): give one
     /// cache to the builds of one revision of a tree.
     pub base_cache: Option<Arc<crate::BaseCache>>,
+    /// Where to record the time each stage of the build takes (see
+    /// [`crate::timings`]); several builds may share one.
+    pub timings: Option<Arc<crate::Timings>>,
 }
 
 /// Builds kustomizations under one set of options, sharing the fetcher

@@ -20,6 +20,7 @@ mod remote;
 mod resolve;
 mod schema_choice;
 pub mod target;
+pub mod timings;
 
 pub use base_cache::BaseCache;
 pub use engine::{build, BuildRequest, Engine};
@@ -31,3 +32,4 @@ pub use krusty_runtime::{parse_size, Mount, Policy};
 pub use kustomization::{Kustomization, SortOptions};
 pub use loader::{LoadRestrictor, Loader};
 pub use target::{BuildOptions, BuildOutput};
+pub use timings::Timings;

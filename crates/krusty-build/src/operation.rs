@@ -34,6 +34,15 @@ fn doing(role: Role) -> &'static str {
     }
 }
 
+/// How `--timings` names an operation's role.
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Generator => "generator",
+        Role::Transformer => "transformer",
+        Role::Validator => "validator",
+    }
+}
+
 /// One operation: what it runs, its role, its name in messages, and the
 /// origin recorded on what it makes or changes.
 pub struct Operation {
@@ -135,6 +144,14 @@ impl Operation {
         let (loader, site) = match &self.place {
             Some((loader, site)) => (loader, site.as_str()),
             None => (loader, site),
+        };
+        let _timer = match &self.action {
+            Action::Builtin(_) | Action::PatchChain(_) | Action::Helm(_) | Action::Function(_) => {
+                crate::Timings::start(ctx.timings.as_ref(), &loader.root, || {
+                    format!("{} {}", role_name(self.role), self.label)
+                })
+            }
+            _ => None,
         };
         let what = doing(self.role);
         let in_op = |e: BuildError| e.context(format!("{what} {}", self.label)).context(site);

@@ -31,6 +31,7 @@ use crate::read::resources_from_text;
 use crate::readahead::ReadAhead;
 use crate::remote::Remotes;
 use crate::schema_choice::{custom_schema, SchemaChoice};
+use crate::timings::Timings;
 use krusty_fetch::{FetchOptions, Fetcher, GitUrl};
 
 /// Options for a build.
@@ -149,6 +150,7 @@ pub(crate) fn build(
         inputs: inputs.clone(),
         top_kustomization: None,
         bases: request.base_cache.clone(),
+        timings: request.timings.clone(),
     };
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
@@ -191,8 +193,14 @@ pub(crate) fn build(
     };
     let mut resmap = level.resmap;
     for stage in FINISH_STAGES {
+        let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
+            format!("finish: {}", stage.name())
+        });
         finish(stage, &mut resmap, &level.config, &level.vars)?;
     }
+    let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
+        "finish: build records and order".to_string()
+    });
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
     records.apply(resmap.resources_mut(), &loader.root, ctx.version);
@@ -233,6 +241,20 @@ pub enum Finish {
     /// Two resources left with one id fail the build (replacements may
     /// make them; hash suffixes may have set them apart).
     CheckUnique,
+}
+
+impl Finish {
+    /// How `--timings` names the stage.
+    pub fn name(self) -> &'static str {
+        match self {
+            Finish::StripRecords => "strip build records",
+            Finish::HashSuffixes => "hash suffixes",
+            Finish::NameReferences => "name references",
+            Finish::Vars => "vars",
+            Finish::CheckNames => "check names",
+            Finish::CheckUnique => "check unique ids",
+        }
+    }
 }
 
 /// The finishing stages, in order.
@@ -464,6 +486,8 @@ pub(crate) struct Context {
     top_kustomization: Option<Arc<str>>,
     /// Bases built by earlier builds of the same files.
     bases: Option<Arc<BaseCache>>,
+    /// Where the time of each stage is recorded, when asked for.
+    pub(crate) timings: Option<Arc<Timings>>,
 }
 
 impl Context {
@@ -476,6 +500,9 @@ impl Context {
     /// Reads the kustomization in `loader`'s root and applies its
     /// `openapi:` field, as Kustomize does before it looks at the kind.
     fn load_target(&mut self, loader: &Loader) -> BuildResult<(Kustomization, PathBuf)> {
+        let _timer = Timings::start(self.timings.as_ref(), &loader.root, || {
+            "read kustomization".to_string()
+        });
         let loaded = match self.top_kustomization.take() {
             Some(text) => {
                 let path = loader.root.join(crate::kustomization::FILE_NAMES[0]);
@@ -955,6 +982,9 @@ impl Context {
         entry: &str,
         found: crate::loader::FoundFile,
     ) -> BuildResult<Gathered> {
+        let _timer = Timings::start(self.timings.as_ref(), &loader.root, || {
+            "read resources".to_string()
+        });
         let from = |e: BuildError| e.context(format!("accumulating resources from '{entry}'"));
         let path = found.path.clone();
         let text = loader.read_found(found).map_err(from)?;
@@ -1001,7 +1031,12 @@ impl Context {
         let timeout = git
             .as_ref()
             .map_or(krusty_fetch::HTTP_TIMEOUT, |url| url.timeout);
-        let as_file = match self.remotes.fetcher.file(entry, timeout) {
+        let timer = Timings::start(self.timings.as_ref(), &loader.root, || {
+            "fetch remote file".to_string()
+        });
+        let fetched = self.remotes.fetcher.file(entry, timeout);
+        drop(timer);
+        let as_file = match fetched {
             Ok(body) => {
                 let text = std::str::from_utf8(&body)
                     .map_err(|_| BuildError::new(from("the file is not UTF-8 text".to_string())));
@@ -1051,7 +1086,12 @@ impl Context {
     /// failure is reported after `as_file`, why the reference is no file.
     fn remote_base(&mut self, url: &GitUrl, as_file: &str) -> BuildResult<Gathered> {
         let as_dir = |e: BuildError| e.context(format!("accumulation err='{as_file}'"));
+        let shown = krusty_fetch::redact(&url.raw);
+        let timer = Timings::start(self.timings.as_ref(), Path::new(&*shown), || {
+            "fetch remote base".to_string()
+        });
         let sub = self.remotes.loader(url, true).map_err(as_dir)?;
+        drop(timer);
         self.in_remote(&url.raw, |ctx| ctx.base_at(&sub))
             .map_err(as_dir)
     }
@@ -1191,6 +1231,7 @@ impl Context {
             inputs: self.inputs.clone(),
             top_kustomization: None,
             bases: self.bases.clone(),
+            timings: self.timings.clone(),
         }
     }
 

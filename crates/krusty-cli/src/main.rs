@@ -4,7 +4,9 @@
 
 mod compare;
 mod edit;
+mod examples;
 mod gitops;
+mod manual;
 mod output;
 mod pool;
 mod targets;
@@ -13,11 +15,12 @@ mod view;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use krusty_api::{
-    composition, Cache, Engine, FetchOptions, HelmOptions, KustomizeVersion, LoadRestrictor, Mount,
-    Options as BuildOptions, Policy,
+    composition, BuildRequest, Cache, Engine, FetchOptions, HelmOptions, KustomizeVersion,
+    LoadRestrictor, Mount, Options as BuildOptions, Policy, TimedStage, Timings,
 };
 
 /// krusty: a fast, Kustomize-compatible engine for Kubernetes configuration.
@@ -71,10 +74,6 @@ enum Command {
     ///
     /// With --affected-by, only those whose inputs (every file their build
     /// reads) differ between a git revision and the work tree.
-    ///
-    /// Examples:
-    ///   krusty targets clusters/
-    ///   krusty targets --affected-by origin/main --json
     Targets(gitops::TargetsArgs),
     /// Shows what a change does to every target it touches, object by
     /// object.
@@ -85,10 +84,6 @@ enum Command {
     /// omitted), read from git objects, and prints the objects added,
     /// removed and changed, with a unified diff of each. Exit status: 0
     /// when nothing changed, 1 when something did, 2 on error.
-    ///
-    /// Examples:
-    ///   krusty diff origin/main
-    ///   krusty diff v1.4.0 v1.5.0 --output markdown > comment.md
     Diff(gitops::DiffArgs),
     /// Renders Argo CD Applications as Argo CD's repo-server does.
     #[command(subcommand)]
@@ -96,6 +91,16 @@ enum Command {
     /// Renders Flux Kustomizations as kustomize-controller does.
     #[command(subcommand)]
     Flux(FluxCommand),
+    /// Prints the completion script of a shell (bash, zsh, fish,
+    /// powershell, elvish) for krusty's commands and flags.
+    Completion(manual::CompletionArgs),
+    /// Prints krusty's manual page (roff), or writes one page per
+    /// subcommand into a folder.
+    Man(manual::ManArgs),
+    /// Copies krusty (and krusty-starlark) into a folder, optionally
+    /// named `kustomize`: how an image with no shell hands its programs
+    /// to another container (docs/install.md).
+    Install(manual::InstallArgs),
 }
 
 #[derive(Subcommand)]
@@ -106,10 +111,6 @@ enum FluxCommand {
     /// (never written into the tree), postBuild substitution from the
     /// ConfigMaps and Secrets in the repository, and the labels Flux adds.
     /// Several render after those they depend on.
-    ///
-    /// Examples:
-    ///   krusty flux build clusters/prod/apps.yaml
-    ///   krusty flux build --strict-substitute=false --substitute-from vars.yaml
     Build(gitops::FluxBuildArgs),
 }
 
@@ -120,10 +121,6 @@ enum ArgoCommand {
     /// Argo CD's edit sequence applies them; the repository is never
     /// modified) and prints their objects, with Argo CD's tracking
     /// annotation.
-    ///
-    /// Examples:
-    ///   krusty argocd build apps/guestbook.yaml
-    ///   krusty argocd build --argocd-build-options "--enable-helm"
     Build(gitops::ArgoBuildArgs),
 }
 
@@ -220,6 +217,12 @@ struct BuildArgs {
     /// repeatable (any one key is enough).
     #[arg(long = "verify-key", value_name = "PATH")]
     verify_keys: Vec<PathBuf>,
+    /// After the build, print on stderr where it spent its time: the wall
+    /// time of each stage (reading files, fetching, each generator,
+    /// transformer, function and chart, the finishing stages, writing the
+    /// output), summed by stage and by kustomization folder.
+    #[arg(long = "timings", conflicts_with = "compare_versions")]
+    timings: bool,
     #[command(flatten)]
     functions: FunctionArgs,
     #[command(flatten)]
@@ -373,6 +376,7 @@ impl FunctionArgs {
             container_cli: self.container_cli.clone(),
             trusted_catalogs: self.trusted_catalogs.clone(),
             max_servers: self.max_servers,
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         })
     }
 }
@@ -390,7 +394,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     ignore_file_size_signal();
-    let cli = Cli::parse();
+    let cli = parse();
     let result = match cli.command {
         Command::Version(args) => version::run(&args, cli.kustomize_version),
         Command::Edit(command) => edit::run(&command, cli.kustomize_version),
@@ -411,6 +415,9 @@ fn main() -> ExitCode {
         }
         Command::Targets(args) => gitops::targets(&args, cli.kustomize_version),
         Command::Diff(args) => return pool::in_pool(|| gitops::diff(&args, cli.kustomize_version)),
+        Command::Completion(args) => manual::completion(&args, command()),
+        Command::Man(args) => manual::man(&args, command()),
+        Command::Install(args) => manual::install(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -419,6 +426,19 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command definition: the derived one, with each subcommand's
+/// examples at the end of its `--help`.
+fn command() -> clap::Command {
+    examples::with_examples(Cli::command())
+}
+
+/// The command line, parsed (or, for a mistake or `--help`, the message
+/// printed and the process ended, as clap does).
+fn parse() -> Cli {
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// A write past the file size limit (`ulimit -f`) fails with an error
@@ -505,18 +525,35 @@ fn run_build(args: &BuildArgs, kustomize_version: KustomizeVersion) -> Result<Ex
     if let Some(versions) = args.compare_versions {
         return compare::run(&args.dirs, versions, &engine);
     }
+    let started = std::time::Instant::now();
+    let timings = args.timings.then(|| Arc::new(Timings::default()));
+    let request = BuildRequest {
+        timings: timings.clone(),
+        ..BuildRequest::default()
+    };
+    let report = |top: &Path| {
+        if let Some(timings) = &timings {
+            let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_path_buf());
+            eprint!("{}", timings.report(&top, started.elapsed()));
+        }
+    };
     if let [_, _, ..] = args.dirs.as_slice() {
-        return targets::build_all(&args.dirs, args.output.as_deref(), &engine)
-            .map(|()| ExitCode::SUCCESS);
+        targets::build_all(&args.dirs, args.output.as_deref(), &engine, &request)?;
+        report(Path::new("."));
+        return Ok(ExitCode::SUCCESS);
     }
     let dir = args.dirs.first().map_or(Path::new("."), PathBuf::as_path);
-    let out = engine.build(dir).map_err(|e| e.to_string());
+    let out = engine
+        .build_with(dir, &request)
+        .0
+        .map_err(|e| e.to_string());
     // Its function servers stop before the output is written.
     drop(engine);
     let out = out?;
     for w in out.warnings() {
         eprintln!("{w}");
     }
+    let writing = std::time::Instant::now();
     // An empty `-o ''` means stdout, as in Kustomize.
     let written = match args
         .output
@@ -531,8 +568,17 @@ fn run_build(args: &BuildArgs, kustomize_version: KustomizeVersion) -> Result<Ex
             output::write_file(path, |f| stream.write_to(f))
         }
     };
+    if let Some(timings) = &timings {
+        timings.record(TimedStage {
+            target: PathBuf::new(),
+            stage: "write output".to_string(),
+            elapsed: writing.elapsed(),
+        });
+    }
     // The process ends here: freeing every node one by one would only
     // cost time (a tenth of a large build).
     std::mem::forget(out);
-    written.map(|()| ExitCode::SUCCESS)
+    written?;
+    report(dir);
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use krusty_api::Engine;
+use krusty_api::{BuildRequest, Engine};
 
 use crate::output;
 
@@ -39,8 +39,14 @@ pub fn output_name(target: &Path) -> String {
 /// `output`. The builds share one fetcher (a remote base several targets
 /// use is fetched once) and the function servers; warnings are printed
 /// in target order. Nothing is written unless every target builds; the
-/// error names the first target (in the order given) that failed.
-pub fn build_all(dirs: &[PathBuf], output: Option<&OsStr>, engine: &Engine) -> Result<(), String> {
+/// error names the first target (in the order given) that failed. Each
+/// build is made as `request` says.
+pub fn build_all(
+    dirs: &[PathBuf],
+    output: Option<&OsStr>,
+    engine: &Engine,
+    request: &BuildRequest,
+) -> Result<(), String> {
     use rayon::prelude::*;
     let out_dir = output
         .filter(|o| !o.is_empty())
@@ -51,7 +57,10 @@ pub fn build_all(dirs: &[PathBuf], output: Option<&OsStr>, engine: &Engine) -> R
         .par_iter()
         .map(|dir| {
             let failed = |e: String| format!("target '{}': {e}", dir.display());
-            let out = engine.build(dir).map_err(|e| failed(e.to_string()))?;
+            let out = engine
+                .build_with(dir, request)
+                .0
+                .map_err(|e| failed(e.to_string()))?;
             let warnings = out.warnings().to_vec();
             let stream = output::render(out.resources()).map_err(|e| failed(e.to_string()))?;
             // The process ends soon: freeing every node would only cost time.

@@ -188,11 +188,21 @@ pub(crate) fn exchange(
     let start = Url::parse(url).map_err(|e| Failure::Transport(format!("parse {url:?}: {e}")))?;
     check_scheme(&start)?;
     let agent = agent(read_timeout);
+    // The bytes count toward the progress line of the fetch asking.
+    let meter = crate::progress::current();
     let (sender, receiver) = mpsc::sync_channel(1);
     std::thread::Builder::new()
         .name("krusty-http".into())
         .spawn(move || {
-            let _ = sender.send(follow(&agent, start, headers, deadline, max_bytes));
+            let answer = follow(
+                &agent,
+                start,
+                headers,
+                deadline,
+                max_bytes,
+                meter.as_deref(),
+            );
+            let _ = sender.send(answer);
         })
         .map_err(|e| Failure::Transport(format!("cannot start a download: {e}")))?;
     let timed_out = Failure::TimedOut(deadline.allowed);
@@ -231,6 +241,7 @@ fn follow(
     mut headers: Vec<(&'static str, String)>,
     deadline: Deadline,
     max_bytes: u64,
+    meter: Option<&crate::progress::Meter>,
 ) -> Result<Answer, Failure> {
     let mut url = start;
     if let Some(auth) = basic_auth(&url) {
@@ -244,7 +255,7 @@ fn follow(
         let location = response.header("location").map(str::to_string);
         let Some(location) = location.filter(|_| matches!(status, 301 | 302 | 303 | 307 | 308))
         else {
-            return read_answer(response, deadline, max_bytes);
+            return read_answer(response, deadline, max_bytes, meter);
         };
         if redirects == MAX_REDIRECTS {
             return Err(Failure::Redirect(format!(
@@ -353,6 +364,7 @@ fn read_answer(
     response: ureq::Response,
     deadline: Deadline,
     max_bytes: u64,
+    meter: Option<&crate::progress::Meter>,
 ) -> Result<Answer, Failure> {
     let status = response.status();
     let headers = response
@@ -375,6 +387,11 @@ fn read_answer(
     if success && announced.is_some_and(|n| n > limit) {
         return Err(Failure::TooLarge(limit));
     }
+    // Only a body that is kept is progress.
+    let meter = meter.filter(|_| success);
+    if let (Some(meter), Some(total)) = (meter, announced) {
+        meter.expect(total);
+    }
     let capacity = announced.unwrap_or(0).min(limit).min(16 << 20);
     let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     let mut reader = response.into_reader();
@@ -389,6 +406,9 @@ fn read_answer(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(Failure::Transport(e.to_string())),
         };
+        if let Some(meter) = meter {
+            meter.advance(n as u64);
+        }
         if (body.len() + n) as u64 > limit {
             if success {
                 return Err(Failure::TooLarge(limit));

@@ -34,7 +34,7 @@ pub mod http;
 mod manifest;
 pub mod oci;
 mod private_path;
-mod progress;
+pub mod progress;
 mod redact;
 pub mod signature;
 
@@ -55,7 +55,7 @@ pub use redact::{redact, REDACTED};
 pub use signature::Keys as VerifyKeys;
 
 use crate::git::{is_commit_id, Git};
-use crate::progress::Progress;
+pub use crate::progress::Progress;
 
 /// How a [`Fetcher`] works.
 #[derive(Debug, Clone, Default)]

@@ -197,6 +197,30 @@ pub struct Prepared {
     pub cli: PathBuf,
 }
 
+/// Pulls `image` before its first run when `policy.progress` is set and
+/// the machine does not have it, under a progress line (the run would
+/// pull it without one). A failed pull is left for the run to report;
+/// the pull has the function time limit.
+pub fn pull_shown(cli: &Path, image: &str, policy: &Policy) {
+    if !policy.progress {
+        return;
+    }
+    let present = Command::new(cli)
+        .args(["image", "inspect", "--format", "{{.Id}}", "--", image])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if present {
+        return;
+    }
+    let _progress = krusty_fetch::Progress::start(true, &format!("image {image}"));
+    let mut pull = Command::new(cli);
+    pull.args(["pull", "--", image]);
+    let _ = krusty_process::run(pull, Vec::new(), policy.timeout, 1 << 20, None, &|| {});
+}
+
 /// Builds the `run` command for `image`; `podman` says whether the CLI is
 /// podman (which takes a time limit of its own).
 pub fn prepare(

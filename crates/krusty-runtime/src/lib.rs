@@ -75,6 +75,7 @@ pub(crate) fn invoke(
         } => {
             let cli = container::cli(policy).map_err(Failed::new)?;
             let podman = container::prepare_cli(&cli);
+            container::pull_shown(&cli, image, policy);
             let envs: Vec<String> = KUSTOMIZE_ENV
                 .iter()
                 .map(|e| e.to_string())

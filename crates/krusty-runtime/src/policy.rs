@@ -50,6 +50,9 @@ pub struct Policy {
     /// run at once (at least one; the least recently used idle one is
     /// stopped for a new one).
     pub max_servers: usize,
+    /// Show a progress line on stderr while a container function's image
+    /// is pulled (when stderr is a terminal).
+    pub progress: bool,
 }
 
 impl Default for Policy {
@@ -69,6 +72,7 @@ impl Default for Policy {
             container_cli: None,
             trusted_catalogs: Vec::new(),
             max_servers: crate::server::DEFAULT_MAX_SERVERS,
+            progress: false,
         }
     }
 }

@@ -559,6 +559,7 @@ fn command(
             Some(cli),
         ) => {
             container::prepare_cli(cli);
+            container::pull_shown(cli, image, policy);
             let address = format!("unix://{CONTAINER_SOCKET_DIR}/{SOCKET}");
             let envs: Vec<String> = crate::KUSTOMIZE_ENV
                 .iter()
