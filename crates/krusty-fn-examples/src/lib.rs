@@ -18,6 +18,7 @@
 pub mod configmap_generator;
 pub mod image_policy;
 pub mod inject_sidecar;
+#[cfg(feature = "templates")]
 pub mod render_template;
 pub mod require_limits;
 pub mod set_annotations;

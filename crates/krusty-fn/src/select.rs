@@ -127,9 +127,11 @@ pub fn not_local_config() -> impl Matcher {
 /// `namespace` are regular expressions matched against the whole value
 /// (`web-.*`), `labelSelector` and `annotationSelector` are Kubernetes
 /// label selectors (`app=web,tier in (a,b),!legacy`). An empty selector
-/// matches every item.
+/// matches every item. Any other field is an error naming it, as in a
+/// Kustomize patch target: a misspelt `labelselector` must not leave a
+/// selector that matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Selector {
     /// The group of `apiVersion` (empty for the core group).
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -339,6 +341,39 @@ mod tests {
         .compile()
         .is_err());
         assert!(LabelSelector::parse("a in b").is_err());
+    }
+
+    #[test]
+    fn unknown_selector_fields_are_errors_naming_them() {
+        let read = |yaml: &str| {
+            let node = crate::parse_object(yaml).unwrap();
+            crate::config::from_node::<Selector>(&node)
+        };
+        let err = read("kind: Deployment\nlabelselector: tier=web")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("labelselector"), "{err}");
+        assert!(err.contains("labelSelector"), "{err}");
+        assert!(read("label_selector: a=b").is_err());
+        let all = read(
+            "group: apps\nversion: v1\nkind: Deployment\nname: web\nnamespace: prod\nlabelSelector: a=b\nannotationSelector: c",
+        )
+        .unwrap();
+        assert_eq!(all.label_selector, "a=b");
+        assert_eq!(all.annotation_selector, "c");
+        assert_eq!(read("{}").unwrap(), Selector::default());
+        // Nested in a config, the error names the field too.
+        #[derive(Debug, Deserialize)]
+        struct Config {
+            #[allow(dead_code)]
+            #[serde(default)]
+            selector: Selector,
+        }
+        let node = crate::parse_object("selector:\n  labelselector: tier=web").unwrap();
+        let err = crate::config::from_node::<Config>(&node)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("labelselector"), "{err}");
     }
 
     #[test]

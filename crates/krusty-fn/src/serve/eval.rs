@@ -14,20 +14,11 @@ pub(crate) type Function = Arc<dyn Fn(&mut ResourceList) -> Result<(), FnError> 
 /// The encoding of a ResourceList on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Encoding {
-    /// `text/yaml`: byte for byte what specification v1 writes on stdout.
+    /// YAML (`text/yaml` and its other spellings over HTTP): byte for byte
+    /// what specification v1 writes on stdout.
     Yaml,
     /// `application/json`: the same list as one JSON object.
     Json,
-}
-
-impl Encoding {
-    /// The HTTP media type.
-    pub(crate) fn media_type(self) -> &'static str {
-        match self {
-            Encoding::Yaml => "text/yaml",
-            Encoding::Json => "application/json",
-        }
-    }
 }
 
 /// A processed request.

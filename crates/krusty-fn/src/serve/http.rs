@@ -3,12 +3,28 @@
 //! Statuses: 200 with the output list; 422 with the output list when the
 //! function failed (specification v1's exit code 1); 400 for a body that
 //! is not a ResourceList; 405 for a method other than POST; 406 for an
-//! `Accept` allowing neither `text/yaml` nor `application/json`; 413 for a
-//! body over [`MAX_MESSAGE_BYTES`]; 415 for a `Content-Type` other than
-//! `text/yaml` or `application/json`; 500 when the function panicked.
-//! Every path is served alike.
+//! `Accept` allowing none of the types below; 413 for a body over
+//! [`MAX_MESSAGE_BYTES`]; 415 for a `Content-Type` other than `text/yaml`
+//! or `application/json`; 500 when the function panicked. Every path is
+//! served alike.
+//!
+//! The answer's type follows `Accept`, HTTP's way: each of `text/yaml`,
+//! `application/yaml`, `application/x-yaml`, `text/x-yaml` (YAML) and
+//! `application/json` (JSON) gets the weight (`q`, 1 when not given) of
+//! the most specific range naming it (`text/yaml`, then `text/*`, then
+//! `*/*`); the one of highest weight above 0 is served, and on a tie the
+//! one named outright rather than through a wildcard, then the one named
+//! first. A wildcard alone gets YAML, the default, under a type it
+//! allows: `*/*` and `text/*` get `text/yaml`, `application/*` gets
+//! `application/yaml`. No `Accept` (or an empty one) gets `text/yaml`.
+//! The answer's `Content-Type` is the type chosen.
+//!
+//! A connection must send a request's headers within
+//! [`HEADER_READ_TIMEOUT`] of being opened (or of its previous answer),
+//! else it is closed: an idle or slow client cannot hold one forever.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -16,7 +32,7 @@ use hyper::header::{HeaderMap, HeaderValue, ACCEPT, ALLOW, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
@@ -25,8 +41,12 @@ use super::eval::{answer, Encoding, Function, Refusal};
 use super::listen::{stopped, Listener};
 use crate::grpc::MAX_MESSAGE_BYTES;
 
+/// How long a connection may take to send a request's headers, from its
+/// opening or its previous answer, before it is closed.
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Answers connections on `listener` until `stop`, then waits for the
-/// requests under way.
+/// requests under way (the caller bounds that wait).
 pub(crate) async fn serve(
     listener: Listener,
     function: Function,
@@ -77,7 +97,10 @@ where
         let function = function.clone();
         async move { Ok::<_, Infallible>(respond(request, function).await) }
     });
-    let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service);
     let watched = graceful.watch(conn);
     tokio::spawn(async move {
         // A client that goes away mid-request is its own problem.
@@ -101,7 +124,7 @@ async fn respond(request: Request<Incoming>, function: Function) -> Response<Ful
 
 /// The encoding to answer in, or the answer to a request refused before
 /// its body is read (for its method, `Content-Type` or `Accept`).
-fn admit(head: &hyper::http::request::Parts) -> Result<Encoding, Box<Response<Full<Bytes>>>> {
+fn admit(head: &hyper::http::request::Parts) -> Result<Answering, Box<Response<Full<Bytes>>>> {
     if head.method != Method::POST {
         let mut response = text(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -124,7 +147,9 @@ fn admit(head: &hyper::http::request::Parts) -> Result<Encoding, Box<Response<Fu
     accepted(&head.headers).ok_or_else(|| {
         Box::new(text(
             StatusCode::NOT_ACCEPTABLE,
-            "Accept must allow text/yaml, application/json or */*\n".to_string(),
+            "Accept must allow text/yaml, application/yaml, application/x-yaml, text/x-yaml, \
+             application/json, or a wildcard (*/*, text/*, application/*)\n"
+                .to_string(),
         ))
     })
 }
@@ -132,7 +157,7 @@ fn admit(head: &hyper::http::request::Parts) -> Result<Encoding, Box<Response<Fu
 /// Runs the function over the body of an admitted request.
 async fn run_function(
     body: Incoming,
-    accept: Encoding,
+    accept: Answering,
     function: Function,
 ) -> Response<Full<Bytes>> {
     let body = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
@@ -145,7 +170,7 @@ async fn run_function(
         }
         Err(e) => return text(StatusCode::BAD_REQUEST, format!("reading the body: {e}\n")),
     };
-    match answer(function, body.to_vec(), accept).await {
+    match answer(function, body.to_vec(), accept.encoding).await {
         Ok(answer) => {
             let status = if answer.failed {
                 StatusCode::UNPROCESSABLE_ENTITY
@@ -156,7 +181,7 @@ async fn run_function(
             *response.status_mut() = status;
             response
                 .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static(accept.media_type()));
+                .insert(CONTENT_TYPE, HeaderValue::from_static(accept.media_type));
             response
         }
         Err(Refusal::BadInput(message)) => text(StatusCode::BAD_REQUEST, format!("{message}\n")),
@@ -190,40 +215,105 @@ fn content_type(headers: &HeaderMap) -> Result<Encoding, String> {
     }
 }
 
-/// The answer's encoding from `Accept`: the acceptable type of highest
-/// quality among `text/yaml`, `application/json` and `*/*` (YAML); YAML
-/// when the header is absent or empty; `None` when it allows neither.
-fn accepted(headers: &HeaderMap) -> Option<Encoding> {
-    let ranges: Vec<String> = headers
+/// The media type an answer is given under, and its encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Answering {
+    media_type: &'static str,
+    encoding: Encoding,
+}
+
+/// The types an answer can be given in, in the order a wildcard picks
+/// them.
+const ANSWER_TYPES: [Answering; 5] = [
+    Answering {
+        media_type: "text/yaml",
+        encoding: Encoding::Yaml,
+    },
+    Answering {
+        media_type: "application/yaml",
+        encoding: Encoding::Yaml,
+    },
+    Answering {
+        media_type: "application/x-yaml",
+        encoding: Encoding::Yaml,
+    },
+    Answering {
+        media_type: "text/x-yaml",
+        encoding: Encoding::Yaml,
+    },
+    Answering {
+        media_type: "application/json",
+        encoding: Encoding::Json,
+    },
+];
+
+/// The answer's type from `Accept` (see the module's documentation):
+/// `text/yaml` when the header is absent or empty; `None` when it allows
+/// none of [`ANSWER_TYPES`].
+fn accepted(headers: &HeaderMap) -> Option<Answering> {
+    let joined = headers
         .get_all(ACCEPT)
         .iter()
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .collect();
-    let joined = ranges.join(",");
+        .collect::<Vec<_>>()
+        .join(",");
     if joined.trim().is_empty() {
-        return Some(Encoding::Yaml);
+        return Some(ANSWER_TYPES[0]);
     }
-    let mut best: Option<(f32, Encoding)> = None;
-    for range in joined.split(',') {
-        let encoding = match media_type(range).as_str() {
-            "text/yaml" | "*/*" => Encoding::Yaml,
-            "application/json" => Encoding::Json,
-            _ => continue,
+    // Each range: its type, its subtype, its weight.
+    let ranges: Vec<(String, String, f32)> = joined
+        .split(',')
+        .filter_map(|range| {
+            let media = media_type(range);
+            let (kind, subtype) = media.split_once('/')?;
+            let quality = range
+                .split(';')
+                .skip(1)
+                .find_map(|p| {
+                    let (name, value) = p.split_once('=')?;
+                    if name.trim().eq_ignore_ascii_case("q") {
+                        value.trim().parse::<f32>().ok()
+                    } else {
+                        None
+                    }
+                })
+                .unwrap_or(1.0)
+                .clamp(0.0, 1.0);
+            Some((kind.trim().to_string(), subtype.trim().to_string(), quality))
+        })
+        .collect();
+    // For each type it can answer in: the most specific range naming it
+    // (specificity 2: exact, 1: `type/*`, 0: `*/*`), first one on a tie.
+    let mut best: Option<(f32, u8, std::cmp::Reverse<usize>, Answering)> = None;
+    for candidate in ANSWER_TYPES {
+        let (kind, subtype) = candidate.media_type.split_once('/').unwrap_or_default();
+        let mut chosen: Option<(u8, usize, f32)> = None;
+        for (position, (k, s, q)) in ranges.iter().enumerate() {
+            let specificity = match (k.as_str(), s.as_str()) {
+                (k, s) if k == kind && s == subtype => 2,
+                (k, "*") if k == kind => 1,
+                ("*", "*") => 0,
+                _ => continue,
+            };
+            if chosen.is_none_or(|(c, _, _)| specificity > c) {
+                chosen = Some((specificity, position, *q));
+            }
+        }
+        let Some((specificity, position, quality)) = chosen else {
+            continue;
         };
-        let quality = range
-            .split(';')
-            .skip(1)
-            .find_map(|p| {
-                p.trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-            })
-            .unwrap_or(1.0);
-        if quality > 0.0 && best.is_none_or(|(q, _)| quality > q) {
-            best = Some((quality, encoding));
+        if quality <= 0.0 {
+            continue;
+        }
+        let key = (quality, specificity, std::cmp::Reverse(position), candidate);
+        let better = best.is_none_or(|(q, s, p, _)| {
+            (quality, specificity, std::cmp::Reverse(position)) > (q, s, p)
+        });
+        if better {
+            best = Some(key);
         }
     }
-    best.map(|(_, encoding)| encoding)
+    best.map(|(_, _, _, answering)| answering)
 }
 
 fn media_type(value: &str) -> String {
@@ -249,20 +339,61 @@ mod tests {
 
     #[test]
     fn accept_picks_the_preferred_known_type() {
-        let accept = |values: &[&str]| accepted(&headers(ACCEPT, values));
-        assert_eq!(accept(&[]), Some(Encoding::Yaml));
-        assert_eq!(accept(&["*/*"]), Some(Encoding::Yaml));
-        assert_eq!(accept(&["application/json"]), Some(Encoding::Json));
-        assert_eq!(
-            accept(&["text/html, application/json;q=0.5"]),
-            Some(Encoding::Json)
-        );
-        assert_eq!(
-            accept(&["text/yaml;q=0.2", "application/json;q=0.9"]),
-            Some(Encoding::Json)
-        );
-        assert_eq!(accept(&["application/json;q=0, */*"]), Some(Encoding::Yaml));
+        let accept = |values: &[&str]| {
+            accepted(&headers(ACCEPT, values)).map(|a| (a.media_type, a.encoding))
+        };
+        let yaml = Some(("text/yaml", Encoding::Yaml));
+        let json = Some(("application/json", Encoding::Json));
+        assert_eq!(accept(&[]), yaml);
+        assert_eq!(accept(&[" "]), yaml);
+        assert_eq!(accept(&["*/*"]), yaml);
+        assert_eq!(accept(&["application/json"]), json);
+        assert_eq!(accept(&["text/html, application/json;q=0.5"]), json);
+        assert_eq!(accept(&["text/yaml;q=0.2", "application/json;q=0.9"]), json);
+        assert_eq!(accept(&["application/json;q=0, */*"]), yaml);
         assert_eq!(accept(&["text/html"]), None);
+        assert_eq!(accept(&["image/*, text/html;q=0.9"]), None);
+        assert_eq!(accept(&["*/*;q=0"]), None);
+        assert_eq!(accept(&["text/*;q=0, application/json;q=0"]), None);
+    }
+
+    #[test]
+    fn accept_wildcards_and_yaml_spellings() {
+        let accept = |values: &[&str]| {
+            accepted(&headers(ACCEPT, values)).map(|a| (a.media_type, a.encoding))
+        };
+        let yaml = |t: &'static str| Some((t, Encoding::Yaml));
+        let json = Some(("application/json", Encoding::Json));
+        assert_eq!(accept(&["text/*"]), yaml("text/yaml"));
+        assert_eq!(accept(&["application/*"]), yaml("application/yaml"));
+        assert_eq!(accept(&["Application/YAML"]), yaml("application/yaml"));
+        assert_eq!(accept(&["application/x-yaml"]), yaml("application/x-yaml"));
+        assert_eq!(accept(&["text/x-yaml"]), yaml("text/x-yaml"));
+        // A named type beats a wildcard of the same weight, whatever the
+        // order; the first named wins a tie.
+        assert_eq!(accept(&["*/*, application/json"]), json);
+        assert_eq!(accept(&["application/*, application/json"]), json);
+        assert_eq!(accept(&["application/json, text/yaml"]), json);
+        assert_eq!(accept(&["text/yaml, application/json"]), yaml("text/yaml"));
+        // The most specific range gives a type its weight.
+        assert_eq!(
+            accept(&["application/*;q=0.9, application/yaml;q=0.1, application/json;q=0.5"]),
+            yaml("application/x-yaml")
+        );
+        assert_eq!(accept(&["text/*;q=0.3, application/json;q=0.8"]), json);
+        assert_eq!(
+            accept(&["text/*;q=0.8, application/json;q=0.3"]),
+            yaml("text/yaml")
+        );
+        assert_eq!(
+            accept(&["text/yaml;q=0, text/*, application/json;q=0.5"]),
+            yaml("text/x-yaml")
+        );
+        assert_eq!(
+            accept(&["text/html;level=1;q=0.7, */*;q=0.2"]),
+            yaml("text/yaml")
+        );
+        assert_eq!(accept(&["application/json; Q=0.4, text/plain"]), json);
     }
 
     #[test]

@@ -104,19 +104,22 @@ impl Drop for SocketFile {
     }
 }
 
-/// Sets `stop` to `true` on the first SIGTERM or SIGINT.
+/// Sets `stop` to `true` on the first SIGTERM, SIGINT or SIGHUP (the
+/// terminal or the supervisor gone: nothing would read the answers).
 pub(crate) fn stop_on_signals(
     stop: watch::Sender<bool>,
 ) -> Result<tokio::task::JoinHandle<()>, String> {
     let watch = |kind: SignalKind| signal(kind).map_err(|e| format!("watching signals: {e}"));
-    let (mut term, mut interrupt) = (
+    let (mut term, mut interrupt, mut hangup) = (
         watch(SignalKind::terminate())?,
         watch(SignalKind::interrupt())?,
+        watch(SignalKind::hangup())?,
     );
     Ok(tokio::spawn(async move {
         tokio::select! {
             _ = term.recv() => {}
             _ = interrupt.recv() => {}
+            _ = hangup.recv() => {}
         }
         let _ = stop.send(true);
     }))

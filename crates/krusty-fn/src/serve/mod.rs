@@ -6,6 +6,13 @@
 //! servers at once when both are given. Each request is processed as
 //! specification v1 processes stdin, so the answer's bytes are those v1
 //! writes on stdout. The wire contract is in `docs/function-servers.md`.
+//!
+//! SIGTERM, SIGINT or SIGHUP stops the servers: they stop accepting
+//! connections, give the requests under way up to [`SHUTDOWN_GRACE`] to
+//! be answered, close every connection still open after that (a client
+//! that never finishes its request does not keep the process up), remove
+//! the unix sockets they created and return. An HTTP connection must
+//! also send each request's headers within 10 seconds, or be closed.
 
 pub mod addr;
 #[cfg(feature = "server")]
@@ -18,6 +25,10 @@ mod http;
 mod listen;
 
 pub use addr::Address;
+
+/// How long the requests under way may take to be answered once a
+/// server is told to stop; connections still open after that are closed.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(feature = "server")]
 pub use server::{serve, serve_with, Options};
@@ -43,9 +54,10 @@ mod server {
         pub cache_ttl: Option<Duration>,
     }
 
-    /// Serves `f` on `addresses` until SIGTERM or SIGINT, then lets the
-    /// requests under way finish, removes the unix sockets it created and
-    /// returns. Each server announces itself on stderr once it accepts
+    /// Serves `f` on `addresses` until SIGTERM, SIGINT or SIGHUP, then
+    /// lets the requests under way finish (for at most
+    /// [`super::SHUTDOWN_GRACE`], then closes the connections left),
+    /// removes the unix sockets it created and returns. Each server announces itself on stderr once it accepts
     /// connections: `serving HTTP on ADDR` (`ADDR` with the port a `:0`
     /// address got).
     pub fn serve<F>(addresses: &ServerAddresses, f: F) -> Result<(), String>
@@ -67,7 +79,12 @@ mod server {
             .build()
             .map_err(|e| format!("starting the server runtime: {e}"))?;
         let function: super::eval::Function = Arc::new(f);
-        runtime.block_on(run_servers(http, grpc, function, options.clone()))
+        let served = runtime.block_on(run_servers(http, grpc, function, options.clone()));
+        // A function still running on a blocking thread (its request cut
+        // off by the grace period) must not keep the server from
+        // returning.
+        runtime.shutdown_timeout(Duration::from_millis(200));
+        served
     }
 
     async fn run_servers(
@@ -105,11 +122,37 @@ mod server {
             )));
         }
         let mut failure = None;
-        for task in tasks {
-            match task.await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failure = failure.or(Some(e)),
-                Err(e) => failure = failure.or(Some(format!("server task: {e}"))),
+        let finished = {
+            let joined = async {
+                for task in tasks.iter_mut() {
+                    match task.await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => failure = failure.take().or(Some(e)),
+                        Err(e) => failure = failure.take().or(Some(format!("server task: {e}"))),
+                    }
+                }
+            };
+            let grace_over = async {
+                super::listen::stopped(stop).await;
+                tokio::time::sleep(super::SHUTDOWN_GRACE).await;
+            };
+            tokio::select! {
+                () = joined => true,
+                () = grace_over => false,
+            }
+        };
+        if !finished {
+            eprintln!(
+                "closing the connections still open {} s after the stop signal",
+                super::SHUTDOWN_GRACE.as_secs()
+            );
+            // Dropping a server's task drops its listener, hence removes
+            // its unix socket; awaiting it waits for that.
+            for task in &tasks {
+                task.abort();
+            }
+            for task in tasks {
+                let _ = task.await;
             }
         }
         signals.abort();
