@@ -49,6 +49,7 @@
 //! ```
 
 pub mod answer;
+pub mod cancel;
 pub mod config;
 #[cfg(feature = "grpc")]
 pub mod grpc;

@@ -1,10 +1,13 @@
 //! One request's processing, shared by the HTTP and gRPC servers: the
 //! same steps as specification v1 (parse, run, write), off the async
-//! threads, with a panic in the function turned into an error answer.
+//! threads, with a panic in the function turned into an error answer, and
+//! the request's deadline and cancellation handed to the function
+//! ([`crate::cancel`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use crate::cancel::Cancellation;
 use crate::run::{evaluate, FnError};
 use crate::wire::ResourceList;
 
@@ -37,17 +40,44 @@ pub(crate) enum Refusal {
     BadInput(String),
     /// The function panicked, or the output could not be encoded.
     Crashed(String),
+    /// The request's deadline passed before the answer was ready.
+    DeadlineExceeded,
 }
 
-/// Processes `input` on a blocking thread.
+/// Cancels a request whose answer is dropped before it is ready: the
+/// server drops it when its client goes away.
+struct CancelOnDrop(Option<Cancellation>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(request) = self.0.take() {
+            request.cancel();
+        }
+    }
+}
+
+/// Processes `input` on a blocking thread, as the request `request` (its
+/// deadline, and its cancellation when the answer is dropped or late).
 pub(crate) async fn answer(
     function: Function,
     input: Vec<u8>,
     accept: Encoding,
+    request: Cancellation,
 ) -> Result<Answer, Refusal> {
-    tokio::task::spawn_blocking(move || answer_now(&*function, &input, accept))
-        .await
-        .unwrap_or_else(|e| Err(Refusal::Crashed(format!("the function's task failed: {e}"))))
+    let mut guard = CancelOnDrop(Some(request.clone()));
+    let deadline = request.deadline();
+    let running = request.clone();
+    let task =
+        tokio::task::spawn_blocking(move || running.run(|| answer_now(&*function, &input, accept)));
+    let joined = match deadline {
+        Some(at) => match tokio::time::timeout_at(at.into(), task).await {
+            Ok(joined) => joined,
+            Err(_) => return Err(Refusal::DeadlineExceeded),
+        },
+        None => task.await,
+    };
+    guard.0 = None;
+    joined.unwrap_or_else(|e| Err(Refusal::Crashed(format!("the function's task failed: {e}"))))
 }
 
 fn answer_now(

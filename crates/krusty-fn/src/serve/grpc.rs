@@ -62,13 +62,32 @@ struct Service {
 #[tonic::async_trait]
 impl FunctionService for Service {
     async fn run(&self, request: Request<RunRequest>) -> Result<Response<RunResponse>, Status> {
+        let deadline = match request.metadata().get("grpc-timeout") {
+            None => None,
+            Some(value) => {
+                let timeout = value
+                    .to_str()
+                    .ok()
+                    .and_then(crate::cancel::parse_timeout)
+                    .ok_or_else(|| Status::invalid_argument("malformed grpc-timeout"))?;
+                std::time::Instant::now().checked_add(timeout)
+            }
+        };
+        let cancellation = crate::cancel::Cancellation::new(deadline);
         let request = request.into_inner();
         format_of(request.format, "format")?;
         let accept = match format_of(request.accept, "accept")? {
             Format::Json => Encoding::Json,
             Format::Yaml | Format::Unspecified => Encoding::Yaml,
         };
-        match answer(self.function.clone(), request.resource_list, accept).await {
+        match answer(
+            self.function.clone(),
+            request.resource_list,
+            accept,
+            cancellation,
+        )
+        .await
+        {
             Ok(answer) => Ok(Response::new(RunResponse {
                 resource_list: answer.body,
                 format: match accept {
@@ -85,6 +104,9 @@ impl FunctionService for Service {
             })),
             Err(Refusal::BadInput(message)) => Err(Status::invalid_argument(message)),
             Err(Refusal::Crashed(message)) => Err(Status::internal(message)),
+            Err(Refusal::DeadlineExceeded) => Err(Status::deadline_exceeded(
+                "the request's deadline passed before the answer was ready",
+            )),
         }
     }
 

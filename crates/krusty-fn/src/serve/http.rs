@@ -19,6 +19,12 @@
 //! `application/yaml`. No `Accept` (or an empty one) gets `text/yaml`.
 //! The answer's `Content-Type` is the type chosen.
 //!
+//! A request may carry a deadline in the header `Krm-Timeout`, written as
+//! gRPC's `grpc-timeout` (`30S`, `1500m`; [`crate::cancel`]): the function
+//! sees it, and when it passes, or when the client goes away, the function
+//! is told it is cancelled; a request past its deadline gets 504. A
+//! malformed `Krm-Timeout` gets 400.
+//!
 //! A connection must send a request's headers within
 //! [`HEADER_READ_TIMEOUT`] of being opened (or of its previous answer),
 //! else it is closed: an idle or slow client cannot hold one forever.
@@ -39,11 +45,16 @@ use tokio::sync::watch;
 
 use super::eval::{answer, Encoding, Function, Refusal};
 use super::listen::{stopped, Listener};
+use crate::cancel::{parse_timeout, Cancellation};
 use crate::grpc::MAX_MESSAGE_BYTES;
 
 /// How long a connection may take to send a request's headers, from its
 /// opening or its previous answer, before it is closed.
 pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The request header that gives the request's deadline, as a timeout
+/// from its arrival in `grpc-timeout`'s form.
+pub const TIMEOUT_HEADER: &str = "krm-timeout";
 
 /// Answers connections on `listener` until `stop`, then waits for the
 /// requests under way (the caller bounds that wait).
@@ -111,7 +122,7 @@ where
 async fn respond(request: Request<Incoming>, function: Function) -> Response<Full<Bytes>> {
     let (head, body) = request.into_parts();
     match admit(&head) {
-        Ok(accept) => run_function(body, accept, function).await,
+        Ok((accept, request)) => run_function(body, accept, request, function).await,
         // Read what the client sends before answering: a connection
         // closed with its request unread is reset, and a client still
         // writing loses the answer.
@@ -122,9 +133,12 @@ async fn respond(request: Request<Incoming>, function: Function) -> Response<Ful
     }
 }
 
-/// The encoding to answer in, or the answer to a request refused before
-/// its body is read (for its method, `Content-Type` or `Accept`).
-fn admit(head: &hyper::http::request::Parts) -> Result<Answering, Box<Response<Full<Bytes>>>> {
+/// The encoding to answer in and the request's deadline, or the answer to
+/// a request refused before its body is read (for its method,
+/// `Content-Type`, `Accept` or `Krm-Timeout`).
+fn admit(
+    head: &hyper::http::request::Parts,
+) -> Result<(Answering, Cancellation), Box<Response<Full<Bytes>>>> {
     if head.method != Method::POST {
         let mut response = text(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -144,20 +158,36 @@ fn admit(head: &hyper::http::request::Parts) -> Result<Answering, Box<Response<F
             format!("Content-Type must be text/yaml or application/json, not {given:?}\n"),
         )));
     }
-    accepted(&head.headers).ok_or_else(|| {
+    let answering = accepted(&head.headers).ok_or_else(|| {
         Box::new(text(
             StatusCode::NOT_ACCEPTABLE,
             "Accept must allow text/yaml, application/yaml, application/x-yaml, text/x-yaml, \
              application/json, or a wildcard (*/*, text/*, application/*)\n"
                 .to_string(),
         ))
-    })
+    })?;
+    let deadline = match head.headers.get(TIMEOUT_HEADER) {
+        None => None,
+        Some(value) => {
+            let timeout = value.to_str().ok().and_then(parse_timeout).ok_or_else(|| {
+                Box::new(text(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "{TIMEOUT_HEADER} must be a timeout as grpc-timeout writes one (30S, 1500m), not {value:?}\n"
+                    ),
+                ))
+            })?;
+            std::time::Instant::now().checked_add(timeout)
+        }
+    };
+    Ok((answering, Cancellation::new(deadline)))
 }
 
 /// Runs the function over the body of an admitted request.
 async fn run_function(
     body: Incoming,
     accept: Answering,
+    request: Cancellation,
     function: Function,
 ) -> Response<Full<Bytes>> {
     let body = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
@@ -170,7 +200,7 @@ async fn run_function(
         }
         Err(e) => return text(StatusCode::BAD_REQUEST, format!("reading the body: {e}\n")),
     };
-    match answer(function, body.to_vec(), accept.encoding).await {
+    match answer(function, body.to_vec(), accept.encoding, request).await {
         Ok(answer) => {
             let status = if answer.failed {
                 StatusCode::UNPROCESSABLE_ENTITY
@@ -188,6 +218,12 @@ async fn run_function(
         Err(Refusal::Crashed(message)) => {
             text(StatusCode::INTERNAL_SERVER_ERROR, format!("{message}\n"))
         }
+        Err(Refusal::DeadlineExceeded) => text(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "the request's deadline ({TIMEOUT_HEADER}) passed before the answer was ready\n"
+            ),
+        ),
     }
 }
 

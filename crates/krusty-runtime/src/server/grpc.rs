@@ -50,8 +50,12 @@ pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Res
                 ConnectError::Address(why) => Error::Malformed(why),
             })?
             .max_decoding_message_size(max_body.saturating_add(ENVELOPE));
+        // The deadline goes with the call (`grpc-timeout`): the function
+        // is told when it passes (krusty_fn::cancel).
+        let mut call = tonic::Request::new(request);
+        call.set_timeout(timeout);
         client
-            .run(request)
+            .run(call)
             .await
             .map_err(|status| status_error(&status))
     };

@@ -62,8 +62,8 @@ impl std::fmt::Display for Error {
 const MAX_LINE: usize = 16 << 10;
 
 /// Sends `body` (a ResourceList as YAML) to the server listening on
-/// `socket`; the answer must come before `timeout` ends and hold at most
-/// `max_body` bytes.
+/// `socket`, with `timeout` as its deadline (`Krm-Timeout`); the answer
+/// must come before `timeout` ends and hold at most `max_body` bytes.
 pub fn post(
     socket: &Path,
     body: &[u8],
@@ -72,8 +72,11 @@ pub fn post(
 ) -> Result<Response, Error> {
     let deadline = Instant::now() + timeout;
     let stream = UnixStream::connect(socket).map_err(Error::Connection)?;
+    // The deadline goes with the request: the function is told when it
+    // passes (krusty_fn::cancel).
     let head = format!(
-        "POST / HTTP/1.1\r\nHost: krm-function\r\nContent-Type: text/yaml\r\nAccept: text/yaml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: krm-function\r\nContent-Type: text/yaml\r\nAccept: text/yaml\r\nKrm-Timeout: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        krusty_fn::cancel::format_timeout(timeout),
         body.len()
     );
     let mut writer = &stream;
@@ -341,6 +344,7 @@ mod tests {
             let request = String::from_utf8(server.join().unwrap()).unwrap();
             assert!(request.starts_with("POST / HTTP/1.1\r\n"), "{request}");
             assert!(request.contains("Content-Type: text/yaml\r\n"), "{request}");
+            assert!(request.contains("Krm-Timeout: 5000m\r\n"), "{request}");
             assert!(request.ends_with("\r\n\r\nkind: ResourceList\n"), "{request}");
         }
     }
