@@ -68,18 +68,24 @@ pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {
 /// Appends `node` to `out` as one YAML document written the way its author
 /// wrote it, as far as the model remembers: mapping keys in source order,
 /// comments kept, and scalars from the source in their source style (new
-/// scalars are quoted only where needed). Flow collections become block
-/// collections. For tools that edit files people maintain, such as KRM
-/// functions.
+/// scalars are quoted only where needed). A collection marked as written in
+/// flow style ([`Node::is_flow`]) is written in flow style on one line
+/// (`{a: b, c: [1, 2]}`), whatever was changed inside it, scalars quoted
+/// where flow context needs it; one with comments inside is written in
+/// block style, to keep them. The document's own top (a JSON document, say)
+/// is written in block style. For tools that edit files people maintain,
+/// such as KRM functions.
 pub fn emit_document_preserving(node: &Node, out: &mut String) -> Result<(), EmitError> {
     Emitter::new(out, true).document(node)
 }
 
 /// Appends `items` to `out` as the entries of a block sequence at column 0
 /// (`- ` first), in the preserving form of [`emit_document_preserving`]:
-/// what follows a top-level `key:` line for a sequence.
+/// what follows a top-level `key:` line for a sequence. Each item is the
+/// top of a document there (a ResourceList's items): one marked as flow is
+/// written in block style.
 pub fn emit_seq_items_preserving(items: &[Node], out: &mut String) -> Result<(), EmitError> {
-    Emitter::new(out, true).block_seq(items, 0, false)
+    Emitter::new(out, true).block_seq(items, 0, false, false)
 }
 
 /// Emits one document to a new string with [`emit_document_preserving`].
@@ -131,7 +137,7 @@ impl<'o, 'n> Emitter<'o, 'n> {
         e.head_comments(node, 0);
         match &node.value {
             Value::Map(entries) if !entries.is_empty() => e.block_map(entries, 0, false, true)?,
-            Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false)?,
+            Value::Seq(items) if !items.is_empty() => e.block_seq(items, 0, false, true)?,
             _ => {
                 // A root scalar's continuation lines are indented: at the
                 // first column, `---` or `...` would end the document.
@@ -274,15 +280,15 @@ impl<'n> Emitter<'_, 'n> {
             }
             self.push_char(':');
             match &value.value {
-                Value::Map(m) if !m.is_empty() => {
+                Value::Map(m) if !m.is_empty() && !self.flow_here(value) => {
                     self.line_comment(value);
                     self.newline();
                     self.block_map(m, indent + BEST_INDENT, false, false)?;
                 }
-                Value::Seq(s) if !s.is_empty() => {
+                Value::Seq(s) if !s.is_empty() && !self.flow_here(value) => {
                     self.line_comment(value);
                     self.newline();
-                    self.block_seq(s, indent, false)?;
+                    self.block_seq(s, indent, false, true)?;
                 }
                 _ => {
                     self.push_char(' ');
@@ -296,12 +302,15 @@ impl<'n> Emitter<'_, 'n> {
         Ok(())
     }
 
-    /// A block sequence whose `-` stand at column `indent`.
+    /// A block sequence whose `-` stand at column `indent`. Items marked as
+    /// flow are written in flow style when `flow_items` (not when they are
+    /// the tops of documents).
     fn block_seq(
         &mut self,
         items: &'n [Node],
         indent: usize,
         inline_first: bool,
+        flow_items: bool,
     ) -> Result<(), EmitError> {
         for item in items {
             item.prefetch_items();
@@ -313,11 +322,14 @@ impl<'n> Emitter<'_, 'n> {
             }
             self.push_char('-');
             self.push_char(' ');
+            let block = !flow_items || !self.flow_here(item);
             match &item.value {
-                Value::Map(m) if !m.is_empty() => {
+                Value::Map(m) if !m.is_empty() && block => {
                     self.block_map(m, indent + BEST_INDENT, true, false)?
                 }
-                Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true)?,
+                Value::Seq(s) if !s.is_empty() && block => {
+                    self.block_seq(s, indent + BEST_INDENT, true, true)?
+                }
                 _ => {
                     self.inline_value(item, indent + BEST_INDENT)?;
                     self.line_comment(item);
@@ -340,6 +352,10 @@ impl<'n> Emitter<'_, 'n> {
             }
         }
         match &node.value {
+            // Only a collection to be written in flow style comes here
+            // with items ([`Emitter::flow_here`]).
+            Value::Map(m) if self.preserve && !m.is_empty() => self.flow(node)?,
+            Value::Seq(s) if self.preserve && !s.is_empty() => self.flow(node)?,
             Value::Map(_) => self.push("{}"),
             Value::Seq(_) => self.push("[]"),
             Value::Scalar(_) => match resolve_input(node) {
@@ -388,8 +404,12 @@ impl<'n> Emitter<'_, 'n> {
         self.push_char(':');
         self.push_char(' ');
         match &value.value {
-            Value::Map(m) if !m.is_empty() => self.block_map(m, indent + BEST_INDENT, true, false),
-            Value::Seq(s) if !s.is_empty() => self.block_seq(s, indent + BEST_INDENT, true),
+            Value::Map(m) if !m.is_empty() && !self.flow_here(value) => {
+                self.block_map(m, indent + BEST_INDENT, true, false)
+            }
+            Value::Seq(s) if !s.is_empty() && !self.flow_here(value) => {
+                self.block_seq(s, indent + BEST_INDENT, true, true)
+            }
             _ => {
                 self.inline_value(value, indent + BEST_INDENT)?;
                 self.block_header = None;
@@ -704,12 +724,161 @@ impl<'n> Emitter<'_, 'n> {
         true
     }
 
+    /// In preserving mode, whether `node` is a collection to write in
+    /// flow style: marked so ([`Node::is_flow`]), and with nothing inside
+    /// that one line of flow style cannot hold (comments; keys the block
+    /// writer rejects or writes as `? key`, which it then fails on just as
+    /// before).
+    #[inline]
+    fn flow_here(&self, node: &Node) -> bool {
+        self.preserve && node.is_flow() && flow_writable(node)
+    }
+
+    /// `node` in flow style on the current line: `{a: b, c: [1, 2]}`.
+    fn flow(&mut self, node: &Node) -> Result<(), EmitError> {
+        match &node.value {
+            Value::Seq(items) => {
+                self.push_char('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.push(", ");
+                    }
+                    self.flow(item)?;
+                }
+                self.push_char(']');
+            }
+            Value::Map(entries) => {
+                self.push_char('{');
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        self.push(", ");
+                    }
+                    let Value::Scalar(key) = &k.value else {
+                        return Err(EmitError::CollectionKey);
+                    };
+                    if plain_source_key(k) && flow_plain_source_ok(&key.text) {
+                        self.push(&key.text);
+                    } else {
+                        self.flow_string(&key.text)?;
+                    }
+                    self.push(": ");
+                    self.flow(v)?;
+                }
+                self.push_char('}');
+            }
+            Value::Scalar(s) => self.flow_scalar(node, s)?,
+        }
+        Ok(())
+    }
+
+    /// A scalar inside a flow collection: one from a source in its source
+    /// style where flow context allows it (a block scalar double-quoted),
+    /// a new one typed as [`Emitter::inline_value`] types it.
+    fn flow_scalar(&mut self, node: &Node, s: &crate::node::Scalar) -> Result<(), EmitError> {
+        use crate::node::ScalarStyle;
+        if node.pos().line > 0 || node.style() == ScalarStyle::Plain {
+            let style = node.style();
+            let plain_ok = style == ScalarStyle::Plain && flow_plain_source_ok(&s.text);
+            if style != ScalarStyle::Plain || plain_ok || node.tag().is_some() {
+                if let Some(tag) = node.tag_text() {
+                    self.push(tag);
+                    self.push_char(' ');
+                }
+                match style {
+                    _ if plain_ok => self.push(&s.text),
+                    ScalarStyle::SingleQuoted if !s.text.contains(is_break) => {
+                        self.single(&s.text, 0, false)
+                    }
+                    _ => self.double(&s.text, 0, false),
+                }
+                return Ok(());
+            }
+        }
+        match resolve_input(node) {
+            Resolved::Null => self.push("null"),
+            Resolved::Bool(b) => self.push(if b { "true" } else { "false" }),
+            Resolved::Int(i) => self.push(&i.to_string()),
+            Resolved::Float(f) => {
+                let text = float_text(f)?;
+                self.push(&text);
+            }
+            Resolved::Str(text) if node.style() == crate::node::ScalarStyle::Folded => {
+                match crate::folded::round_trip(text) {
+                    Some(changed) => self.flow_string(&changed)?,
+                    None => self.flow_string(text)?,
+                }
+            }
+            Resolved::Str(text) => self.flow_string(text)?,
+            Resolved::Owned(text) => self.flow_string(&text)?,
+        }
+        Ok(())
+    }
+
+    /// A string inside a flow collection, on one line: plain where a
+    /// reader takes it back as the same string there (none of `,[]{}?:`,
+    /// go-yaml's rule), else single-quoted, else double-quoted (line
+    /// breaks, characters to escape).
+    fn flow_string(&mut self, text: &str) -> Result<(), EmitError> {
+        let plain_ascii = text.bytes().all(|b| b < 0x7f);
+        if !plain_ascii && (text.is_ascii() || text.chars().any(is_forbidden_control)) {
+            return Err(EmitError::ControlCharacter);
+        }
+        if needs_quotes(text) || text.contains(is_break) {
+            self.double(text, 0, false);
+            return Ok(());
+        }
+        let a = analyze(text);
+        if a.block_plain_allowed && !text.contains([',', '?', '[', ']', '{', '}', ':']) {
+            self.push(text);
+        } else if a.single_quoted_allowed {
+            self.single(text, 0, false);
+        } else {
+            self.double(text, 0, false);
+        }
+        Ok(())
+    }
+
     fn suppress_next_newline(&mut self) {
         // Remove the final break; the caller's newline() restores it.
         if self.out.ends_with(['\n', '\u{2028}', '\u{2029}']) {
             self.break_instead = self.out.pop().filter(|&c| c != '\n');
         }
     }
+}
+
+/// A flow collection the preserving writer can write on one line: nothing
+/// inside it has comments, and its mappings' keys are strings on one line
+/// (what else the block writer does with a key it does here too).
+fn flow_writable(node: &Node) -> bool {
+    fn key_ok(key: &Node) -> bool {
+        !key.has_comments()
+            && matches!(&key.value, Value::Scalar(s) if is_simple_key(&s.text))
+            && matches!(resolve_input(key), Resolved::Str(_))
+    }
+    fn inside_ok(node: &Node) -> bool {
+        !node.has_comments() && items_ok(node)
+    }
+    fn items_ok(node: &Node) -> bool {
+        match &node.value {
+            Value::Scalar(_) => true,
+            Value::Seq(items) => items.iter().all(inside_ok),
+            Value::Map(entries) => entries.iter().all(|(k, v)| key_ok(k) && inside_ok(v)),
+        }
+    }
+    items_ok(node)
+}
+
+/// A plain scalar from a source that can stay plain inside a flow
+/// collection: what [`Emitter::source_scalar`] keeps plain in a block,
+/// without the flow indicators (`,[]{}`, `?`) and a `:` first, which end
+/// or reject a plain scalar there. A `:` inside (`nginx:1.27`) reads back
+/// the same in flow context.
+fn flow_plain_source_ok(text: &str) -> bool {
+    !text.is_empty()
+        && !text.contains(['\n', '#', ',', '[', ']', '{', '}', '?'])
+        && !text.starts_with([' ', ':'])
+        && !text.ends_with(' ')
+        && analyze(text).block_plain_allowed
 }
 
 /// `node` is a block scalar the preserving writer writes in its source

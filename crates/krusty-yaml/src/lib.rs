@@ -15,6 +15,8 @@ pub mod keyorder;
 pub mod node;
 pub mod parse;
 pub mod resolve;
+#[cfg(feature = "serde")]
+pub mod serde_impl;
 
 pub use emit::{
     emit_document, emit_document_preserving, emit_seq_items_preserving, go_json_float,

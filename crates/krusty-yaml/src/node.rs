@@ -1,8 +1,85 @@
-//! The document model: a tree of nodes that remembers where each node came from
-//! and enough of its source form (scalar style, tags, comments, key order) to
-//! write a file back the way a person wrote it.
+//! The document model: a tree of [`Node`]s that remembers where each node
+//! came from and enough of its source form (scalar style, flow style, tags,
+//! comments, key order) to write a file back the way a person wrote it.
+//!
+//! A [`Node`] is one YAML value — a scalar, a sequence or a mapping (its
+//! [`Value`]) — with its source position, its style and tag, and the
+//! comments written around it. [`crate::parse_stream`] reads a stream into
+//! [`Document`]s of nodes; [`crate::to_yaml_preserving`] writes a node
+//! back with its key order, comments and styles, and
+//! [`crate::to_kustomize_yaml`] writes it exactly as `kustomize build`
+//! prints resources (keys sorted, comments dropped, block style).
+//!
+//! # Reading
+//!
+//! [`Node::get`] looks a key up in a mapping, [`Node::get_path`] follows
+//! several, and [`Node::as_map`] / [`Node::as_seq`] give a collection's
+//! entries. A scalar's text is [`Node::as_str`]; what type YAML gives it
+//! (a plain `3` is an integer, `"3"` a string) is
+//! [`crate::resolve_input`]:
+//!
+//! ```
+//! use krusty_yaml::{first_root, resolve_input, Resolved};
+//!
+//! let root = first_root("spec:\n  replicas: 3\n  name: \"3\"\n  ports: [80, 443]\n")
+//!     .unwrap()
+//!     .unwrap();
+//! let spec = root.get("spec").unwrap();
+//! assert_eq!(resolve_input(spec.get("replicas").unwrap()), Resolved::Int(3));
+//! assert_eq!(resolve_input(spec.get("name").unwrap()), Resolved::Str("3"));
+//! let ports = root.get_path(&["spec", "ports"]).and_then(|n| n.as_seq()).unwrap();
+//! assert_eq!(ports.len(), 2);
+//! assert_eq!(ports[1].as_str(), Some("443"));
+//! ```
+//!
+//! # Changing and creating
+//!
+//! Nodes are plain data: [`Node::set`], [`Node::remove`] and
+//! [`Node::entry_map`] edit a mapping in place (an existing key keeps its
+//! place, a new one goes last), [`Node::as_seq_mut`] gives a sequence's
+//! items, and [`Node::value`] can be replaced outright. New nodes come from
+//! [`Node::plain`] (a scalar typed from its text: `3` is a number),
+//! [`Node::string`] (a string whatever its text), [`Node::null`],
+//! [`Node::map_of`] and [`Node::seq_of`]:
+//!
+//! ```
+//! use krusty_yaml::{first_root, to_yaml_preserving, Node};
+//!
+//! let mut root = first_root("# the app\nname: web # its name\nreplicas: 1\n")
+//!     .unwrap()
+//!     .unwrap();
+//! root.set("replicas", Node::plain("3"));
+//! root.set("version", Node::string("1.0"));
+//! root.set("ports", Node::seq_of([Node::plain("80")]));
+//! root.set("labels", Node::map_of([(Node::plain("app"), Node::plain("web"))]));
+//! assert_eq!(
+//!     to_yaml_preserving(&root).unwrap(),
+//!     "# the app\nname: web # its name\nreplicas: 3\nversion: \"1.0\"\nports:\n- 80\nlabels:\n  app: web\n",
+//! );
+//! ```
+//!
+//! # What is kept
+//!
+//! - **Comments**: the comment lines above a node and the comment after it
+//!   on its line are in its [`Extras`] ([`Node::extras`]); a mapping
+//!   entry's head comment is its key's. [`Node::has_comments`] and
+//!   [`Node::clear_comments`] look at and drop them.
+//! - **Styles**: how a scalar was written ([`Node::style`]: plain, quoted,
+//!   literal, folded) and whether a collection was written in flow style
+//!   (`{a: b}`, `[x, y]`: [`Node::is_flow`]). The preserving writer writes
+//!   both back; a new scalar is quoted only where it must be.
+//! - **Tags**: a scalar's explicit tag ([`Node::tag`], [`Node::tag_text`]).
+//! - **Positions**: the line and column a node starts at ([`Node::pos`]),
+//!   for messages that point into the file; a node made by the program
+//!   is at line 0.
+//!
+//! The Kustomize writer ([`crate::to_kustomize_yaml`]) ignores comments,
+//! source styles and flow marks: its output depends only on the values.
 
+/// Inline string storage for scalar text (re-exported from `compact_str`).
 pub use compact_str::CompactString;
+/// The one-pointer vector that holds a collection's items (re-exported
+/// from `thin_vec`).
 pub use thin_vec::ThinVec;
 
 /// A position in a source file: 1-based line and column.
@@ -141,7 +218,28 @@ pub enum Value {
     Map(ThinVec<(Node, Node)>),
 }
 
-/// One node of a document: a value plus where it came from.
+/// One node of a document: a value plus where it came from and how it was
+/// written. See the [module documentation](self) for reading, changing and
+/// creating nodes.
+///
+/// A node is 40 bytes: its [`Value`], an optional boxed [`Extras`]
+/// (comments, an unusual tag's text) and one word packing its column, a
+/// scalar's [`ScalarStyle`] and [`Tag`], and a collection's flow mark.
+///
+/// Equality compares everything, positions and styles included: two
+/// nodes read from different places are not equal even when their values
+/// are.
+///
+/// ```
+/// use krusty_yaml::{first_root, Node, Pos, ScalarStyle};
+///
+/// let root = first_root("metadata: {name: web}\nimage: 'nginx'\n").unwrap().unwrap();
+/// let metadata = root.get("metadata").unwrap();
+/// assert!(metadata.is_flow());
+/// assert_eq!(metadata.pos(), Pos { line: 1, col: 11 });
+/// assert_eq!(root.get("image").unwrap().style(), ScalarStyle::SingleQuoted);
+/// assert!(!Node::map().is_flow());
+/// ```
 #[derive(Clone, PartialEq)]
 pub struct Node {
     /// The node's content.
@@ -152,7 +250,8 @@ pub struct Node {
     /// The line the node starts on.
     line: u32,
     /// Its column (the low 24 bits, saturating: columns past 16,777,215
-    /// read as that), a scalar's style (3 bits) and tag (4 bits).
+    /// read as that), a scalar's style (3 bits) and tag (4 bits), and a
+    /// collection's flow mark (the top bit).
     packed: u32,
 }
 
@@ -162,6 +261,8 @@ const STYLE_SHIFT: u32 = COLUMN_BITS;
 const STYLE_MASK: u32 = 0b111 << STYLE_SHIFT;
 const TAG_SHIFT: u32 = COLUMN_BITS + 3;
 const TAG_MASK: u32 = 0b1111 << TAG_SHIFT;
+/// A collection written in flow style (`{...}`, `[...]`).
+const FLOW_BIT: u32 = 1 << (TAG_SHIFT + 4);
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -169,6 +270,8 @@ impl std::fmt::Debug for Node {
         d.field("value", &self.value).field("pos", &self.pos());
         if matches!(self.value, Value::Scalar(_)) {
             d.field("style", &self.style()).field("tag", &self.tag());
+        } else if self.is_flow() {
+            d.field("flow", &true);
         }
         d.field("extras", &self.extras).finish()
     }
@@ -241,6 +344,63 @@ impl Node {
     /// Sets how a scalar is written.
     pub fn set_style(&mut self, style: ScalarStyle) {
         self.packed = (self.packed & !STYLE_MASK) | ((style as u32) << STYLE_SHIFT);
+    }
+
+    /// `true` for a mapping or sequence that starts flow style in its
+    /// source (`metadata: {name: web}`, `ports: [80, 443]`: a flow
+    /// collection in block context, the top of a document included), or
+    /// marked so with [`Node::set_flow`]; `false` for block collections,
+    /// new collections and scalars. The collections inside a flow
+    /// collection are not marked: they are flow because it is.
+    ///
+    /// The preserving writer ([`crate::to_yaml_preserving`]) writes a flow
+    /// collection in flow style on one line, whatever its items are now
+    /// (so an edit inside `metadata: {name: web}` keeps the braces). It
+    /// writes it in block style instead when something inside it has
+    /// comments, which a one-line flow collection cannot hold, and when it
+    /// is the top of the document written (a JSON document comes back as
+    /// block YAML). The Kustomize writer ([`crate::to_kustomize_yaml`])
+    /// ignores the mark: `kustomize build` prints every collection in
+    /// block style.
+    ///
+    /// ```
+    /// use krusty_yaml::{first_root, to_kustomize_yaml, to_yaml_preserving, Node};
+    ///
+    /// let mut root = first_root("metadata: {name: web, tags: [a, b]}\n").unwrap().unwrap();
+    /// assert!(root.get("metadata").unwrap().is_flow());
+    /// assert!(!root.is_flow());
+    /// root.get_mut("metadata").unwrap().set("name", Node::string("api, v2"));
+    /// assert_eq!(
+    ///     to_yaml_preserving(&root).unwrap(),
+    ///     "metadata: {name: 'api, v2', tags: [a, b]}\n"
+    /// );
+    /// assert_eq!(
+    ///     to_kustomize_yaml(&root).unwrap(),
+    ///     "metadata:\n  name: api, v2\n  tags:\n  - a\n  - b\n"
+    /// );
+    /// ```
+    pub fn is_flow(&self) -> bool {
+        self.packed & FLOW_BIT != 0 && !matches!(self.value, Value::Scalar(_))
+    }
+
+    /// Marks a mapping or sequence as written in flow style (`true`) or in
+    /// block style (`false`), for the preserving writer (see
+    /// [`Node::is_flow`]). Does nothing to a scalar.
+    ///
+    /// ```
+    /// use krusty_yaml::{to_yaml_preserving, Node};
+    ///
+    /// let mut ports = Node::seq_of([Node::plain("80"), Node::plain("443")]);
+    /// ports.set_flow(true);
+    /// let root = Node::map_of([(Node::plain("ports"), ports)]);
+    /// assert_eq!(to_yaml_preserving(&root).unwrap(), "ports: [80, 443]\n");
+    /// ```
+    pub fn set_flow(&mut self, flow: bool) {
+        if flow && !matches!(self.value, Value::Scalar(_)) {
+            self.packed |= FLOW_BIT;
+        } else {
+            self.packed &= !FLOW_BIT;
+        }
     }
 
     /// A scalar's explicit tag ([`Tag::None`] for collections).

@@ -909,6 +909,10 @@ impl<'a> Parser<'a> {
                 }
                 let comment = self.take_comment();
                 let mut node = node;
+                // Where a flow collection starts in block context, for the
+                // preserving writer (the collections inside it are flow
+                // because it is).
+                node.set_flow(true);
                 Self::set_line_comment(&mut node, comment);
                 Ok(node)
             }
