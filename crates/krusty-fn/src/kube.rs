@@ -271,7 +271,7 @@ impl KubeObject for Node {
             Some(n) if n.is_null() => Ok(None),
             Some(n) => from_node(n)
                 .map(Some)
-                .map_err(|e| FnError::Message(format!("{path}: {e}"))),
+                .map_err(|e| FnError::Message(e.under(path).to_string())),
         }
     }
     fn field_str(&self, path: &str) -> Result<Option<&str>, FnError> {
@@ -325,7 +325,7 @@ impl KubeObject for Node {
         Ok(true)
     }
     fn as_typed<T: DeserializeOwned>(&self) -> Result<T, FnError> {
-        from_node(self).map_err(FnError::Message)
+        from_node(self).map_err(|e| FnError::Message(e.to_string()))
     }
     fn update<T, F>(&mut self, f: F) -> Result<(), FnError>
     where

@@ -162,7 +162,7 @@ mod tests {
         strategic_merge(&mut d, patch);
         assert_eq!(
             crate::to_yaml(&d).unwrap(),
-            "spec:\n  replicas: 2 # one\n  template:\n    spec:\n      containers:\n      - name: app # main\n        image: b\n        ports:\n        - containerPort: 80\n        - containerPort: 81\n      - name: side\n        image: s\n      tolerations:\n      - key: b\n"
+            "spec:\n  replicas: 2 # one\n  template:\n    spec:\n      containers:\n      - name: app # main\n        image: b\n        ports:\n        - containerPort: 80\n        - containerPort: 81\n      - name: side\n        image: s\n      tolerations: [{key: b}]\n"
         );
         let mut m = parse("a: {b: 1, c: 2}\nd: 3\n");
         strategic_merge(&mut m, parse("a: {$patch: replace, e: 5}\nd: null\n"));

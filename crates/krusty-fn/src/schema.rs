@@ -18,7 +18,6 @@ use krusty_yaml::{Node, Resolved, Value};
 
 use crate::result::FnResult;
 use crate::run::FnError;
-use crate::wire::ResourceList;
 
 /// A parsed schema (kept as the node it was read from).
 #[derive(Debug, Clone)]
@@ -97,23 +96,6 @@ impl Schema {
                     .at_field(field)
             })
             .collect()
-    }
-}
-
-impl ResourceList {
-    /// The `functionConfig` checked against `schema`, then read into `T`.
-    /// Every problem is an error result naming its field.
-    pub fn validated_config<T: serde::de::DeserializeOwned>(
-        &self,
-        schema: &Schema,
-    ) -> Result<T, FnError> {
-        let empty = Node::map();
-        let node = self.function_config.as_ref().unwrap_or(&empty);
-        let problems = schema.check(node);
-        if !problems.is_empty() {
-            return Err(FnError::Results(problems));
-        }
-        self.config()
     }
 }
 
@@ -469,27 +451,5 @@ properties:
         assert!(v2.check(&crate::parse_object("{}").unwrap()).is_empty());
         let err = Schema::from_definition(definition, "v3").unwrap_err();
         assert_eq!(err.to_string(), "the definition has no version named 'v3'");
-    }
-
-    #[test]
-    fn validated_config_stops_with_the_problems_as_results() {
-        #[derive(serde::Deserialize, Debug)]
-        struct Config {
-            spec: serde_json::Value,
-        }
-        let schema = Schema::parse(SCHEMA).unwrap();
-        let mut list = ResourceList {
-            function_config: Some(crate::parse_object("spec: {image: nginx}").unwrap()),
-            ..ResourceList::default()
-        };
-        let config: Config = list.validated_config(&schema).unwrap();
-        assert_eq!(config.spec["image"], "nginx");
-        list.function_config = Some(crate::parse_object("spec: {}").unwrap());
-        match list.validated_config::<Config>(&schema) {
-            Err(FnError::Results(results)) => {
-                assert_eq!(results[0].message, "spec.image: is required")
-            }
-            other => panic!("expected results, got {other:?}"),
-        }
     }
 }
