@@ -7,6 +7,7 @@
 //! assert_eq!(krusty_yaml::to_kustomize_yaml(root).unwrap(), "a: x\nb: 1\n");
 //! ```
 
+pub mod binary;
 pub mod emit;
 pub mod error;
 pub mod folded;

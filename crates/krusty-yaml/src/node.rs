@@ -424,6 +424,28 @@ impl Node {
         self.packed = (self.packed & !TAG_MASK) | ((tag as u32) << TAG_SHIFT);
     }
 
+    /// The line and the packed word (column, style, tag, flow mark) as
+    /// stored, for the binary encoding ([`crate::binary`]).
+    pub(crate) fn raw_position(&self) -> (u32, u32) {
+        (self.line, self.packed)
+    }
+
+    /// A node from its parts as stored ([`Node::raw_position`]), for the
+    /// binary encoding.
+    pub(crate) fn from_raw(
+        value: Value,
+        extras: Option<Box<Extras>>,
+        line: u32,
+        packed: u32,
+    ) -> Node {
+        Node {
+            value,
+            extras,
+            line,
+            packed,
+        }
+    }
+
     /// The null scalar.
     pub fn null() -> Node {
         Node::plain("null")
