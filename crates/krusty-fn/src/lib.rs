@@ -77,7 +77,7 @@ pub use krusty_yaml::{Node, ScalarStyle, Value};
 pub use answer::{parse_answer, Sent};
 pub use config::FunctionConfig;
 pub use kube::KubeObject;
-pub use patch::strategic_merge;
+pub use patch::{strategic_merge, strategic_merge_with, MergeSchema};
 pub use path::{Path, PathError};
 pub use result::{FieldRef, FileRef, FnResult, ResourceRef, Severity};
 pub use run::{process, run, FnError, Outcome};
