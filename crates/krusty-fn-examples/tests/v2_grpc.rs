@@ -41,7 +41,11 @@ async fn check_grpc_contract(address: &str) {
     assert_eq!(capabilities.spec_versions, ["v1", "v2"]);
     assert_eq!(
         capabilities.formats,
-        [i32::from(Format::Yaml), i32::from(Format::Json)]
+        [
+            i32::from(Format::Yaml),
+            i32::from(Format::Json),
+            i32::from(Format::KrustyNode)
+        ]
     );
     assert_eq!(capabilities.max_message_bytes, MAX_MESSAGE_BYTES as u64);
 
@@ -165,6 +169,37 @@ async fn grpc_answers_are_byte_identical_to_v1_for_every_fixture() {
                     assert_eq!(status.code(), Code::InvalidArgument, "{case}");
                 }
             }
+        }
+        drop(server);
+    }
+}
+
+/// The binary node encoding (`FORMAT_KRUSTY_NODE`) both ways: the same
+/// list, and the same verdict, as v1 for every fixture.
+#[tokio::test]
+async fn grpc_answers_in_the_binary_encoding_hold_the_v1_list_for_every_fixture() {
+    let scratch = Scratch::new("gnode");
+    for (example, program) in EXAMPLES {
+        let address = format!("unix://{}", scratch.socket(example).display());
+        let server = Server::start(Path::new(program), &["--grpc-addr", &address], &[], 1);
+        for (case, input) in fixture_inputs(example) {
+            let Ok(list) = krusty_fn::ResourceList::parse(&input) else {
+                continue;
+            };
+            let (stdout, code) = run_v1(Path::new(program), &input);
+            let mut bytes = Vec::new();
+            list.to_binary(&mut bytes);
+            let request = RunRequest {
+                resource_list: bytes,
+                format: Format::KrustyNode.into(),
+                accept: Format::KrustyNode.into(),
+                tag: String::new(),
+            };
+            let answer = run(&address, request).await.unwrap();
+            assert_eq!(answer.format, i32::from(Format::KrustyNode), "{case}");
+            let back = krusty_fn::ResourceList::from_binary(&answer.resource_list).unwrap();
+            assert_eq!(back.to_yaml().unwrap(), stdout, "{case}");
+            assert_eq!(answer.failed, code != 0, "{case}");
         }
         drop(server);
     }

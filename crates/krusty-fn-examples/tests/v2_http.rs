@@ -196,6 +196,76 @@ fn v1_and_v2_answers_are_byte_identical_for_every_fixture() {
     }
 }
 
+/// The binary node encoding (`application/vnd.krusty.node`) both ways:
+/// the same list, and the same status, as v1 for every fixture; asked
+/// for first in `Accept`, it is what an SDK server answers, and the
+/// Python server (which does not speak it) answers YAML instead.
+#[test]
+fn binary_answers_hold_the_v1_list_for_every_fixture() {
+    const NODE: &str = "application/vnd.krusty.node";
+    const NODE_FIRST: &str = "application/vnd.krusty.node, text/yaml;q=0.9";
+    let scratch = Scratch::new("node");
+    for (example, program) in EXAMPLES {
+        let socket = scratch.socket(&format!("{example}.sock"));
+        let address = format!("unix://{}", socket.display());
+        let server = Server::start(Path::new(program), &["--http-addr", &address], &[], 1);
+        for (case, input) in fixture_inputs(example) {
+            let Ok(list) = krusty_fn::ResourceList::parse(&input) else {
+                continue;
+            };
+            let (stdout, code) = run_v1(Path::new(program), &input);
+            let status = if code == 0 { 200 } else { 422 };
+            let mut bytes = Vec::new();
+            list.to_binary(&mut bytes);
+            let answer = request(
+                &address,
+                "POST",
+                "/",
+                &[("Content-Type", NODE), ("Accept", NODE_FIRST)],
+                &bytes,
+            );
+            assert_eq!(answer.status, status, "{case}: {}", answer.text());
+            assert_eq!(answer.header("Content-Type"), Some(NODE), "{case}");
+            let back = krusty_fn::ResourceList::from_binary(&answer.body).unwrap();
+            assert_eq!(back.to_yaml().unwrap(), stdout, "{case}");
+            // YAML in, binary out: the list v1 writes, as nodes.
+            let mixed = post(&address, "text/yaml", Some(NODE_FIRST), &input);
+            assert_eq!(mixed.header("Content-Type"), Some(NODE), "{case}");
+            let back = krusty_fn::ResourceList::from_binary(&mixed.body).unwrap();
+            assert_eq!(back.to_yaml().unwrap(), stdout, "{case}");
+        }
+        drop(server);
+        let _ = std::fs::remove_file(&socket);
+    }
+    // Garbled bytes: 400, naming the offset.
+    let address = format!("unix://{}", scratch.socket("garbled.sock").display());
+    let _server = Server::start(Path::new(SET_LABELS), &["--http-addr", &address], &[], 1);
+    let garbled = request(
+        &address,
+        "POST",
+        "/",
+        &[("Content-Type", NODE)],
+        b"\x89KND\x01\x02\x09",
+    );
+    assert_eq!(garbled.status, 400, "{}", garbled.text());
+    assert!(garbled.text().contains("byte 6"), "{}", garbled.text());
+    // A server that does not speak it answers YAML to the same Accept,
+    // and refuses the body with 415.
+    let py = format!("unix://{}", scratch.socket("py.sock").display());
+    let script = python_function();
+    let _python = Server::start(
+        Path::new("python3"),
+        &[script.to_str().unwrap(), "--http-addr", &py],
+        &[],
+        1,
+    );
+    let yaml = post(&py, "text/yaml", Some(NODE_FIRST), LIST);
+    assert_eq!(yaml.status, 200, "{}", yaml.text());
+    assert_ne!(yaml.header("Content-Type"), Some(NODE));
+    let refused = request(&py, "POST", "/", &[("Content-Type", NODE)], b"\x89KND\x01");
+    assert_eq!(refused.status, 415, "{}", refused.text());
+}
+
 #[test]
 fn one_server_answers_fifty_sequential_and_many_concurrent_requests() {
     let server = Server::start(

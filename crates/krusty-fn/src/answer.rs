@@ -8,6 +8,14 @@
 //! [`parse_answer`] takes those from the items that were sent and parses
 //! only the rest. Whenever the answer is laid out differently, it parses
 //! the whole answer, so the result never depends on the shortcut.
+//!
+//! Between programs that both hold [`Node`]s (krusty and a function
+//! server written with this crate) the list can travel instead in
+//! krusty-yaml's binary encoding ([`krusty_yaml::binary`]):
+//! [`ResourceList::to_binary`] and [`ResourceList::from_binary`], under the
+//! media type [`NODE_MEDIA_TYPE`] (gRPC: `FORMAT_KRUSTY_NODE`). Every node
+//! comes back exactly as it was written, so nothing is parsed and no
+//! shortcut is needed (docs/function-servers.md).
 
 use krusty_yaml::{Node, Value};
 
@@ -63,6 +71,60 @@ impl ResourceList {
             items_start,
             item_ends,
         })
+    }
+}
+
+/// The HTTP media type of a `ResourceList` in the binary node encoding
+/// ([`ResourceList::to_binary`]).
+pub const NODE_MEDIA_TYPE: &str = "application/vnd.krusty.node";
+
+/// `true` when `content_type` (parameters and case ignored) is
+/// [`NODE_MEDIA_TYPE`].
+pub fn is_node_media_type(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .eq_ignore_ascii_case(NODE_MEDIA_TYPE)
+}
+
+impl ResourceList {
+    /// Appends the list in the binary node encoding to `out`: the root
+    /// node [`ResourceList::into_node`] makes (`apiVersion`, `kind`,
+    /// `items`, then `functionConfig` and `results` when present),
+    /// without copying the items.
+    pub fn to_binary(&self, out: &mut Vec<u8>) {
+        let mut encoder = krusty_yaml::binary::Encoder::new(out);
+        let entries =
+            3 + usize::from(self.function_config.is_some()) + usize::from(!self.results.is_empty());
+        encoder.map(entries);
+        encoder.node(&Node::plain("apiVersion"));
+        encoder.node(&Node::plain(crate::wire::API_VERSION));
+        encoder.node(&Node::plain("kind"));
+        encoder.node(&Node::plain(crate::wire::KIND));
+        encoder.node(&Node::plain("items"));
+        encoder.seq(self.items.len());
+        for item in &self.items {
+            encoder.node(item);
+        }
+        if let Some(config) = &self.function_config {
+            encoder.node(&Node::plain("functionConfig"));
+            encoder.node(config);
+        }
+        if !self.results.is_empty() {
+            let results = self.results.iter().map(crate::FnResult::to_node).collect();
+            encoder.node(&Node::plain("results"));
+            encoder.node(&Node::new(Value::Seq(results)));
+        }
+    }
+
+    /// Reads a list written by [`ResourceList::to_binary`] (or any node in
+    /// the binary encoding that is a `ResourceList`), checked as
+    /// [`ResourceList::parse`] checks YAML.
+    pub fn from_binary(bytes: &[u8]) -> Result<ResourceList, WireError> {
+        let root = krusty_yaml::binary::decode(bytes).map_err(WireError::Binary)?;
+        ResourceList::from_node(root)
     }
 }
 
@@ -236,6 +298,35 @@ mod tests {
         same_as_full_parse(&sent.replace("- kind: C", "- &x kind: C"));
         same_as_full_parse(&sent.replace("name: c\n", "name: \"c\n- not an item\"\n"));
         same_as_full_parse("garbage: [");
+    }
+
+    #[test]
+    fn the_binary_encoding_is_the_list_as_one_node() {
+        let mut sent = list(INPUT);
+        for with_results in [false, true] {
+            if with_results {
+                sent.results.push(crate::FnResult::warning("hi"));
+                sent.function_config = None;
+            }
+            let mut bytes = Vec::new();
+            sent.to_binary(&mut bytes);
+            let mut whole = Vec::new();
+            krusty_yaml::binary::encode(&sent.clone().into_node(), &mut whole);
+            assert_eq!(bytes, whole);
+            let back = ResourceList::from_binary(&bytes).unwrap();
+            assert_eq!(back, sent);
+            assert_eq!(back.to_yaml().unwrap(), sent.to_yaml().unwrap());
+        }
+        let err = ResourceList::from_binary(b"kind: ResourceList\n").unwrap_err();
+        assert!(err.to_string().contains("byte 0"), "{err}");
+        let mut bytes = Vec::new();
+        krusty_yaml::binary::encode(&Node::plain("x"), &mut bytes);
+        assert_eq!(
+            ResourceList::from_binary(&bytes),
+            Err(WireError::NotAMapping)
+        );
+        assert!(is_node_media_type("Application/Vnd.Krusty.Node; v=1"));
+        assert!(!is_node_media_type("text/yaml"));
     }
 
     #[test]

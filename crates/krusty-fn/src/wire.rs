@@ -67,6 +67,9 @@ pub enum WireError {
     NotUtf8,
     /// The list cannot be written.
     Emit(EmitError),
+    /// The bytes are not a node in the binary encoding
+    /// ([`ResourceList::from_binary`]).
+    Binary(krusty_yaml::binary::DecodeError),
 }
 
 impl std::fmt::Display for WireError {
@@ -89,6 +92,7 @@ impl std::fmt::Display for WireError {
             WireError::Result(why) => write!(f, "results: {why}"),
             WireError::NotUtf8 => f.write_str("the output is not UTF-8"),
             WireError::Emit(e) => e.fmt(f),
+            WireError::Binary(e) => e.fmt(f),
         }
     }
 }

@@ -74,6 +74,12 @@ pub enum Format {
     Yaml = 1,
     /// JSON, one object (application/json over HTTP).
     Json = 2,
+    /// krusty-yaml's lossless binary encoding of the ResourceList's node
+    /// tree, comments, styles and positions included
+    /// (application/vnd.krusty.node over HTTP; docs/function-servers.md). A
+    /// client sends it, or asks for it, only to a server whose Capabilities
+    /// list it.
+    KrustyNode = 3,
 }
 impl Format {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -85,6 +91,7 @@ impl Format {
             Self::Unspecified => "FORMAT_UNSPECIFIED",
             Self::Yaml => "FORMAT_YAML",
             Self::Json => "FORMAT_JSON",
+            Self::KrustyNode => "FORMAT_KRUSTY_NODE",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -93,6 +100,7 @@ impl Format {
             "FORMAT_UNSPECIFIED" => Some(Self::Unspecified),
             "FORMAT_YAML" => Some(Self::Yaml),
             "FORMAT_JSON" => Some(Self::Json),
+            "FORMAT_KRUSTY_NODE" => Some(Self::KrustyNode),
             _ => None,
         }
     }

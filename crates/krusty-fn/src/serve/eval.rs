@@ -22,6 +22,10 @@ pub(crate) enum Encoding {
     Yaml,
     /// `application/json`: the same list as one JSON object.
     Json,
+    /// [`crate::answer::NODE_MEDIA_TYPE`] (gRPC `FORMAT_KRUSTY_NODE`): the
+    /// list's nodes in krusty-yaml's binary encoding, exactly as the
+    /// function left them.
+    Node,
 }
 
 /// A processed request.
@@ -56,19 +60,22 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Processes `input` on a blocking thread, as the request `request` (its
-/// deadline, and its cancellation when the answer is dropped or late).
+/// Processes `input` (encoded as `given` says) on a blocking thread, as
+/// the request `request` (its deadline, and its cancellation when the
+/// answer is dropped or late).
 pub(crate) async fn answer(
     function: Function,
     input: Vec<u8>,
+    given: Encoding,
     accept: Encoding,
     request: Cancellation,
 ) -> Result<Answer, Refusal> {
     let mut guard = CancelOnDrop(Some(request.clone()));
     let deadline = request.deadline();
     let running = request.clone();
-    let task =
-        tokio::task::spawn_blocking(move || running.run(|| answer_now(&*function, &input, accept)));
+    let task = tokio::task::spawn_blocking(move || {
+        running.run(|| answer_now(&*function, &input, given, accept))
+    });
     let joined = match deadline {
         Some(at) => match tokio::time::timeout_at(at.into(), task).await {
             Ok(joined) => joined,
@@ -83,12 +90,20 @@ pub(crate) async fn answer(
 fn answer_now(
     function: &(dyn Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync),
     input: &[u8],
+    given: Encoding,
     accept: Encoding,
 ) -> Result<Answer, Refusal> {
-    let text = std::str::from_utf8(input)
-        .map_err(|e| Refusal::BadInput(format!("reading the input ResourceList: {e}")))?;
-    let mut list = ResourceList::parse(text)
-        .map_err(|e| Refusal::BadInput(format!("reading the input ResourceList: {e}")))?;
+    let bad = |e: &dyn std::fmt::Display| {
+        Refusal::BadInput(format!("reading the input ResourceList: {e}"))
+    };
+    let mut list = match given {
+        // YAML and JSON share the YAML 1.2 parser (JSON is YAML).
+        Encoding::Yaml | Encoding::Json => {
+            let text = std::str::from_utf8(input).map_err(|e| bad(&e))?;
+            ResourceList::parse(text).map_err(|e| bad(&e))?
+        }
+        Encoding::Node => ResourceList::from_binary(input).map_err(|e| bad(&e))?,
+    };
     let evaluated =
         catch_unwind(AssertUnwindSafe(|| evaluate(&mut list, function))).map_err(|panic| {
             Refusal::Crashed(format!("the function panicked: {}", panic_message(&*panic)))
@@ -96,6 +111,11 @@ fn answer_now(
     let body = match accept {
         Encoding::Yaml => list.to_yaml().map(String::into_bytes),
         Encoding::Json => Ok(krusty_yaml::to_go_json(&list.into_node()).into_bytes()),
+        Encoding::Node => {
+            let mut bytes = Vec::with_capacity(input.len() + input.len() / 8);
+            list.to_binary(&mut bytes);
+            Ok(bytes)
+        }
     }
     .map_err(|e| Refusal::Crashed(format!("writing the output ResourceList: {e}")))?;
     Ok(Answer {

@@ -75,14 +75,12 @@ impl FunctionService for Service {
         };
         let cancellation = crate::cancel::Cancellation::new(deadline);
         let request = request.into_inner();
-        format_of(request.format, "format")?;
-        let accept = match format_of(request.accept, "accept")? {
-            Format::Json => Encoding::Json,
-            Format::Yaml | Format::Unspecified => Encoding::Yaml,
-        };
+        let given = encoding(format_of(request.format, "format")?);
+        let accept = encoding(format_of(request.accept, "accept")?);
         match answer(
             self.function.clone(),
             request.resource_list,
+            given,
             accept,
             cancellation,
         )
@@ -93,6 +91,7 @@ impl FunctionService for Service {
                 format: match accept {
                     Encoding::Yaml => Format::Yaml,
                     Encoding::Json => Format::Json,
+                    Encoding::Node => Format::KrustyNode,
                 }
                 .into(),
                 failed: answer.failed,
@@ -116,7 +115,11 @@ impl FunctionService for Service {
     ) -> Result<Response<CapabilitiesResponse>, Status> {
         Ok(Response::new(CapabilitiesResponse {
             spec_versions: SPEC_VERSIONS.iter().map(|v| v.to_string()).collect(),
-            formats: vec![Format::Yaml.into(), Format::Json.into()],
+            formats: vec![
+                Format::Yaml.into(),
+                Format::Json.into(),
+                Format::KrustyNode.into(),
+            ],
             max_message_bytes: MAX_MESSAGE_BYTES as u64,
         }))
     }
@@ -125,7 +128,16 @@ impl FunctionService for Service {
 fn format_of(value: i32, field: &str) -> Result<Format, Status> {
     Format::try_from(value).map_err(|_| {
         Status::invalid_argument(format!(
-            "{field} {value} is not FORMAT_UNSPECIFIED (0), FORMAT_YAML (1) nor FORMAT_JSON (2)"
+            "{field} {value} is not FORMAT_UNSPECIFIED (0), FORMAT_YAML (1), FORMAT_JSON (2) nor FORMAT_KRUSTY_NODE (3)"
         ))
     })
+}
+
+/// How a list in `format` is read or written (unspecified: YAML).
+fn encoding(format: Format) -> Encoding {
+    match format {
+        Format::Json => Encoding::Json,
+        Format::KrustyNode => Encoding::Node,
+        Format::Yaml | Format::Unspecified => Encoding::Yaml,
+    }
 }

@@ -4,9 +4,9 @@
 //! function failed (specification v1's exit code 1); 400 for a body that
 //! is not a ResourceList; 405 for a method other than POST; 406 for an
 //! `Accept` allowing none of the types below; 413 for a body over
-//! [`MAX_MESSAGE_BYTES`]; 415 for a `Content-Type` other than `text/yaml`
-//! or `application/json`; 500 when the function panicked. Every path is
-//! served alike.
+//! [`MAX_MESSAGE_BYTES`]; 415 for a `Content-Type` other than `text/yaml`,
+//! `application/json` or [`NODE_MEDIA_TYPE`]; 500 when the function
+//! panicked. Every path is served alike.
 //!
 //! The answer's type follows `Accept`, HTTP's way: each of `text/yaml`,
 //! `application/yaml`, `application/x-yaml`, `text/x-yaml` (YAML) and
@@ -17,7 +17,10 @@
 //! first. A wildcard alone gets YAML, the default, under a type it
 //! allows: `*/*` and `text/*` get `text/yaml`, `application/*` gets
 //! `application/yaml`. No `Accept` (or an empty one) gets `text/yaml`.
-//! The answer's `Content-Type` is the type chosen.
+//! The answer's `Content-Type` is the type chosen. [`NODE_MEDIA_TYPE`]
+//! (krusty-yaml's binary encoding of the list) is served only when named
+//! outright, never for a wildcard: a client asks for it by name when it
+//! reads it.
 //!
 //! A request may carry a deadline in the header `Krm-Timeout`, written as
 //! gRPC's `grpc-timeout` (`30S`, `1500m`; [`crate::cancel`]): the function
@@ -45,6 +48,7 @@ use tokio::sync::watch;
 
 use super::eval::{answer, Encoding, Function, Refusal};
 use super::listen::{stopped, Listener};
+use crate::answer::NODE_MEDIA_TYPE;
 use crate::cancel::{parse_timeout, Cancellation};
 use crate::grpc::MAX_MESSAGE_BYTES;
 
@@ -122,7 +126,7 @@ where
 async fn respond(request: Request<Incoming>, function: Function) -> Response<Full<Bytes>> {
     let (head, body) = request.into_parts();
     match admit(&head) {
-        Ok((accept, request)) => run_function(body, accept, request, function).await,
+        Ok((given, accept, request)) => run_function(body, given, accept, request, function).await,
         // Read what the client sends before answering: a connection
         // closed with its request unread is reset, and a client still
         // writing loses the answer.
@@ -133,12 +137,16 @@ async fn respond(request: Request<Incoming>, function: Function) -> Response<Ful
     }
 }
 
-/// The encoding to answer in and the request's deadline, or the answer to
-/// a request refused before its body is read (for its method,
-/// `Content-Type`, `Accept` or `Krm-Timeout`).
+/// An admitted request: its body's encoding, the encoding to answer in,
+/// and its deadline.
+type Admitted = (Encoding, Answering, Cancellation);
+
+/// The body's encoding, the encoding to answer in and the request's
+/// deadline, or the answer to a request refused before its body is read
+/// (for its method, `Content-Type`, `Accept` or `Krm-Timeout`).
 fn admit(
     head: &hyper::http::request::Parts,
-) -> Result<(Answering, Cancellation), Box<Response<Full<Bytes>>>> {
+) -> Result<Admitted, Box<Response<Full<Bytes>>>> {
     if head.method != Method::POST {
         let mut response = text(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -152,18 +160,21 @@ fn admit(
             .insert(ALLOW, HeaderValue::from_static("POST"));
         return Err(Box::new(response));
     }
-    if let Err(given) = content_type(&head.headers) {
-        return Err(Box::new(text(
+    let given = content_type(&head.headers).map_err(|given| {
+        Box::new(text(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("Content-Type must be text/yaml or application/json, not {given:?}\n"),
-        )));
-    }
+            format!(
+                "Content-Type must be text/yaml, application/json or {NODE_MEDIA_TYPE}, not {given:?}\n"
+            ),
+        ))
+    })?;
     let answering = accepted(&head.headers).ok_or_else(|| {
         Box::new(text(
             StatusCode::NOT_ACCEPTABLE,
-            "Accept must allow text/yaml, application/yaml, application/x-yaml, text/x-yaml, \
-             application/json, or a wildcard (*/*, text/*, application/*)\n"
-                .to_string(),
+            format!(
+                "Accept must allow text/yaml, application/yaml, application/x-yaml, text/x-yaml, \
+                 application/json, {NODE_MEDIA_TYPE}, or a wildcard (*/*, text/*, application/*)\n"
+            ),
         ))
     })?;
     let deadline = match head.headers.get(TIMEOUT_HEADER) {
@@ -180,12 +191,13 @@ fn admit(
             std::time::Instant::now().checked_add(timeout)
         }
     };
-    Ok((answering, Cancellation::new(deadline)))
+    Ok((given, answering, Cancellation::new(deadline)))
 }
 
 /// Runs the function over the body of an admitted request.
 async fn run_function(
     body: Incoming,
+    given: Encoding,
     accept: Answering,
     request: Cancellation,
     function: Function,
@@ -200,7 +212,7 @@ async fn run_function(
         }
         Err(e) => return text(StatusCode::BAD_REQUEST, format!("reading the body: {e}\n")),
     };
-    match answer(function, body.to_vec(), accept.encoding, request).await {
+    match answer(function, body.to_vec(), given, accept.encoding, request).await {
         Ok(answer) => {
             let status = if answer.failed {
                 StatusCode::UNPROCESSABLE_ENTITY
@@ -247,6 +259,7 @@ fn content_type(headers: &HeaderMap) -> Result<Encoding, String> {
     match media_type(&given).as_str() {
         "text/yaml" => Ok(Encoding::Yaml),
         "application/json" => Ok(Encoding::Json),
+        NODE_MEDIA_TYPE => Ok(Encoding::Node),
         _ => Err(given),
     }
 }
@@ -259,8 +272,8 @@ struct Answering {
 }
 
 /// The types an answer can be given in, in the order a wildcard picks
-/// them.
-const ANSWER_TYPES: [Answering; 5] = [
+/// them (the last, [`NODE_MEDIA_TYPE`], only when named outright).
+const ANSWER_TYPES: [Answering; 6] = [
     Answering {
         media_type: "text/yaml",
         encoding: Encoding::Yaml,
@@ -280,6 +293,10 @@ const ANSWER_TYPES: [Answering; 5] = [
     Answering {
         media_type: "application/json",
         encoding: Encoding::Json,
+    },
+    Answering {
+        media_type: NODE_MEDIA_TYPE,
+        encoding: Encoding::Node,
     },
 ];
 
@@ -338,7 +355,7 @@ fn accepted(headers: &HeaderMap) -> Option<Answering> {
         let Some((specificity, position, quality)) = chosen else {
             continue;
         };
-        if quality <= 0.0 {
+        if quality <= 0.0 || (candidate.encoding == Encoding::Node && specificity < 2) {
             continue;
         }
         let key = (quality, specificity, std::cmp::Reverse(position), candidate);
@@ -430,6 +447,36 @@ mod tests {
             yaml("text/yaml")
         );
         assert_eq!(accept(&["application/json; Q=0.4, text/plain"]), json);
+    }
+
+    #[test]
+    fn the_binary_encoding_only_when_named() {
+        let accept = |values: &[&str]| {
+            accepted(&headers(ACCEPT, values)).map(|a| (a.media_type, a.encoding))
+        };
+        let node = Some((NODE_MEDIA_TYPE, Encoding::Node));
+        let yaml = Some(("text/yaml", Encoding::Yaml));
+        assert_eq!(accept(&[NODE_MEDIA_TYPE]), node);
+        assert_eq!(
+            accept(&["application/vnd.krusty.node, text/yaml;q=0.9"]),
+            node
+        );
+        assert_eq!(
+            accept(&["text/yaml, application/vnd.krusty.node;q=0.5"]),
+            yaml
+        );
+        assert_eq!(
+            accept(&["application/*"]),
+            Some(("application/yaml", Encoding::Yaml))
+        );
+        assert_eq!(
+            accept(&["*/*;q=0.1, application/vnd.krusty.node;q=0"]),
+            yaml
+        );
+        assert_eq!(
+            content_type(&headers(CONTENT_TYPE, &["Application/Vnd.Krusty.Node"])),
+            Ok(Encoding::Node)
+        );
     }
 
     #[test]

@@ -22,17 +22,29 @@ pub struct Answer {
     pub log: String,
 }
 
-/// The list in a server's answer to `sent`, made from `items`. A failed
-/// run keeps the results its body holds.
+/// The list in a server's answer to a list made from `items` (and sent
+/// as the YAML `sent`, if it was). A failed run keeps the results its body
+/// holds. A body in the binary node encoding (its `Content-Type`) is
+/// decoded; a YAML one is read as a spec v1 function's stdout.
 pub(super) fn read(
     answer: Answer,
-    sent: &Sent,
+    sent: Option<&Sent>,
     mut items: Vec<Node>,
 ) -> Result<ResourceList, Failed> {
-    let text = std::str::from_utf8(&answer.body).map_err(|_| krusty_fn::WireError::NotUtf8);
-    let parsed = match answer.failure {
-        None => text.and_then(|body| krusty_fn::parse_answer(body, sent, &mut items)),
-        Some(_) => text.and_then(ResourceList::parse),
+    let in_nodes = answer
+        .content_type
+        .as_deref()
+        .is_some_and(krusty_fn::answer::is_node_media_type);
+    let parsed = if in_nodes {
+        ResourceList::from_binary(&answer.body)
+    } else {
+        let text = std::str::from_utf8(&answer.body).map_err(|_| krusty_fn::WireError::NotUtf8);
+        match (&answer.failure, sent) {
+            (None, Some(sent)) => {
+                text.and_then(|body| krusty_fn::parse_answer(body, sent, &mut items))
+            }
+            _ => text.and_then(ResourceList::parse),
+        }
     };
     crate::free_later(items);
     let start = || {

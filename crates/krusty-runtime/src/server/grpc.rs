@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use krusty_fn::grpc::{connect, ConnectError, Format, RunRequest};
+use krusty_fn::grpc::{connect, CapabilitiesRequest, ConnectError, Format, RunRequest};
 
 use super::answer::Answer;
 use super::http::Error;
@@ -29,26 +29,60 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, Error> {
 /// beyond the list's own bound.
 const ENVELOPE: usize = 1 << 20;
 
-/// Sends the ResourceList `text` (YAML) to the server on `socket`; a
-/// response larger than `max_body` bytes (plus [`ENVELOPE`]) is refused
-/// before it is read, one whose list is larger after it is.
-pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Result<Answer, Error> {
+/// Whether the server on `socket` reads and writes the binary node
+/// encoding: its `Capabilities` list `FORMAT_KRUSTY_NODE` (a server
+/// without the call, or that fails it, speaks YAML).
+pub fn reads_nodes(socket: &Path, timeout: Duration) -> Result<bool, Error> {
+    let address = format!("unix://{}", socket.display());
+    let call = async {
+        let mut client = connect(&address).await.map_err(connect_error)?;
+        let mut call = tonic::Request::new(CapabilitiesRequest {});
+        call.set_timeout(timeout);
+        match client.capabilities(call).await {
+            Ok(response) => Ok(response
+                .into_inner()
+                .formats
+                .contains(&i32::from(Format::KrustyNode))),
+            Err(status) => match status_error(&status) {
+                e @ (Error::Connection(_) | Error::Timeout) => Err(e),
+                _ => Ok(false),
+            },
+        }
+    };
+    runtime()?
+        .block_on(async { tokio::time::timeout(timeout, call).await })
+        .map_err(|_| Error::Timeout)?
+}
+
+fn connect_error(e: ConnectError) -> Error {
+    match e {
+        ConnectError::Transport(..) => Error::Connection(std::io::Error::other(e.to_string())),
+        ConnectError::Address(why) => Error::Malformed(why),
+    }
+}
+
+/// Sends the ResourceList `body`, encoded as `format` (and asking for the
+/// answer in the same), to the server on `socket`; a response larger than
+/// `max_body` bytes (plus [`ENVELOPE`]) is refused before it is read, one
+/// whose list is larger after it is.
+pub fn run(
+    socket: &Path,
+    body: &[u8],
+    format: Format,
+    timeout: Duration,
+    max_body: usize,
+) -> Result<Answer, Error> {
     let address = format!("unix://{}", socket.display());
     let request = RunRequest {
-        resource_list: text.as_bytes().to_vec(),
-        format: Format::Yaml.into(),
-        accept: Format::Yaml.into(),
+        resource_list: body.to_vec(),
+        format: format.into(),
+        accept: format.into(),
         tag: String::new(),
     };
     let call = async {
         let mut client = connect(&address)
             .await
-            .map_err(|e| match e {
-                ConnectError::Transport(..) => {
-                    Error::Connection(std::io::Error::other(e.to_string()))
-                }
-                ConnectError::Address(why) => Error::Malformed(why),
-            })?
+            .map_err(connect_error)?
             .max_decoding_message_size(max_body.saturating_add(ENVELOPE));
         // The deadline goes with the call (`grpc-timeout`): the function
         // is told when it passes (krusty_fn::cancel).
@@ -68,6 +102,7 @@ pub fn run(socket: &Path, text: &str, timeout: Duration, max_body: usize) -> Res
     }
     let kind = match Format::try_from(response.format) {
         Ok(Format::Json) => "application/json",
+        Ok(Format::KrustyNode) => krusty_fn::answer::NODE_MEDIA_TYPE,
         _ => "text/yaml",
     };
     Ok(Answer {

@@ -45,6 +45,8 @@ pub enum Error {
     TooLarge,
     /// The answer is not HTTP/1.x as expected.
     Malformed(String),
+    /// The list could not be written for the request.
+    Encode(String),
 }
 
 impl std::fmt::Display for Error {
@@ -54,6 +56,7 @@ impl std::fmt::Display for Error {
             Error::Timeout => write!(f, "no answer within the time limit"),
             Error::TooLarge => write!(f, "the answer is larger than the output limit"),
             Error::Malformed(what) => write!(f, "the answer is not valid HTTP: {what}"),
+            Error::Encode(why) => write!(f, "the list could not be written: {why}"),
         }
     }
 }
@@ -61,12 +64,15 @@ impl std::fmt::Display for Error {
 /// The longest status line or header line read.
 const MAX_LINE: usize = 16 << 10;
 
-/// Sends `body` (a ResourceList as YAML) to the server listening on
-/// `socket`, with `timeout` as its deadline (`Krm-Timeout`); the answer
-/// must come before `timeout` ends and hold at most `max_body` bytes.
+/// Sends `body` (a ResourceList, of type `content_type`) to the server
+/// listening on `socket`, asking for an answer as `accept` says, with
+/// `timeout` as its deadline (`Krm-Timeout`); the answer must come before
+/// `timeout` ends and hold at most `max_body` bytes.
 pub fn post(
     socket: &Path,
     body: &[u8],
+    content_type: &str,
+    accept: &str,
     timeout: Duration,
     max_body: usize,
 ) -> Result<Response, Error> {
@@ -75,7 +81,7 @@ pub fn post(
     // The deadline goes with the request: the function is told when it
     // passes (krusty_fn::cancel).
     let head = format!(
-        "POST / HTTP/1.1\r\nHost: krm-function\r\nContent-Type: text/yaml\r\nAccept: text/yaml\r\nKrm-Timeout: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: krm-function\r\nContent-Type: {content_type}\r\nAccept: {accept}\r\nKrm-Timeout: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         krusty_fn::cancel::format_timeout(timeout),
         body.len()
     );
@@ -289,6 +295,8 @@ mod tests {
     use super::*;
     use std::os::unix::net::UnixListener;
 
+    const Y: &str = "text/yaml";
+
     /// A one-shot server answering `answer` (after reading the request).
     fn serve(
         answer: &'static [u8],
@@ -339,7 +347,7 @@ mod tests {
         ] {
             let answer: &'static [u8] = Box::leak(answer.to_vec().into_boxed_slice());
             let (socket, server) = serve(answer, Duration::ZERO);
-            let r = post(&socket, b"kind: ResourceList\n", Duration::from_secs(5), 1 << 20).unwrap();
+            let r = post(&socket, b"kind: ResourceList\n", Y, Y, Duration::from_secs(5), 1 << 20).unwrap();
             assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
             let request = String::from_utf8(server.join().unwrap()).unwrap();
             assert!(request.starts_with("POST / HTTP/1.1\r\n"), "{request}");
@@ -352,32 +360,32 @@ mod tests {
     #[test]
     fn errors_say_what_went_wrong() {
         let (socket, _s) = serve(b"SMTP ready\r\n\r\n", Duration::ZERO);
-        let e = post(&socket, b"x", Duration::from_secs(5), 1 << 20).unwrap_err();
+        let e = post(&socket, b"x", Y, Y, Duration::from_secs(5), 1 << 20).unwrap_err();
         assert!(matches!(e, Error::Malformed(_)), "{e}");
         let (socket, _s) = serve(
             b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
             Duration::ZERO,
         );
-        let e = post(&socket, b"x", Duration::from_secs(5), 1 << 20).unwrap_err();
+        let e = post(&socket, b"x", Y, Y, Duration::from_secs(5), 1 << 20).unwrap_err();
         assert!(e.to_string().contains("ended after 3 of 10"), "{e}");
         let (socket, _s) = serve(
             b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n",
             Duration::ZERO,
         );
         assert!(matches!(
-            post(&socket, b"x", Duration::from_secs(5), 4),
+            post(&socket, b"x", Y, Y, Duration::from_secs(5), 4),
             Err(Error::TooLarge)
         ));
         let (socket, _s) = serve(b"HTTP/1.1 200 OK\r\n\r\n", Duration::from_secs(3));
         let started = Instant::now();
         assert!(matches!(
-            post(&socket, b"x", Duration::from_millis(300), 1 << 20),
+            post(&socket, b"x", Y, Y, Duration::from_millis(300), 1 << 20),
             Err(Error::Timeout)
         ));
         assert!(started.elapsed() < Duration::from_secs(2));
         let gone = std::env::temp_dir().join("krusty-http-no-such.sock");
         assert!(matches!(
-            post(&gone, b"x", Duration::from_secs(1), 1),
+            post(&gone, b"x", Y, Y, Duration::from_secs(1), 1),
             Err(Error::Connection(_))
         ));
     }

@@ -16,7 +16,7 @@ use krusty_fn::ResourceList;
 use super::http;
 use super::limit::Places;
 use super::log::Log;
-use super::{next_id, Plan};
+use super::{next_id, Outgoing, Plan, Wire};
 use crate::interrupt::{self, Registration};
 use crate::{container, exec, watchdog, Failed, FunctionCall, Policy, Runtime, ServerProtocol};
 
@@ -57,6 +57,8 @@ struct Server {
     log: Arc<Log>,
     /// Its entry in the pool's [`Live`] servers.
     live: u64,
+    /// What it is known to speak.
+    wire: Arc<Wire>,
 }
 
 /// Why a call found no server to answer it.
@@ -152,17 +154,14 @@ impl ServerPool {
                 return Ok(Err(Failed::new(fatal.clone())));
             }
         }
-        let sent = match input.to_yaml_tracked() {
-            Ok(s) => s,
-            Err(e) => return Ok(Err(Failed::new(e.to_string()))),
-        };
+        let mut out = Outgoing::new(&input);
         loop {
-            let socket = match self.ready_socket(&slot, call, plan, policy) {
-                Ok(socket) => socket,
+            let (socket, wire) = match self.ready_socket(&slot, call, plan, policy) {
+                Ok(ready) => ready,
                 Err(Down::Failed(stderr)) => return give_up(&slot, plan, call, input, &stderr),
                 Err(Down::Fatal(why)) => return Ok(Err(Failed::new(why))),
             };
-            let sent_to = super::send(plan.protocol, &socket, &sent.text, policy);
+            let sent_to = super::send(plan.protocol, &socket, &mut out, &wire, policy);
             let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
             s.in_flight = s.in_flight.saturating_sub(1);
             s.last_used = Some(Instant::now());
@@ -176,8 +175,10 @@ impl ServerPool {
             let failure = match sent_to {
                 Ok(answer) => {
                     drop(s);
-                    return Ok(super::answer::read(answer, &sent, input.items));
+                    let sent = out.into_sent();
+                    return Ok(super::answer::read(answer, sent.as_ref(), input.items));
                 }
+                Err(http::Error::Encode(why)) => return Ok(Err(Failed::new(why))),
                 Err(http::Error::Connection(e)) => {
                     // Dead or dying: stopped, and started again on the next turn.
                     if let Some(server) = take_if_serving(&mut s, &socket) {
@@ -249,26 +250,26 @@ impl ServerPool {
         call: &FunctionCall,
         plan: &Plan,
         policy: &Policy,
-    ) -> Result<PathBuf, Down> {
+    ) -> Result<(PathBuf, Arc<Wire>), Down> {
         let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(fatal) = &s.fatal {
             return Err(Down::Fatal(fatal.clone()));
         }
         if let Some(server) = &s.server {
-            let socket = server.socket.clone();
+            let ready = (server.socket.clone(), Arc::clone(&server.wire));
             s.in_flight += 1;
-            return Ok(socket);
+            return Ok(ready);
         }
         let mut last = String::from("(it was not started)");
         while !s.fallen_back && s.failures < FAILURES {
             self.live.places.take(|| self.stop_idle(slot));
             match self.live.start(call, plan, policy) {
                 Ok(server) => {
-                    let socket = server.socket.clone();
+                    let ready = (server.socket.clone(), Arc::clone(&server.wire));
                     s.server = Some(server);
                     s.in_flight += 1;
                     s.last_used = Some(Instant::now());
-                    return Ok(socket);
+                    return Ok(ready);
                 }
                 Err(Down::Failed(why)) => {
                     s.failures += 1;
@@ -436,6 +437,7 @@ impl Live {
             child,
             log,
             live,
+            wire: Arc::default(),
         };
         match wait_ready(&mut server, policy.timeout) {
             Ok(()) => Ok(server),
