@@ -51,6 +51,7 @@
 pub mod answer;
 pub mod cancel;
 pub mod config;
+pub mod definition;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod kube;
@@ -80,7 +81,7 @@ pub use kube::KubeObject;
 pub use patch::{strategic_merge, strategic_merge_with, MergeSchema};
 pub use path::{Path, PathError};
 pub use result::{FieldRef, FileRef, FnResult, ResourceRef, Severity};
-pub use run::{process, run, FnError, Outcome};
+pub use run::{process, run, FnError, Function, Outcome};
 pub use schema::Schema;
 pub use select::{Matcher, MatcherExt, Selector};
 pub use to_node::to_node;

@@ -175,7 +175,9 @@ where
 /// functionConfig from the first file and the resources from the others
 /// (or from stdin when there are none, or for `-`), prints the resulting
 /// resources as a YAML stream on stdout and the results on stderr.
-/// `my-fn --help` prints how to run it.
+/// `my-fn --help` prints how to run it; `my-fn --doc` says the function
+/// has no definition to document: attach one with
+/// [`Function::definition`].
 ///
 /// Started with `--http-addr ADDR` or `--grpc-addr ADDR` (or, without
 /// arguments, with `KRM_FUNCTION_HTTP_ADDRESS` or
@@ -184,6 +186,8 @@ where
 /// SIGTERM or SIGINT (feature `server`, on by default; see
 /// [`crate::serve`]). `f` is then called for many lists, concurrently,
 /// hence `Fn + Send + Sync`.
+///
+/// `run(f)` is `Function::new(f).run()`.
 ///
 /// ```no_run
 /// use krusty_fn::{run, KubeObject, ResourceList};
@@ -201,33 +205,227 @@ pub fn run<F>(f: F) -> ExitCode
 where
     F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
 {
-    let args: Vec<String> = std::env::args().collect();
-    let rest = args.get(1..).unwrap_or_default();
-    let outcome = match server_addresses(rest, |name| std::env::var(name).ok()) {
-        Err(message) => failure(message),
-        Ok(Some(addresses)) => return serve(addresses, f),
-        Ok(None) => match rest.first().map(String::as_str) {
-            None => match read_stdin() {
-                Ok(input) => process(&input, f),
-                Err(e) => failure(e),
-            },
-            Some("-h" | "--help") => Outcome {
-                stdout: usage(args.first().map_or("function", String::as_str)),
-                stderr: String::new(),
-                exit_code: 0,
-            },
-            Some(_) => standalone(rest, f),
-        },
-    };
-    let mut stdout = std::io::stdout().lock();
-    let wrote = stdout
-        .write_all(outcome.stdout.as_bytes())
-        .and_then(|()| stdout.flush());
-    let _ = std::io::stderr().write_all(outcome.stderr.as_bytes());
-    if wrote.is_err() {
-        return ExitCode::FAILURE;
+    Function::new(f).run()
+}
+
+/// A function with what its executable says about itself: [`run`] with
+/// a `KRMFunctionDefinition` (KEP-2906) attached, so that `--help` starts
+/// with the function's kind and description and `--doc` prints its
+/// reference (its config's fields, from the definition's schema).
+///
+/// ```no_run
+/// fn set_team(list: &mut krusty_fn::ResourceList) -> Result<(), krusty_fn::FnError> {
+///     Ok(())
+/// }
+///
+/// // Usually include_str!("../definition.yaml").
+/// const DEFINITION: &str = "
+/// apiVersion: config.kubernetes.io/v1alpha1
+/// kind: KRMFunctionDefinition
+/// spec:
+///   group: example.com
+///   names: {kind: SetTeam}
+///   description: Sets the team label.
+///   versions:
+///   - name: v1
+///     schema:
+///       openAPIV3Schema:
+///         type: object
+///         properties:
+///           team: {type: string}
+/// ";
+///
+/// fn main() -> std::process::ExitCode {
+///     krusty_fn::Function::new(set_team).definition(DEFINITION).run()
+/// }
+/// ```
+///
+/// The definition is read only by `--help` and `--doc`; one that cannot
+/// be read is an error there (exit code 1) naming the field, never in a
+/// run. Check it in a test with [`crate::definition::Definition::parse`].
+pub struct Function<F> {
+    f: F,
+    definition: Option<String>,
+}
+
+impl<F> Function<F>
+where
+    F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
+{
+    /// The function `f`, with no definition.
+    pub fn new(f: F) -> Function<F> {
+        Function {
+            f,
+            definition: None,
+        }
     }
-    ExitCode::from(outcome.exit_code)
+
+    /// Attaches the function's `KRMFunctionDefinition` (YAML or JSON
+    /// text), usually `include_str!("../definition.yaml")`.
+    #[must_use]
+    pub fn definition(mut self, text: impl Into<String>) -> Function<F> {
+        self.definition = Some(text.into());
+        self
+    }
+
+    /// The whole `main`: as [`run`], with `--help` and `--doc` from the
+    /// definition.
+    pub fn run(self) -> ExitCode {
+        let args: Vec<String> = std::env::args().collect();
+        let rest = args.get(1..).unwrap_or_default();
+        let program = program_name(args.first().map_or("function", String::as_str));
+        let protocol = PackagedProtocol::from_env(std::env::var(PROTOCOL_ENV).ok().as_deref());
+        let outcome = match server_addresses(rest, |name| std::env::var(name).ok()) {
+            Err(message) => failure(message),
+            Ok(Some(addresses)) => match protocol.and_then(PackagedProtocol::allows_serving) {
+                Ok(()) => return serve(addresses, self.f),
+                Err(message) => failure(message),
+            },
+            Ok(None) => match rest.first().map(String::as_str) {
+                None => match protocol.and_then(PackagedProtocol::allows_stdin) {
+                    Ok(()) => match read_stdin() {
+                        Ok(input) => process(&input, self.f),
+                        Err(e) => failure(e),
+                    },
+                    Err(message) => failure(message),
+                },
+                Some(flag @ ("-h" | "--help" | "--doc")) if rest.len() == 1 => {
+                    describe(&program, flag, self.definition.as_deref())
+                }
+                Some(_) => standalone(rest, self.f),
+            },
+        };
+        let mut stdout = std::io::stdout().lock();
+        let wrote = stdout
+            .write_all(outcome.stdout.as_bytes())
+            .and_then(|()| stdout.flush());
+        let _ = std::io::stderr().write_all(outcome.stderr.as_bytes());
+        if wrote.is_err() {
+            return ExitCode::FAILURE;
+        }
+        ExitCode::from(outcome.exit_code)
+    }
+}
+
+/// The exit code of `--doc` for a function without a definition: 2, as
+/// for a usage error, so a script tells it from a failed run (1).
+pub const NO_DEFINITION_EXIT_CODE: u8 = 2;
+
+/// What `program --help` (`flag` `-h` or `--help`) or `program --doc`
+/// prints for a function with `definition`:
+///
+/// - `--help`: the definition's kind, apiVersions and description, then
+///   the usage; exit code 0. A definition that cannot be read leaves the
+///   usage alone on stdout and its error on stderr, exit code 1.
+/// - `--doc`: the reference generated from the definition, exit code 0;
+///   without a definition, a message on stderr and exit code
+///   [`NO_DEFINITION_EXIT_CODE`]; an unreadable one, its error and 1.
+pub fn describe(program: &str, flag: &str, definition: Option<&str>) -> Outcome {
+    use crate::definition::Definition;
+    let parsed = definition.map(Definition::parse);
+    let invalid = |e: &crate::definition::DefinitionError| {
+        format!("{program}: the function's definition cannot be read: {e}\n")
+    };
+    match (flag, parsed) {
+        ("--doc", None) => Outcome {
+            stdout: String::new(),
+            stderr: format!(
+                "{program}: this function has no KRMFunctionDefinition to document \
+                 (its author attaches one with krusty_fn::Function::new(f).definition(…)); \
+                 --help shows how to run it\n"
+            ),
+            exit_code: NO_DEFINITION_EXIT_CODE,
+        },
+        ("--doc", Some(Ok(d))) => Outcome {
+            stdout: d.reference(),
+            stderr: String::new(),
+            exit_code: 0,
+        },
+        (_, Some(Err(e))) => Outcome {
+            stdout: if flag == "--doc" {
+                String::new()
+            } else {
+                usage(program)
+            },
+            stderr: invalid(&e),
+            exit_code: 1,
+        },
+        (_, Some(Ok(d))) => Outcome {
+            stdout: format!("{}\n{}", d.help_header(), usage(program)),
+            stderr: String::new(),
+            exit_code: 0,
+        },
+        (_, None) => Outcome {
+            stdout: usage(program),
+            stderr: String::new(),
+            exit_code: 0,
+        },
+    }
+}
+
+/// The environment variable an image sets to say which KRM function
+/// specification its executable answers (`scripts/package.sh --protocol`):
+/// `v1` (stdin only: `--http-addr`, `--grpc-addr` and their variables are
+/// refused), `v2` (a server only: a run reading stdin is refused) or
+/// `both`. Unset: whatever the arguments ask for. `--help`, `--doc` and
+/// the standalone mode work whatever it says.
+pub const PROTOCOL_ENV: &str = "KRUSTY_FN_PROTOCOL";
+
+/// The value of [`PROTOCOL_ENV`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackagedProtocol {
+    /// Specification v1 only: a ResourceList on stdin.
+    V1,
+    /// Specification v2 only: a server.
+    V2,
+    /// Either (also when unset).
+    Both,
+}
+
+impl PackagedProtocol {
+    /// Reads the variable's value (`None`, or empty: `Both`); an unknown
+    /// value is an error naming it.
+    pub fn from_env(value: Option<&str>) -> Result<PackagedProtocol, String> {
+        match value.unwrap_or("").trim() {
+            "" | "both" => Ok(PackagedProtocol::Both),
+            "v1" => Ok(PackagedProtocol::V1),
+            "v2" => Ok(PackagedProtocol::V2),
+            other => Err(format!(
+                "{PROTOCOL_ENV}={other:?}: unknown protocol (expected v1, v2 or both)"
+            )),
+        }
+    }
+
+    fn allows_serving(self) -> Result<(), String> {
+        match self {
+            PackagedProtocol::V1 => Err(format!(
+                "this function is packaged for KRM function specification v1 only \
+                 ({PROTOCOL_ENV}=v1): it reads a ResourceList on stdin and does not serve \
+                 {} or {}",
+                HTTP_ADDRESS.0, GRPC_ADDRESS.0
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn allows_stdin(self) -> Result<(), String> {
+        match self {
+            PackagedProtocol::V2 => Err(format!(
+                "this function is packaged for KRM function specification v2 only \
+                 ({PROTOCOL_ENV}=v2): start it with {} ADDR or {} ADDR; it does not read a \
+                 ResourceList on stdin (package it with --protocol both for that)",
+                HTTP_ADDRESS.0, GRPC_ADDRESS.0
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The name the program was started by, without its directory.
+fn program_name(arg0: &str) -> String {
+    std::path::Path::new(arg0)
+        .file_name()
+        .map_or_else(|| arg0.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// The flag and the environment variable naming the HTTP server's address.
@@ -336,14 +534,16 @@ fn usage(program: &str) -> String {
     format!(
         "A KRM function: reads a ResourceList on stdin and prints it, changed, on stdout.\n\n\
          Usage:\n  {program} < resource-list.yaml\n  {program} CONFIG [RESOURCES...]\n  \
-         {program} [--http-addr ADDR] [--grpc-addr ADDR]\n\n\
+         {program} [--http-addr ADDR] [--grpc-addr ADDR]\n  {program} --help | --doc\n\n\
          With arguments, CONFIG is the functionConfig and RESOURCES the files holding the\n\
          resources (stdin when none are given, or for '-'); the resources are printed as\n\
          a YAML stream, the results on stderr.\n\n\
          With --http-addr or --grpc-addr (or KRM_FUNCTION_HTTP_ADDRESS or\n\
          KRM_FUNCTION_GRPC_ADDRESS), it serves ResourceLists over HTTP or gRPC\n\
          (KRM function specification v2) until SIGTERM or SIGINT; ADDR is\n\
-         host:port or unix:///path.\n"
+         host:port or unix:///path.\n\n\
+         --doc prints the function's reference (its config's fields) from its\n\
+         KRMFunctionDefinition, when it was built with one.\n"
     )
 }
 
@@ -485,6 +685,63 @@ mod tests {
         assert_eq!(server_addresses(&args(&["config.yaml"]), env), Ok(None));
         assert!(server_addresses(&args(&["--http-addr"]), none).is_err());
         assert!(server_addresses(&args(&["--http-addr", ":1", "config.yaml"]), none).is_err());
+    }
+
+    #[test]
+    fn help_and_doc_come_from_the_definition() {
+        let def = "kind: KRMFunctionDefinition\nspec:\n  group: example.com\n  names: {kind: SetTeam}\n  description: Sets the team.\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        properties:\n          team: {type: string}\n";
+        let help = describe("set-team", "--help", Some(def));
+        assert_eq!(help.exit_code, 0);
+        assert!(
+            help.stdout
+                .starts_with("SetTeam (example.com/v1)\n\nSets the team.\n\nA KRM function:"),
+            "{}",
+            help.stdout
+        );
+        assert!(help.stdout.contains("  set-team --help | --doc\n"));
+        let doc = describe("set-team", "--doc", Some(def));
+        assert_eq!(doc.exit_code, 0);
+        assert!(doc.stdout.contains("    team: string\n"), "{}", doc.stdout);
+        // No definition: the usage alone, and --doc says there is none.
+        assert_eq!(describe("f", "-h", None).stdout, usage("f"));
+        let none = describe("f", "--doc", None);
+        assert_eq!(none.exit_code, NO_DEFINITION_EXIT_CODE);
+        assert_eq!(none.stdout, "");
+        assert!(
+            none.stderr.contains("no KRMFunctionDefinition"),
+            "{}",
+            none.stderr
+        );
+        // A wrong one: the error names the field; --help still shows the usage.
+        let wrong = "kind: KRMFunctionDefinition\nspec: {names: {kind: [A]}}\n";
+        let help = describe("f", "--help", Some(wrong));
+        assert_eq!(help.exit_code, 1);
+        assert_eq!(help.stdout, usage("f"));
+        assert_eq!(
+            help.stderr,
+            "f: the function's definition cannot be read: KRMFunctionDefinition, spec.names.kind (line 2): expected a string, got a list\n"
+        );
+        let doc = describe("f", "--doc", Some(wrong));
+        assert_eq!((doc.exit_code, doc.stdout.as_str()), (1, ""));
+    }
+
+    #[test]
+    fn the_packaged_protocol_refuses_the_other_mode() {
+        use PackagedProtocol::*;
+        assert_eq!(PackagedProtocol::from_env(None), Ok(Both));
+        assert_eq!(PackagedProtocol::from_env(Some("")), Ok(Both));
+        assert_eq!(PackagedProtocol::from_env(Some("v1")), Ok(V1));
+        assert_eq!(PackagedProtocol::from_env(Some("v2")), Ok(V2));
+        let err = PackagedProtocol::from_env(Some("v3")).unwrap_err();
+        assert!(
+            err.contains("\"v3\"") && err.contains(PROTOCOL_ENV),
+            "{err}"
+        );
+        assert!(V1.allows_stdin().is_ok() && V1.allows_serving().is_err());
+        assert!(V2.allows_serving().is_ok());
+        assert!(V2.allows_stdin().unwrap_err().contains("--http-addr ADDR"));
+        assert!(Both.allows_stdin().is_ok() && Both.allows_serving().is_ok());
+        assert_eq!(program_name("/usr/bin/krm-x"), "krm-x");
     }
 
     #[test]
