@@ -508,3 +508,109 @@ fn an_interrupt_removes_the_server_container() {
         "containers left after the interrupt"
     );
 }
+
+/// A function server behind `tests/fixtures/v2-wire/proxy.py`, which logs
+/// the `Content-Type` and `Accept` of each request to `dir/wire.log`: an
+/// exec runtime for `program` (`PROGRAM ARG...`).
+fn logging_proxy(dir: &Path, name: &str, program: &[&str]) -> PathBuf {
+    let proxy = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2-wire/proxy.py");
+    let quoted: Vec<String> = program.iter().map(|a| format!("'{a}'")).collect();
+    let rel = format!("bin/{name}");
+    write(
+        dir,
+        &rel,
+        &format!(
+            "#!/bin/sh\nexec python3 '{}' '{}' {} \"$@\"\n",
+            proxy.display(),
+            dir.join("wire.log").display(),
+            quoted.join(" ")
+        ),
+    );
+    let path = dir.join(rel);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    path
+}
+
+/// The requests a logging proxy saw: each one's header lines.
+fn requests_seen(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("wire.log"))
+        .unwrap_or_default()
+        .split("--\n")
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn sdk_servers_get_the_binary_encoding_and_other_servers_yaml_with_the_v1_output() {
+    if !available("python3", &["-c", "import yaml"]) {
+        return skip("python3 with PyYAML is missing");
+    }
+    let resources = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # kept\n  annotations:\n    note: 'quoted: yes'\ndata:\n  list: |\n    one\n    two\n  flow: '{a: b}'\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: web, image: nginx}]\n";
+    let runtime_config = |name: &str, path: &Path, server: Option<&str>| {
+        let opt_in = server.map_or(String::new(), |p| {
+            format!("    krusty.dev/function-server: {p}\n")
+        });
+        format!(
+            "apiVersion: fn.krusty.dev/v1\nkind: SetLabels\nmetadata:\n  name: {name}\n  annotations:\n{opt_in}    config.kubernetes.io/function: |\n      exec:\n        path: {}\nlabels:\n  team: web\nfieldSpecs:\n- path: metadata/labels\n  create: true\n",
+            path.display()
+        )
+    };
+    let tree = |dir: &Path, path: &Path, server: Option<&str>| {
+        write(dir, "resources.yaml", resources);
+        let mut k = String::from("resources:\n- resources.yaml\ntransformers:\n");
+        for i in 0..3 {
+            write(
+                dir,
+                &format!("fn-{i}.yaml"),
+                &runtime_config(&format!("fn-{i}"), path, server),
+            );
+            k.push_str(&format!("- fn-{i}.yaml\n"));
+        }
+        write(dir, "kustomization.yaml", &k);
+    };
+    let v1_dir = scratch("wire-v1");
+    tree(&v1_dir, &example("krm-set-labels"), None);
+    let v1 = built(&v1_dir, &[], "krm-set-labels as spec v1");
+    assert!(v1.contains("team: web"), "{v1}");
+
+    // The SDK's server: asked for the binary encoding first, it answers in
+    // it, and gets it from the second call on.
+    let sdk = scratch("wire-sdk");
+    let sdk_bin = example("krm-set-labels");
+    let proxied = logging_proxy(&sdk, "set-labels", &[sdk_bin.to_str().unwrap()]);
+    tree(&sdk, &proxied, Some("http"));
+    assert_eq!(built(&sdk, &[], "the SDK's server"), v1);
+    let seen = requests_seen(&sdk);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen[0].contains("Content-Type: text/yaml\n")
+            && seen[0].contains("Accept: application/vnd.krusty.node, text/yaml;q=0.9\n"),
+        "{seen:?}"
+    );
+    for later in &seen[1..] {
+        assert!(
+            later.contains("Content-Type: application/vnd.krusty.node\n"),
+            "{seen:?}"
+        );
+    }
+
+    // A server without it (Python, no SDK): YAML every time, the same output.
+    let other = scratch("wire-python");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-fn/tests/python/krm_v2_http.py");
+    let proxied = logging_proxy(&other, "set-labels", &["python3", script.to_str().unwrap()]);
+    tree(&other, &proxied, Some("http"));
+    assert_eq!(built(&other, &[], "the Python server"), v1);
+    let seen = requests_seen(&other);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen.iter().all(|r| r.contains("Content-Type: text/yaml\n")),
+        "{seen:?}"
+    );
+    assert!(
+        seen[1..].iter().all(|r| r.contains("Accept: text/yaml\n")),
+        "{seen:?}"
+    );
+}
