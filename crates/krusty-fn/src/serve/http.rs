@@ -144,9 +144,7 @@ type Admitted = (Encoding, Answering, Cancellation);
 /// The body's encoding, the encoding to answer in and the request's
 /// deadline, or the answer to a request refused before its body is read
 /// (for its method, `Content-Type`, `Accept` or `Krm-Timeout`).
-fn admit(
-    head: &hyper::http::request::Parts,
-) -> Result<Admitted, Box<Response<Full<Bytes>>>> {
+fn admit(head: &hyper::http::request::Parts) -> Result<Admitted, Box<Response<Full<Bytes>>>> {
     if head.method != Method::POST {
         let mut response = text(
             StatusCode::METHOD_NOT_ALLOWED,
