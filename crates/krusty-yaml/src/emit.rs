@@ -358,27 +358,57 @@ impl<'n> Emitter<'_, 'n> {
             Value::Seq(s) if self.preserve && !s.is_empty() => self.flow(node)?,
             Value::Map(_) => self.push("{}"),
             Value::Seq(_) => self.push("[]"),
-            Value::Scalar(_) => match resolve_input(node) {
-                Resolved::Null => self.push("null"),
-                Resolved::Bool(b) => self.push(if b { "true" } else { "false" }),
-                Resolved::Int(i) => self.push(&i.to_string()),
-                Resolved::Float(f) => {
-                    let text = float_text(f)?;
-                    self.push(&text);
-                }
-                // A scalar folded in its source has been through
-                // Kustomize's go-yaml v3 round trip (`folded.rs`).
-                Resolved::Str(text) if node.style() == crate::node::ScalarStyle::Folded => {
-                    match crate::folded::round_trip(text) {
-                        Some(changed) => self.string(&changed, indent, false)?,
-                        None => self.string(text, indent, false)?,
-                    }
-                }
-                Resolved::Str(text) => self.string(text, indent, false)?,
-                Resolved::Owned(text) => self.string(&text, indent, false)?,
-            },
+            Value::Scalar(_) => self.typed_scalar(node, indent, false)?,
         }
         Ok(())
+    }
+
+    /// A scalar written by its type: `null`, booleans and numbers in their
+    /// canonical form, strings through [`Emitter::flow_string`] in a flow
+    /// collection, else [`Emitter::string`] (continuation lines at
+    /// `indent`).
+    fn typed_scalar(&mut self, node: &Node, indent: usize, flow: bool) -> Result<(), EmitError> {
+        let owned;
+        let text = match resolve_input(node) {
+            Resolved::Null => {
+                self.push("null");
+                return Ok(());
+            }
+            Resolved::Bool(b) => {
+                self.push(if b { "true" } else { "false" });
+                return Ok(());
+            }
+            Resolved::Int(i) => {
+                self.push(&i.to_string());
+                return Ok(());
+            }
+            Resolved::Float(f) => {
+                let text = float_text(f)?;
+                self.push(&text);
+                return Ok(());
+            }
+            // A scalar folded in its source has been through Kustomize's
+            // go-yaml v3 round trip (`folded.rs`).
+            Resolved::Str(text) if node.style() == crate::node::ScalarStyle::Folded => {
+                match crate::folded::round_trip(text) {
+                    Some(changed) => {
+                        owned = changed;
+                        owned.as_str()
+                    }
+                    None => text,
+                }
+            }
+            Resolved::Str(text) => text,
+            Resolved::Owned(text) => {
+                owned = text;
+                owned.as_str()
+            }
+        };
+        if flow {
+            self.flow_string(text)
+        } else {
+            self.string(text, indent, false)
+        }
     }
 
     /// An entry whose key is too long or spans lines: `? key` then `: value`.
@@ -773,7 +803,7 @@ impl<'n> Emitter<'_, 'n> {
 
     /// A scalar inside a flow collection: one from a source in its source
     /// style where flow context allows it (a block scalar double-quoted),
-    /// a new one typed as [`Emitter::inline_value`] types it.
+    /// a new one by its type ([`Emitter::typed_scalar`]).
     fn flow_scalar(&mut self, node: &Node, s: &crate::node::Scalar) -> Result<(), EmitError> {
         use crate::node::ScalarStyle;
         if node.pos().line > 0 || node.style() == ScalarStyle::Plain {
@@ -794,24 +824,7 @@ impl<'n> Emitter<'_, 'n> {
                 return Ok(());
             }
         }
-        match resolve_input(node) {
-            Resolved::Null => self.push("null"),
-            Resolved::Bool(b) => self.push(if b { "true" } else { "false" }),
-            Resolved::Int(i) => self.push(&i.to_string()),
-            Resolved::Float(f) => {
-                let text = float_text(f)?;
-                self.push(&text);
-            }
-            Resolved::Str(text) if node.style() == crate::node::ScalarStyle::Folded => {
-                match crate::folded::round_trip(text) {
-                    Some(changed) => self.flow_string(&changed)?,
-                    None => self.flow_string(text)?,
-                }
-            }
-            Resolved::Str(text) => self.flow_string(text)?,
-            Resolved::Owned(text) => self.flow_string(&text)?,
-        }
-        Ok(())
+        self.typed_scalar(node, 0, true)
     }
 
     /// A string inside a flow collection, on one line: plain where a
