@@ -28,7 +28,7 @@ impl Selected<'_> {
     /// Metadata mapping `map`'s entry `key`, as a string.
     fn metadata(&self, map: &str, key: &str) -> Option<Cow<'_, str>> {
         let value = self.0.node.get_path(&["metadata", map, key])?;
-        Some(Cow::Owned(typed::lenient_string(value)))
+        Some(typed::lenient_str(value))
     }
 }
 
