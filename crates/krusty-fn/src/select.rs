@@ -19,10 +19,11 @@
 //! # }
 //! ```
 
-use krusty_match::LabelSelector;
+mod target;
+
 use krusty_yaml::Node;
-use regex::Regex;
-use serde::{Deserialize, Serialize};
+
+pub use target::{CompiledSelector, Selector};
 
 use crate::kube::KubeObject;
 use crate::run::FnError;
@@ -121,98 +122,6 @@ pub fn not_local_config() -> impl Matcher {
     |item: &Node| !item.is_local_config()
 }
 
-/// The fields of a Kustomize patch `target`, read from a functionConfig
-/// like any other field (`#[serde(default)] selector: Selector`). Every
-/// field set must match: `group`, `version`, `kind`, `name` and
-/// `namespace` are regular expressions matched against the whole value
-/// (`web-.*`), `labelSelector` and `annotationSelector` are Kubernetes
-/// label selectors (`app=web,tier in (a,b),!legacy`). An empty selector
-/// matches every item. Any other field is an error naming it, as in a
-/// Kustomize patch target: a misspelt `labelselector` must not leave a
-/// selector that matches everything.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-pub struct Selector {
-    /// The group of `apiVersion` (empty for the core group).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub group: String,
-    /// The version of `apiVersion`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub version: String,
-    /// The kind.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub kind: String,
-    /// `metadata.name`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    /// `metadata.namespace`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-    /// A label selector over `metadata.labels`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub label_selector: String,
-    /// A label selector over `metadata.annotations`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub annotation_selector: String,
-}
-
-impl Selector {
-    /// The selector ready to match; an invalid expression or label
-    /// selector is an error naming the field.
-    pub fn compile(&self) -> Result<CompiledSelector, FnError> {
-        let regex = |field: &str, text: &str| -> Result<Option<Regex>, FnError> {
-            if text.is_empty() {
-                return Ok(None);
-            }
-            krusty_match::go_regex::compile(&format!("^(?:{text})$"))
-                .map(Some)
-                .map_err(|e| FnError::Message(format!("selector {field} '{text}': {e}")))
-        };
-        Ok(CompiledSelector {
-            group: regex("group", &self.group)?,
-            version: regex("version", &self.version)?,
-            kind: regex("kind", &self.kind)?,
-            name: regex("name", &self.name)?,
-            namespace: regex("namespace", &self.namespace)?,
-            labels: LabelSelector::parse(&self.label_selector)
-                .map_err(|e| FnError::Message(format!("selector labelSelector: {e}")))?,
-            annotations: LabelSelector::parse(&self.annotation_selector)
-                .map_err(|e| FnError::Message(format!("selector annotationSelector: {e}")))?,
-        })
-    }
-}
-
-/// A [`Selector`] ready to match.
-#[derive(Debug, Clone)]
-pub struct CompiledSelector {
-    group: Option<Regex>,
-    version: Option<Regex>,
-    kind: Option<Regex>,
-    name: Option<Regex>,
-    namespace: Option<Regex>,
-    labels: LabelSelector,
-    annotations: LabelSelector,
-}
-
-impl Matcher for CompiledSelector {
-    fn matches(&self, item: &Node) -> bool {
-        let ok = |re: &Option<Regex>, value: &str| re.as_ref().is_none_or(|r| r.is_match(value));
-        ok(&self.group, item.group())
-            && ok(&self.version, item.version())
-            && ok(&self.kind, item.kind())
-            && ok(&self.name, item.name())
-            && ok(&self.namespace, item.namespace())
-            && (self.labels.is_empty() || {
-                let labels = item.labels();
-                self.labels.matches(|k| labels.get(k))
-            })
-            && (self.annotations.is_empty() || {
-                let annotations = item.annotations();
-                self.annotations.matches(|k| annotations.get(k))
-            })
-    }
-}
-
 impl ResourceList {
     /// The items `m` chooses.
     pub fn select<'a, M: Matcher + 'a>(&'a self, m: M) -> impl Iterator<Item = &'a Node> + 'a {
@@ -299,81 +208,13 @@ pub fn by_config_kind(
 mod tests {
     use super::*;
 
-    fn items() -> ResourceList {
+    pub(super) fn items() -> ResourceList {
         let text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: web-a, namespace: prod, labels: {tier: web, env: prod}}\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: db, labels: {tier: db}}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: web-cfg, annotations: {owner: me}}\n";
         ResourceList::parse(text).unwrap()
     }
 
-    fn names<'a, M: Matcher + 'a>(list: &'a ResourceList, m: M) -> Vec<&'a str> {
+    pub(super) fn names<'a, M: Matcher + 'a>(list: &'a ResourceList, m: M) -> Vec<&'a str> {
         list.select(m).map(|i| i.name()).collect()
-    }
-
-    #[test]
-    fn selectors_match_like_patch_targets() {
-        let list = items();
-        let sel = |yaml: &str| -> CompiledSelector {
-            let node = crate::parse_object(yaml).unwrap();
-            crate::config::from_node::<Selector>(&node)
-                .unwrap()
-                .compile()
-                .unwrap()
-        };
-        assert_eq!(names(&list, sel("name: web-.*")), ["web-a", "web-cfg"]);
-        assert_eq!(
-            names(&list, sel("group: apps\nkind: Deploy")),
-            Vec::<&str>::new()
-        );
-        assert_eq!(
-            names(&list, sel("version: v1\ngroup: ''")),
-            ["web-a", "db", "web-cfg"]
-        );
-        assert_eq!(
-            names(&list, sel("labelSelector: 'tier in (web, db),env!=prod'")),
-            ["db"]
-        );
-        assert_eq!(names(&list, sel("labelSelector: '!tier'")), ["web-cfg"]);
-        assert_eq!(names(&list, sel("annotationSelector: owner")), ["web-cfg"]);
-        assert_eq!(names(&list, sel("namespace: prod")), ["web-a"]);
-        assert!(Selector {
-            name: "(".into(),
-            ..Selector::default()
-        }
-        .compile()
-        .is_err());
-        assert!(LabelSelector::parse("a in b").is_err());
-    }
-
-    #[test]
-    fn unknown_selector_fields_are_errors_naming_them() {
-        let read = |yaml: &str| {
-            let node = crate::parse_object(yaml).unwrap();
-            crate::config::from_node::<Selector>(&node)
-        };
-        let err = read("kind: Deployment\nlabelselector: tier=web")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("labelselector"), "{err}");
-        assert!(err.contains("labelSelector"), "{err}");
-        assert!(read("label_selector: a=b").is_err());
-        let all = read(
-            "group: apps\nversion: v1\nkind: Deployment\nname: web\nnamespace: prod\nlabelSelector: a=b\nannotationSelector: c",
-        )
-        .unwrap();
-        assert_eq!(all.label_selector, "a=b");
-        assert_eq!(all.annotation_selector, "c");
-        assert_eq!(read("{}").unwrap(), Selector::default());
-        // Nested in a config, the error names the field too.
-        #[derive(Debug, Deserialize)]
-        struct Config {
-            #[allow(dead_code)]
-            #[serde(default)]
-            selector: Selector,
-        }
-        let node = crate::parse_object("selector:\n  labelselector: tier=web").unwrap();
-        let err = crate::config::from_node::<Config>(&node)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("labelselector"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! How Kubernetes tools select objects by text, read exactly as Kustomize
 //! (and kubectl) read it: label selectors (`app=web,tier in (a,b)`) and Go
-//! regular expressions (selector names, replacement paths, image names).
+//! regular expressions (selector names, replacement paths, image names),
+//! and the resource selector built of both that patches, replacements and
+//! the function SDK share ([`selector`]).
 //!
 //! ```
 //! use krusty_match::LabelSelector;
@@ -11,5 +13,6 @@
 
 pub mod go_regex;
 pub mod label_selector;
+pub mod selector;
 
 pub use label_selector::LabelSelector;

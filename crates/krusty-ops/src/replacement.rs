@@ -1,13 +1,15 @@
 //! Replacements (`replacements:`, ReplacementTransformer): copy a value from
 //! one resource's field into fields of other resources.
 
+use krusty_match::selector::{IdPatterns, Subject};
+use krusty_match::LabelSelector;
 use krusty_resource::{ResId, ResMap, Resource};
 use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Value};
 
 use crate::error::go_quote;
 use crate::error::{OpError, OpResult};
 use crate::path::{self, raw};
-use crate::selector::{IdPatterns, LabelSelector, Selector};
+use crate::selector::{AsWritten, Selected, Selector};
 use crate::structured;
 use crate::target_path::{kind_of, visit, Reached, Step, Walk};
 use crate::typed::{self, At, Strictness};
@@ -305,12 +307,11 @@ fn ids(r: &Resource) -> Vec<ResId> {
 }
 
 fn matches_label_and_annotation(r: &Resource, s: &Selector) -> OpResult<bool> {
-    let annotations = LabelSelector::parse(&s.annotation_selector)?;
-    let labels = LabelSelector::parse(&s.label_selector)?;
-    Ok(
-        annotations.matches(r.node.get_path(&["metadata", "annotations"]))
-            && labels.matches(r.node.get_path(&["metadata", "labels"])),
-    )
+    let parse = |text: &str| LabelSelector::parse(text).map_err(|e| OpError::new(e.to_string()));
+    let annotations = parse(&s.annotation_selector)?;
+    let labels = parse(&s.label_selector)?;
+    let r = Selected(r);
+    Ok(annotations.matches(|k| r.annotation(k)) && labels.matches(|k| r.label(k)))
 }
 
 impl Source {
@@ -578,8 +579,8 @@ fn is_target(
             let (select, reject) = patterns.as_ref();
             let rejected = reject
                 .iter()
-                .any(|rej| !rej.is_empty() && ids.iter().any(|id| rej.matches(id)));
-            !rejected && ids.iter().any(|id| select.matches(id))
+                .any(|rej| !rej.is_empty() && ids.iter().any(|id| rej.matches(&AsWritten(id))));
+            !rejected && ids.iter().any(|id| select.matches(&AsWritten(id)))
         }
     })
 }

@@ -4,6 +4,8 @@
 //! wording, `json: cannot unmarshal number into Go struct field
 //! Image.images.newTag of type string`, so users can search for them.
 
+use std::borrow::Cow;
+
 use krusty_yaml::{resolve_input, Node, Resolved, Value};
 
 use crate::error::{OpError, OpResult};
@@ -130,16 +132,21 @@ pub fn string_map(n: &Node, at: At<'_>) -> OpResult<Vec<(String, String)>> {
 /// Kustomize reads them: a number or boolean becomes its text in Go's form
 /// (`-01` reads as `-1`, `1.50` as `1.5`).
 pub fn lenient_string(n: &Node) -> String {
+    lenient_str(n).into_owned()
+}
+
+/// [`lenient_string`], borrowing the node's text when it is a string.
+pub fn lenient_str(n: &Node) -> Cow<'_, str> {
     match &n.value {
         Value::Scalar(_) => match resolve_input(n) {
-            Resolved::Null => String::new(),
-            Resolved::Bool(b) => b.to_string(),
-            Resolved::Int(i) => i.to_string(),
-            Resolved::Float(f) => krusty_yaml::go_json_float(f),
-            Resolved::Str(t) => t.to_string(),
-            Resolved::Owned(t) => t,
+            Resolved::Null => Cow::Borrowed(""),
+            Resolved::Bool(b) => Cow::Owned(b.to_string()),
+            Resolved::Int(i) => Cow::Owned(i.to_string()),
+            Resolved::Float(f) => Cow::Owned(krusty_yaml::go_json_float(f)),
+            Resolved::Str(t) => Cow::Borrowed(t),
+            Resolved::Owned(t) => Cow::Owned(t),
         },
-        _ => String::new(),
+        _ => Cow::Borrowed(""),
     }
 }
 

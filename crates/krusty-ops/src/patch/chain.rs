@@ -380,7 +380,7 @@ impl<'s> StepIndex<'s> {
                         .target
                         .as_ref()
                         .map(|t| t.gvk.kind.as_str())
-                        .filter(|k| crate::selector::is_literal(k))
+                        .filter(|k| krusty_match::selector::is_literal(k))
                         .unwrap_or("");
                     targeted.push((i, kind));
                 }
