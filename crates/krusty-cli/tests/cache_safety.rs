@@ -8,7 +8,9 @@
 //! - a cache folder others can write, or another user owns, is refused;
 //! - `krusty cache clean` removes only a folder tagged as krusty's cache,
 //!   and through a symlink it empties the folder the link names;
-//! - many builds on one empty cache all succeed, with the same output.
+//! - many builds on one empty cache all succeed, with the same output;
+//! - everything a build keeps lies in the cache folder: its home, XDG
+//!   folders and temporary folder stay empty.
 
 mod support;
 
@@ -29,6 +31,10 @@ const BASE_SECRET: &str =
     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: base\nstringData:\n  key: value\n";
 const REMOTE_FILE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: second\n";
 const PROGRAM: &str = "#!/bin/sh\necho \"hello from the function\"\n";
+/// A KRM function that hands its ResourceList back unchanged.
+const ECHO_FUNCTION: &str = "#!/bin/sh\nexec cat\n";
+/// A Starlark program that annotates every item.
+const ANNOTATE_STAR: &str = "for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"].setdefault(\"annotations\", {})[\"fetched\"] = \"yes\"\n";
 
 /// The servers every test shares: a git server over HTTP (`base.git`:
 /// `app/` with a ConfigMap and a Secret) and a plain HTTP file server
@@ -68,6 +74,8 @@ impl World {
         write(&files_dir, "remote.yaml", REMOTE_FILE);
         write(&files_dir, "fn", PROGRAM);
         write(&files_dir, "tree/bin/fn", PROGRAM);
+        write(&files_dir, "echo-fn", ECHO_FUNCTION);
+        write(&files_dir, "annotate.star", ANNOTATE_STAR);
         run(Command::new("tar")
             .arg("-czf")
             .arg(files_dir.join("fn.tar.gz"))
@@ -722,4 +730,120 @@ fn a_refused_cache_fails_a_build_that_keeps_function_results() {
     write(&app, "kustomization.yaml", "resources:\n- cm.yaml\n");
     assert!(build_ok(&cache, &app, false).contains("color: blue"));
     assert!(!cache.join("functions").exists());
+}
+
+/// Every path below `dir`, relative to it, sorted.
+fn contents(dir: &Path) -> Vec<String> {
+    fn walk(top: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            out.push(path.strip_prefix(top).unwrap().display().to_string());
+            if entry.file_type().unwrap().is_dir() {
+                walk(top, &path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn everything_a_build_keeps_lies_in_the_cache_folder() {
+    let world = world();
+    let dir = scratch("cache-safety", "all-state");
+    let target = world.tree(&dir);
+    // Besides the remote base and file: a catalog's exec program and a
+    // Starlark program, both by URL.
+    let sha = sha256_hex(ECHO_FUNCTION.as_bytes());
+    write(
+        &target,
+        "catalog.yaml",
+        &format!(
+            "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: echo\nspec:\n  krmFunctions:\n  - group: example.com\n    names:\n      kind: Echo\n    versions:\n    - name: v1\n      runtime:\n        exec:\n          platforms:\n          - bin: echo-fn\n            os: linux\n            arch: {arch}\n            uri: {files}/echo-fn\n            sha256: {sha}\n",
+            arch = if cfg!(target_arch = "aarch64") { "arm64" } else { "amd64" },
+            files = world.files,
+        ),
+    );
+    write(
+        &target,
+        "echo.yaml",
+        "apiVersion: example.com/v1\nkind: Echo\nmetadata:\n  name: echo\n",
+    );
+    write(
+        &target,
+        "star.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: star\nruntime:\n  starlark:\n    url: {}/annotate.star\n",
+            world.files
+        ),
+    );
+    let k = target.join("kustomization.yaml");
+    let mut text = std::fs::read_to_string(&k).unwrap();
+    text.push_str("catalogs:\n- catalog.yaml\ntransformers:\n- echo.yaml\n- star.yaml\n");
+    std::fs::write(&k, text).unwrap();
+    let cache = dir.join("cache");
+    let home = dir.join("home");
+    let tmp = dir.join("tmp");
+    for folder in [&home, &tmp] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let build = |offline: bool| {
+        let mut args = vec![
+            std::ffi::OsStr::new("build"),
+            std::ffi::OsStr::new("--enable-alpha-plugins"),
+            std::ffi::OsStr::new("--enable-star"),
+            std::ffi::OsStr::new("--trusted-catalog"),
+        ];
+        let catalog = target.join("catalog.yaml");
+        args.push(catalog.as_os_str());
+        args.push(target.as_os_str());
+        if offline {
+            args.push(std::ffi::OsStr::new("--offline"));
+        }
+        let out = krusty(&cache, &args)
+            .env("HOME", &home)
+            .env("TMPDIR", &tmp)
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .output()
+            .unwrap();
+        let (stdout, stderr) = output_text(&out);
+        assert!(out.status.success(), "offline {offline}: {stderr}");
+        stdout
+    };
+    let online = build(false);
+    for name in ["base", "first", "second"] {
+        assert!(online.contains(&format!("name: {name}\n")), "{online}");
+    }
+    assert_eq!(online.matches("fetched: \"yes\"").count(), 4, "{online}");
+    for (what, folder) in [("home", &home), ("temporary folder", &tmp)] {
+        assert_eq!(
+            contents(folder),
+            Vec::<String>::new(),
+            "the {what} holds something"
+        );
+    }
+    let kept = contents(&cache);
+    for entry in ["http", "git", "exec"] {
+        assert!(
+            kept.iter().any(|p| p.starts_with(entry)),
+            "no {entry}/ in {kept:?}"
+        );
+    }
+    assert_eq!(
+        build(true),
+        online,
+        "offline, the cache alone gives the same bytes"
+    );
+    for (what, folder) in [("home", &home), ("temporary folder", &tmp)] {
+        assert_eq!(
+            contents(folder),
+            Vec::<String>::new(),
+            "offline, the {what} holds something"
+        );
+    }
 }
