@@ -1040,8 +1040,36 @@ fn offline_builds_pull_no_chart() {
     let ca = repo.ca.clone();
     let log = dir.join("helm.log");
     let helm = logging_helm(&dir, &helm3, &log);
+    // All state is in the cache folder: the home, XDG and temporary
+    // folders stay empty.
+    let (home, tmp) = (dir.join("home"), dir.join("tmp"));
+    for folder in [&home, &tmp] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
     let build = |app: &Path, extra: &[&str]| {
-        krusty_helm_trusting(&ca, app, &helm, &dir.join("cache"), extra)
+        outcome(
+            helm_build(app, &helm, &dir.join("cache"), extra)
+                .env("SSL_CERT_FILE", &ca)
+                .env("HOME", &home)
+                .env("TMPDIR", &tmp)
+                .env("XDG_CACHE_HOME", home.join(".cache"))
+                .env("XDG_CONFIG_HOME", home.join(".config"))
+                .env("XDG_DATA_HOME", home.join(".local/share")),
+        )
+    };
+    let empty = |what: &str| {
+        for folder in [&home, &tmp] {
+            let left: Vec<_> = std::fs::read_dir(folder)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            assert!(
+                left.is_empty(),
+                "{what}: left in {}: {left:?}",
+                folder.display()
+            );
+        }
     };
     let url = repo.url.clone();
     let kinds = [
@@ -1056,6 +1084,7 @@ fn offline_builds_pull_no_chart() {
         );
         assert!(ok, "{name}: {stderr}");
     }
+    empty("online");
     drain(&log);
     repo.stop();
     for (name, chart, more) in kinds {
@@ -1087,6 +1116,7 @@ fn offline_builds_pull_no_chart() {
             "{name}: {stderr}"
         );
     }
+    empty("offline");
     assert!(
         !drain(&log).iter().any(|c| c == "pull"),
         "helm pull ran offline"
