@@ -30,7 +30,7 @@ fn kustomize_link(dir: &Path) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("bin dir");
     let link = bin.join("kustomize");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_krusty"), &link).expect("symlink");
+    std::os::unix::fs::symlink(support::KRUSTY, &link).expect("symlink");
     link
 }
 

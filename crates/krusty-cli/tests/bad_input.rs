@@ -29,6 +29,8 @@
 //!
 //! The trees are written by `tests/bad-input/make-cases.py`.
 
+mod support;
+
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -130,7 +132,7 @@ enum Verdict {
 fn check(case: &Path, bless: bool, version: &str) -> Result<Verdict, String> {
     let out = run(
         case,
-        env!("CARGO_BIN_EXE_krusty"),
+        support::KRUSTY,
         &["--kustomize-version", version, "build"],
     );
     let exit = out.status.code().unwrap_or(-1);

@@ -23,8 +23,6 @@ use krusty_fetch::oci::sha256_hex;
 use krusty_fetch::{FetchError, FetchOptions, Fetcher};
 use support::{bare_clone, git_command, output_text, run, scratch, serve, write};
 
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
-
 const BASE_CM: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: base\ndata:\n  color: blue\n";
 const BASE_SECRET: &str =
@@ -114,7 +112,7 @@ impl World {
 
 /// `krusty ARGS` on the cache `cache`.
 fn krusty(cache: &Path, args: &[&std::ffi::OsStr]) -> Command {
-    let mut cmd = Command::new(KRUSTY);
+    let mut cmd = support::krusty_command();
     cmd.args(args)
         .env("KRUSTY_CACHE_DIR", cache)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")

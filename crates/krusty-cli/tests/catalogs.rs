@@ -18,7 +18,7 @@ use support::{
     write,
 };
 
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+use support::KRUSTY;
 
 /// The servers every test shares.
 struct World {
@@ -190,7 +190,7 @@ fn krusty(dir: &Path, args: &[&str]) -> Output {
 fn krusty_in(dir: &Path, args: &[&str], envs: &[(&str, &std::ffi::OsStr)]) -> Output {
     let world = world();
     let ca = world.dir.join("tls/ca.crt");
-    Command::new(KRUSTY)
+    support::krusty_command()
         .args(args)
         .current_dir(dir)
         .env("SSL_CERT_FILE", &ca)

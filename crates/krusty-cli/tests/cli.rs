@@ -1,7 +1,7 @@
 //! The `krusty` command line: flags, output files and error reporting.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod support;
 use support::write;
@@ -271,7 +271,7 @@ fn version_and_help() {
     let out = krusty(&["version", "--kustomize-version", "5.5.0"], &dir);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("v5.5.0 "));
     // The flag wins over the environment.
-    let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let out = support::krusty_command()
         .args(["--kustomize-version", "v5.8.1", "version"])
         .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
         .current_dir(&dir)
@@ -396,7 +396,7 @@ fn thread_placement_never_changes_the_output() {
         &format!("namespace: ns\ncommonLabels:\n  app: x\nresources:\n{resources}"),
     );
     let run = |env: &[(&str, &str)]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        let out = support::krusty_command()
             .args(["build", "."])
             .envs(env.iter().copied())
             .current_dir(&dir)

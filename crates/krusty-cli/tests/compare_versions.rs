@@ -5,7 +5,7 @@
 //! `diff -U3`, give these hunks.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod support;
 use support::write;
@@ -16,7 +16,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn krusty(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
+    support::krusty_command()
         .args(args)
         .current_dir(cwd)
         .env_remove("KRUSTY_KUSTOMIZE_VERSION")

@@ -79,7 +79,7 @@ fn stage(case: &Path) -> Result<PathBuf, String> {
     let name = case.file_name().unwrap_or_default().to_string_lossy();
     let dir = support::scratch("compositions", &name);
     copy_tree(case, &dir).map_err(|e| format!("staging: {e}"))?;
-    let bin = Path::new(env!("CARGO_BIN_EXE_krusty"))
+    let bin = Path::new(support::KRUSTY)
         .parent()
         .ok_or("no bin dir")?
         .to_path_buf();
@@ -119,7 +119,7 @@ fn target(case: &Path) -> String {
 
 /// `krusty ARGS` in the staged case, the fake docker its container CLI.
 fn krusty(staged: &Path, args: &[String]) -> Result<Output, String> {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
+    support::krusty_command()
         .args(args)
         .current_dir(staged)
         .env("KRUSTY_CONTAINER_CLI", staged.join("fake/docker"))

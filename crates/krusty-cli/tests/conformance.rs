@@ -12,7 +12,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -84,7 +84,7 @@ fn run_case(case: &Case, version: &str, scratch: &Path) -> bool {
         std::fs::create_dir_all(&empty).expect("scratch dir can be created");
         empty
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let mut child = support::krusty_command()
         .args(["--kustomize-version", version, "build"])
         .arg(&case.target)
         .args(&case.flags)

@@ -32,7 +32,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use support::{check_expected, expected_for, KUSTOMIZE_VERSIONS};
 
@@ -45,7 +44,7 @@ fn check(case: &Path, version: &str) -> Result<(), String> {
     };
     let want = expected_for(case, version)
         .ok_or_else(|| format!("no expected output or error for {version}"))?;
-    let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let out = support::krusty_command()
         .args(["--kustomize-version", version, "build"])
         .arg(&target)
         .output()
@@ -132,7 +131,7 @@ fn every_case() -> Vec<(PathBuf, PathBuf)> {
 
 /// `krusty build T1 T2 … -o OUTDIR`, run in `tests/`.
 fn build_together(targets: &[&PathBuf], out: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
+    support::krusty_command()
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"))
         .arg("build")
         .args(targets)
@@ -213,7 +212,7 @@ fn the_bundled_example_matches_both_releases() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello");
     let want = std::fs::read(example.join("expected.yaml")).expect("the example's output");
     for version in KUSTOMIZE_VERSIONS {
-        let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        let out = support::krusty_command()
             .args(["--kustomize-version", version, "build"])
             .arg(example.join("overlay"))
             .output()

@@ -219,7 +219,7 @@ fn run_profile(profile: &Profile) {
     }
     let kubectl_time = started.elapsed();
 
-    let actual = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let actual = support::krusty_command()
         // The reference is kubectl v1.32: Kustomize v5.5.0.
         .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
         .arg("build")

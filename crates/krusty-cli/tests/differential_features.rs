@@ -76,10 +76,8 @@ fn differential_features_on_trees() {
                 .unwrap_or_else(|e| panic!("KRUSTY_DIFF_FEATURES_SEEDS={s:?} is not a count: {e}"))
         });
     let keep = std::env::var_os("KRUSTY_DIFF_KEEP").is_some();
-    let krusty = std::env::var_os("KRUSTY_DIFF_BIN").map_or_else(
-        || env!("CARGO_BIN_EXE_krusty").into(),
-        std::path::PathBuf::from,
-    );
+    let krusty = std::env::var_os("KRUSTY_DIFF_BIN")
+        .map_or_else(|| support::KRUSTY.into(), std::path::PathBuf::from);
     let show_rejects = std::env::var_os("KRUSTY_DIFF_FEATURES_REJECTS").is_some();
     let root = std::env::temp_dir().join(format!(
         "krusty-differential-features-{base_seed:016x}-{}",

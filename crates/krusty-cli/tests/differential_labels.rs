@@ -47,7 +47,7 @@ fn differential_labels() {
             .arg(&target)
             .output()
             .expect("spawning kubectl");
-        let actual = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        let actual = support::krusty_command()
             // The reference is kubectl v1.32: Kustomize v5.5.0.
             .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
             .arg("build")

@@ -114,7 +114,7 @@ fn run(name: &str, salt: u64, extra: &str) {
         dir.display(),
         String::from_utf8_lossy(&expected.stderr)
     );
-    let actual = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let actual = support::krusty_command()
         // The reference is kubectl v1.32: Kustomize v5.5.0.
         .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
         .arg("build")

@@ -67,7 +67,7 @@ fn differential_replacements_on_trees() {
             "kubectl",
         );
         let actual = run(
-            Command::new(env!("CARGO_BIN_EXE_krusty"))
+            support::krusty_command()
                 // The reference is kubectl v1.32: Kustomize v5.5.0.
                 .env("KRUSTY_KUSTOMIZE_VERSION", "v5.5.0")
                 .arg("build")

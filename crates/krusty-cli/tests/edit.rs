@@ -123,7 +123,7 @@ fn read(path: &Path) -> Option<String> {
 }
 
 fn krusty(args: &[String], cwd: &Path, server: Option<&GitServer>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    let mut cmd = support::krusty_command();
     cmd.args(args).current_dir(cwd);
     if let Some(s) = server {
         cmd.env("KRUSTY_CACHE_DIR", &s.cache);

@@ -20,7 +20,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `krusty ARGS` in `cwd`.
 fn command(cwd: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    let mut cmd = support::krusty_command();
     cmd.args(args)
         .current_dir(cwd)
         .stdout(Stdio::piped())

@@ -5,7 +5,7 @@
 //! variables it sees into the ConfigMap it generates.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod support;
 use support::{text, write};
@@ -48,7 +48,7 @@ fn tree(name: &str) -> PathBuf {
 /// --enable-exec -e FLAGGED=flag .` in `dir`, with BARE and BAD set in
 /// krusty's environment and the other names unset.
 fn build(dir: &Path, version: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_krusty"))
+    support::krusty_command()
         .args([
             "--kustomize-version",
             version,

@@ -106,7 +106,7 @@ fn resources(count: usize, size: usize) -> String {
 /// `krusty build ARGS` with exec functions allowed, the start log passed
 /// to the function, in `cwd`, not started yet.
 fn krusty_command(cwd: &Path, starts: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    let mut cmd = support::krusty_command();
     cmd.args([
         "build",
         "--enable-alpha-plugins",
@@ -387,7 +387,7 @@ fn a_server_that_never_gets_ready_falls_back_to_v1_with_a_warning() {
     kustomization(&dir, "bin/fn.py", 3, false, "");
     let v1 = krusty(&dir, &log, &["."]);
     kustomization(&dir, "bin/fn.py", 3, true, "");
-    let v2 = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let v2 = support::krusty_command()
         .args([
             "build",
             "--enable-alpha-plugins",
@@ -685,7 +685,7 @@ fn a_container_server_is_removed_soon_after_krusty_is_killed_outright() {
         "kustomization.yaml",
         "resources:\n- resources.yaml\ntransformers:\n- a.yaml\n- b.yaml\n",
     );
-    let mut child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+    let mut child = with_podman_conf(support::krusty_command())
         .args(["build", "--enable-alpha-plugins", "--enable-exec", "."])
         .current_dir(&dir)
         .stdout(Stdio::null())

@@ -86,7 +86,7 @@ fn kustomization(
 
 /// `krusty build` in `dir`; no container of that krusty is left after it.
 fn krusty(dir: &Path, args: &[&str]) -> Output {
-    let child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+    let child = with_podman_conf(support::krusty_command())
         .args(["build", "--enable-alpha-plugins", "--enable-exec"])
         .args(args)
         .arg(".")
@@ -474,7 +474,7 @@ fn an_interrupt_removes_the_server_container() {
         ));
     }
     write(&tree, "resources.yaml", &input);
-    let child = with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+    let child = with_podman_conf(support::krusty_command())
         .args(["build", "--enable-alpha-plugins", "."])
         .current_dir(&tree)
         .stdout(Stdio::null())

@@ -208,7 +208,7 @@ impl Bench {
 
     /// `krusty build --enable-alpha-plugins --container-cli podman` of `tree`.
     fn krusty(&self, tree: &Path) -> Output {
-        podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+        podman_conf(support::krusty_command())
             .args([
                 "build",
                 "--enable-alpha-plugins",
@@ -711,7 +711,7 @@ fn exec_paths_are_relative_to_the_kustomization_and_not_restricted() {
         );
         // Run from elsewhere: the path does not depend on the working
         // directory.
-        Command::new(env!("CARGO_BIN_EXE_krusty"))
+        support::krusty_command()
             .args(["build", "--enable-alpha-plugins", "--enable-exec"])
             .arg(&root)
             .current_dir("/")

@@ -4,8 +4,9 @@
 //! A case with a `known-difference` file documents output krusty does not
 //! reproduce yet; it is listed on stderr, not compared.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-yaml/tests/golden")
@@ -37,7 +38,7 @@ fn output_matches_kubectl_kustomize_golden_files() {
         std::fs::copy(case.join("input.yaml"), dir.join("input.yaml")).expect("copy input");
         std::fs::write(dir.join("kustomization.yaml"), "resources:\n- input.yaml\n")
             .expect("write kustomization");
-        let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+        let out = support::krusty_command()
             .arg("build")
             .arg(&dir)
             .output()

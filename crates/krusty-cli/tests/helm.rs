@@ -37,7 +37,7 @@ use support::{
     stable_message, write, Expected, KUSTOMIZE_VERSIONS,
 };
 
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+use support::KRUSTY;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm")
@@ -449,7 +449,7 @@ fn a_hanging_helm_meets_the_time_limit() {
     let dir = scratch("helm", "timeout");
     let fake = fake_helm(&dir, "echo 'rendering forever' >&2\nexec sleep 60\n");
     let started = std::time::Instant::now();
-    let out = Command::new(KRUSTY)
+    let out = support::krusty_command()
         .args([
             "build",
             "--enable-helm",
@@ -507,7 +507,7 @@ fn a_process_helm_leaves_behind_neither_hides_the_chart_nor_outlives_it() {
         ),
     );
     let started = std::time::Instant::now();
-    let out = Command::new(KRUSTY)
+    let out = support::krusty_command()
         .args([
             "build",
             "--enable-helm",
@@ -555,7 +555,7 @@ fn a_process_that_escapes_helm_does_not_hide_the_chart() {
             pidfile.display()
         ),
     );
-    let out = Command::new(KRUSTY)
+    let out = support::krusty_command()
         .args([
             "build",
             "--enable-helm",
@@ -725,7 +725,7 @@ fn krusty_helm_trusting(
 /// `krusty build APP --enable-helm --helm-command HELM EXTRA` with its
 /// cache in `cache`.
 fn helm_build(app: &Path, helm: &Path, cache: &Path, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(KRUSTY);
+    let mut cmd = support::krusty_command();
     cmd.arg("build")
         .arg(app)
         .args(["--enable-helm", "--helm-command"])
@@ -1405,7 +1405,7 @@ fn a_composition_inflates_a_chart_as_a_kustomization_does() {
     let (ok, from_composition, stderr) = krusty_helm(&composition, &helm3, &cache, &[]);
     assert!(ok, "composition: {stderr}");
     assert_eq!(from_composition, from_kustomization);
-    let (ok, _, stderr) = outcome(Command::new(KRUSTY).arg("build").arg(&composition));
+    let (ok, _, stderr) = outcome(support::krusty_command().arg("build").arg(&composition));
     assert!(!ok);
     assert!(stderr.contains("must specify --enable-helm"), "{stderr}");
 }

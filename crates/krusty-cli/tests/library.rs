@@ -2,8 +2,9 @@
 //! at once on threads of one process give what separate `krusty build`
 //! runs print (and what `kubectl kustomize` printed for them).
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 
@@ -32,7 +33,7 @@ fn eight_trees() -> Vec<(PathBuf, String)> {
 
 /// What a separate `krusty build` run prints.
 fn separate_run(dir: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let out = support::krusty_command()
         .arg("build")
         .arg(dir)
         .output()

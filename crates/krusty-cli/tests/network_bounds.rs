@@ -24,8 +24,6 @@ use support::{
     bare_clone, git_command, make_certificates, output_text, run, scratch, serve, write,
 };
 
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
-
 /// The secret of the URLs with credentials.
 const TOKEN: &str = "s3cret-t0ken";
 
@@ -204,7 +202,7 @@ const CONFIG_MAP: &str =
 /// configuration; its output and how long it took.
 fn krusty_build(dir: &Path, args: &[&str], envs: &[(&str, &Path)]) -> (Output, Duration) {
     let started = Instant::now();
-    let out = Command::new(KRUSTY)
+    let out = support::krusty_command()
         .arg("build")
         .arg(dir)
         .args(args)
@@ -519,7 +517,7 @@ fn challenge(port: u16) -> Reply {
 
 /// `krusty view catalog REFERENCE` with a private cache.
 fn view_catalog(dir: &Path, reference: &str) -> Output {
-    Command::new(KRUSTY)
+    support::krusty_command()
         .args(["view", "catalog", reference])
         .env("KRUSTY_CACHE_DIR", dir.join("cache"))
         .env("DOCKER_CONFIG", dir.join("docker"))

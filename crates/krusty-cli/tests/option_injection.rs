@@ -8,11 +8,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use support::{git_command, run, scratch, text, write};
-
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 
 /// A bare repository `repo.git` in `dir` holding one ConfigMap, and the
 /// `upload-pack` value that would create `dir/pwned` if git ran it.
@@ -76,7 +74,7 @@ impl Planted {
 }
 
 fn krusty(dir: &Path, args: &[&str]) -> Output {
-    Command::new(KRUSTY)
+    support::krusty_command()
         .args(args)
         .current_dir(dir)
         .env("KRUSTY_CACHE_DIR", dir.join("cache"))

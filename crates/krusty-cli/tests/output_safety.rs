@@ -8,7 +8,7 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
@@ -77,7 +77,7 @@ fn fifo_is_written_through() {
         .custom_flags(libc::O_NONBLOCK)
         .open(&fifo)
         .expect("open fifo");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let mut child = support::krusty_command()
         .args(["build", "k", "-o", "pipe"])
         .current_dir(&dir)
         .spawn()
@@ -162,7 +162,7 @@ fn existing_file_keeps_mode_owner_and_hard_links() {
 
 /// Runs krusty with a umask set in the child.
 fn krusty_with_umask(cwd: &Path, mask: libc::mode_t, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    let mut cmd = support::krusty_command();
     cmd.args(args).current_dir(cwd);
     // SAFETY: umask is async-signal-safe and touches only the child.
     unsafe {
@@ -254,7 +254,7 @@ fn tree_with_large_resource(dir: &Path, limit: usize) {
 
 /// Runs krusty with a file size limit (`ulimit -f`) of `limit` bytes.
 fn krusty_with_file_size_limit(cwd: &Path, limit: usize, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_krusty"));
+    let mut cmd = support::krusty_command();
     cmd.args(args).current_dir(cwd);
     limit_file_size(&mut cmd, limit);
     cmd.output().expect("krusty runs")
@@ -313,7 +313,7 @@ fn interrupted_directory_output_leaves_nothing_behind() {
     // reader) after staging the other files and before moving any.
     let fifo = out_dir.join("v1_configmap_b.yaml");
     mkfifo(&fifo);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let mut child = support::krusty_command()
         .args(["build", "k", "-o", "out"])
         .current_dir(&dir)
         .stdout(Stdio::null())

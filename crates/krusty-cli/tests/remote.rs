@@ -26,8 +26,6 @@ use support::{
     bare_clone, diff, make_certificates, output_text, run, scratch, serve, stable_message, write,
 };
 
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
-
 /// `args` as the server script takes them.
 fn os<'a>(args: &'a [&'a str]) -> Vec<&'a std::ffi::OsStr> {
     args.iter().map(std::ffi::OsStr::new).collect()
@@ -204,7 +202,7 @@ impl World {
     /// `krusty build target` with `args`, on `cache`; `git` logged to
     /// `log` when given.
     fn krusty(&self, target: &str, cache: &Path, log: Option<&Path>, args: &[&str]) -> Command {
-        let mut cmd = Command::new(KRUSTY);
+        let mut cmd = support::krusty_command();
         cmd.arg("build").arg(target).args(args);
         self.env(&mut cmd, cache);
         if let Some(log) = log {
@@ -653,7 +651,7 @@ fn cache_dir_and_clean() {
     let world = world();
     let dir = scratch("remote", "cache-command");
     let cache = dir.join("cache");
-    let mut show = Command::new(KRUSTY);
+    let mut show = support::krusty_command();
     show.args(["cache", "dir"]);
     world.env(&mut show, &cache);
     assert_eq!(run(&mut show).trim(), cache.to_str().unwrap());
@@ -664,7 +662,7 @@ fn cache_dir_and_clean() {
     );
     run(&mut world.krusty(dir.join("in").to_str().unwrap(), &cache, None, &[]));
     assert!(cache.join("git").is_dir());
-    let mut clean = Command::new(KRUSTY);
+    let mut clean = support::krusty_command();
     clean.args(["cache", "clean"]);
     world.env(&mut clean, &cache);
     run(&mut clean);

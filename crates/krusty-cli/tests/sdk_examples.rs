@@ -101,7 +101,7 @@ fn expected_items(case: &str) -> Vec<String> {
 }
 
 fn krusty(args: &[&str], cwd: &Path) -> Output {
-    with_podman_conf(Command::new(env!("CARGO_BIN_EXE_krusty")))
+    with_podman_conf(support::krusty_command())
         .args(args)
         .current_dir(cwd)
         .output()

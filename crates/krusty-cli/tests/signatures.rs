@@ -19,7 +19,6 @@ use support::oci::{
 use support::podman::{import_labels_image, podman, podman_works};
 use support::{definition_of, output_text, run, scratch, write};
 
-const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
 const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
 const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  k: v\n";
@@ -209,7 +208,7 @@ fn publish(registry: &OciRegistry, app: &Path, name: &str, team: &str) -> Publis
 /// `krusty build ARGS .` in `dir` with the cache `cache`: whether it
 /// succeeded, its stdout and stderr.
 fn build(dir: &Path, cache: &Path, args: &[&str]) -> (bool, String, String) {
-    let out: Output = Command::new(KRUSTY)
+    let out: Output = support::krusty_command()
         .arg("build")
         .args(args)
         .arg(".")

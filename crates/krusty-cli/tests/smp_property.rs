@@ -2541,12 +2541,7 @@ fn build_both(dir: &Path) -> (Output, Output) {
             .unwrap_or_else(|e| panic!("cannot run {what}: {e}"))
     };
     let kubectl = spawn(Command::new("kubectl").arg("kustomize").arg(dir), "kubectl");
-    let krusty = spawn(
-        Command::new(env!("CARGO_BIN_EXE_krusty"))
-            .arg("build")
-            .arg(dir),
-        "krusty",
-    );
+    let krusty = spawn(support::krusty_command().arg("build").arg(dir), "krusty");
     let krusty = krusty.wait_with_output().expect("krusty output");
     let kubectl = kubectl.wait_with_output().expect("kubectl output");
     (kubectl, krusty)

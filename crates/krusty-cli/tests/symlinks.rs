@@ -86,7 +86,7 @@ fn run(program: &str, args: &[&str]) -> Output {
 fn krusty(dir: &Path, flags: &[&str]) -> Output {
     let dir = dir.to_str().expect("UTF-8 path");
     let args: Vec<&str> = ["build", dir].iter().chain(flags).copied().collect();
-    run(env!("CARGO_BIN_EXE_krusty"), &args)
+    run(support::KRUSTY, &args)
 }
 
 /// `kubectl kustomize DIR FLAGS`, or `None` (with a message) when kubectl

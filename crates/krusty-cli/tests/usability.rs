@@ -246,9 +246,9 @@ fn install_copies_the_programs_and_replaces_a_link_without_following_it() {
     assert!(!copy.is_symlink());
     assert_eq!(
         std::fs::read(&copy).expect("copy"),
-        std::fs::read(env!("CARGO_BIN_EXE_krusty")).expect("krusty")
+        std::fs::read(support::KRUSTY).expect("krusty")
     );
-    let beside = Path::new(env!("CARGO_BIN_EXE_krusty")).with_file_name("krusty-starlark");
+    let beside = Path::new(support::KRUSTY).with_file_name("krusty-starlark");
     assert_eq!(tools.join("krusty-starlark").is_file(), beside.is_file());
     // The copy answers as kustomize.
     let version = Command::new(&copy).arg("version").output().expect("runs");
@@ -407,7 +407,7 @@ fn a_terminal_sees_how_far_a_download_is_and_a_pipe_sees_nothing() {
     );
     let cache = dir.join("cache");
     // Through a pipe: the output alone, nothing on stderr.
-    let piped = Command::new(env!("CARGO_BIN_EXE_krusty"))
+    let piped = support::krusty_command()
         .args(["build", "k"])
         .env("KRUSTY_CACHE_DIR", &cache)
         .current_dir(&dir)
@@ -422,7 +422,7 @@ fn a_terminal_sees_how_far_a_download_is_and_a_pipe_sees_nothing() {
     // how much of it has arrived, then is erased.
     let command = format!(
         "{} build k > out.yaml",
-        Path::new(env!("CARGO_BIN_EXE_krusty")).display()
+        Path::new(support::KRUSTY).display()
     );
     let tty = Command::new("script")
         .args(["-qfec", &command, "/dev/null"])

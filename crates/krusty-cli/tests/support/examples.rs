@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// An example function's executable, built beside krusty; fails the test,
 /// saying how to build it, when it is missing.
 pub fn example(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_BIN_EXE_krusty"))
+    let path = Path::new(super::KRUSTY)
         .parent()
         .expect("bin dir")
         .join(name);

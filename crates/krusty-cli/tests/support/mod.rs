@@ -40,9 +40,18 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The krusty these tests run: every test starts krusty through this
+/// command (adding its arguments, folder and environment).
+pub fn krusty_command() -> std::process::Command {
+    std::process::Command::new(KRUSTY)
+}
+
+/// The path of the krusty these tests run.
+pub const KRUSTY: &str = env!("CARGO_BIN_EXE_krusty");
+
 /// `krusty ARGS` run in `cwd`, to its end.
 pub fn krusty_output(cwd: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_krusty"))
+    krusty_command()
         .args(args)
         .current_dir(cwd)
         .output()
