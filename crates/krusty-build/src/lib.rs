@@ -12,7 +12,7 @@ pub mod helm;
 pub mod inputs;
 pub mod kustomization;
 pub mod loader;
-pub mod operation;
+pub mod pipeline;
 mod plan;
 pub mod read;
 mod readahead;

@@ -16,7 +16,8 @@ use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Env, KustomizeVersion, TransformerConfig};
 use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
 
-use krusty_runtime::Policy;
+use krusty_resource::BuildMeta;
+use krusty_runtime::{FunctionCall, Policy, Shown};
 use krusty_yaml::Node;
 
 use crate::base_cache::BaseCache;
@@ -25,7 +26,7 @@ use crate::error::{BuildError, BuildResult};
 use crate::inputs::InputLog;
 use crate::kustomization::{EntryPositions, Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
-use crate::operation::{Operation, Pipeline, Role};
+use crate::pipeline::{Build, Operation, Pipeline, Role};
 use crate::plan;
 use crate::read::resources_from_text;
 use crate::readahead::ReadAhead;
@@ -85,21 +86,6 @@ pub(crate) struct Accumulator {
     vars: VarSet,
 }
 
-impl Accumulator {
-    /// An accumulator holding `resmap` (Kustomize's defaults in force).
-    pub(crate) fn with_resources(resmap: ResMap) -> Accumulator {
-        Accumulator {
-            resmap,
-            ..Accumulator::default()
-        }
-    }
-
-    /// What it has gathered.
-    pub(crate) fn into_resources(self) -> ResMap {
-        self.resmap
-    }
-}
-
 /// What one kustomization level produces.
 pub(crate) struct Level {
     /// Its resources.
@@ -123,35 +109,7 @@ pub(crate) fn build(
 ) -> BuildResult<BuildOutput> {
     let kustomization = request.kustomization.clone();
     let opts = engine.options();
-    let mut remotes = Remotes::new(Arc::clone(engine.fetcher()));
-    remotes.refused = opts.refuse_remote_bases;
-    let mut ctx = Context {
-        version: opts.kustomize_version,
-        helm_root_namespace: String::new(),
-        chain: Vec::new(),
-        warnings: Vec::new(),
-        schema: SchemaChoice::default(),
-        record_transformations: false,
-        records: (Records::default(), PathBuf::new()),
-        build_records: false,
-        policy: opts.functions.clone(),
-        host: Arc::clone(engine.host()),
-        helm: Arc::new(crate::helm::Helm::new(
-            opts.helm.clone(),
-            Arc::clone(&remotes.fetcher),
-            opts.fetch.offline,
-        )),
-        read_ahead: Arc::default(),
-        catalogs: Arc::new(crate::catalog::Store::new(
-            Arc::clone(&remotes.fetcher),
-            opts.functions.trusted_catalogs.clone(),
-        )),
-        remotes,
-        inputs: inputs.clone(),
-        top_kustomization: None,
-        bases: request.base_cache.clone(),
-        timings: request.timings.clone(),
-    };
+    let mut ctx = Context::new(engine, request, inputs.clone());
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
     let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
@@ -491,6 +449,45 @@ pub(crate) struct Context {
 }
 
 impl Context {
+    /// A context for one build with the services of `engine`, as
+    /// `request` says; the files it reads are recorded in `inputs`.
+    pub(crate) fn new(
+        engine: &crate::Engine,
+        request: &crate::BuildRequest,
+        inputs: Option<Arc<InputLog>>,
+    ) -> Context {
+        let opts = engine.options();
+        let mut remotes = Remotes::new(Arc::clone(engine.fetcher()));
+        remotes.refused = opts.refuse_remote_bases;
+        Context {
+            version: opts.kustomize_version,
+            helm_root_namespace: String::new(),
+            chain: Vec::new(),
+            warnings: Vec::new(),
+            schema: SchemaChoice::default(),
+            record_transformations: false,
+            records: (Records::default(), PathBuf::new()),
+            build_records: false,
+            policy: opts.functions.clone(),
+            host: Arc::clone(engine.host()),
+            helm: Arc::new(crate::helm::Helm::new(
+                opts.helm.clone(),
+                Arc::clone(&remotes.fetcher),
+                opts.fetch.offline,
+            )),
+            read_ahead: Arc::default(),
+            catalogs: Arc::new(crate::catalog::Store::new(
+                Arc::clone(&remotes.fetcher),
+                opts.functions.trusted_catalogs.clone(),
+            )),
+            remotes,
+            inputs,
+            top_kustomization: None,
+            bases: request.base_cache.clone(),
+            timings: request.timings.clone(),
+        }
+    }
+
     /// Builds one kustomization directory.
     pub(crate) fn target(&mut self, loader: &Loader) -> BuildResult<Level> {
         let (k, path) = self.load_target(loader)?;
@@ -597,38 +594,26 @@ impl Context {
         Ok(())
     }
 
-    /// Runs `steps`, planned for `role`, as one pipeline over `resmap`;
-    /// function results become warnings; errors name `site` (the file
-    /// configuring them).
-    pub(crate) fn run_operations(
+    /// Runs `operations` (patch chains fused) as one pipeline over
+    /// `resmap`; function results become warnings; errors name `site`
+    /// (the file configuring them).
+    fn run_operations(
         &mut self,
-        steps: Vec<Step>,
-        role: Role,
+        operations: Vec<Operation>,
         loader: &Loader,
         resmap: &mut ResMap,
         site: &str,
     ) -> BuildResult<()> {
-        let operations = steps.into_iter().map(|s| s.operation(role)).collect();
-        let operations = crate::operation::fuse_patch_chains(operations, !self.build_records);
-        Pipeline::new(operations).run(self, loader, resmap, site)?;
+        let operations = crate::pipeline::fuse_patch_chains(operations, !self.build_records);
+        Pipeline::new(operations).run(self, loader, site, resmap)?;
         self.schema.note_resources(resmap.iter());
         Ok(())
-    }
-
-    /// The host that runs the build's functions.
-    pub(crate) fn host(&self) -> Arc<krusty_runtime::Host> {
-        Arc::clone(&self.host)
     }
 
     /// The build records functions see (see `krusty_runtime::Shown`) and
     /// the folder their paths are shown from.
     pub(crate) fn records(&self) -> &(Records, PathBuf) {
         &self.records
-    }
-
-    /// Adds function results and other notes to the build's warnings.
-    pub(crate) fn add_warnings(&mut self, notes: Vec<String>) {
-        self.warnings.extend(notes);
     }
 
     /// Renders the composition `file` as the build's top level.
@@ -669,18 +654,6 @@ impl Context {
         Arc::clone(&self.remotes.fetcher)
     }
 
-    /// The environment steps run in.
-    pub(crate) fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
-        Env {
-            files: loader,
-            custom_schema: self.schema.custom(),
-            builtin_schema_read: Some(self.schema.builtin_read_flag()),
-            record_transformations: self.record_transformations,
-            build_records: self.build_records,
-            version: self.version,
-        }
-    }
-
     fn accumulate(
         &mut self,
         loader: &Loader,
@@ -699,7 +672,7 @@ impl Context {
 
     /// Runs one kustomization (or component) over `acc`: its stages, in
     /// Kustomize's order ([`LEVEL_STAGES`]).
-    pub(crate) fn accumulate_into(
+    fn accumulate_into(
         &mut self,
         loader: &Loader,
         k: &Kustomization,
@@ -748,8 +721,8 @@ impl Context {
                 Ok(())
             }
             Stage::Generators => {
-                let steps = in_remote(plan::generators(self, loader, k, k_path)?, loader);
-                self.run_operations(steps, Role::Generator, loader, &mut acc.resmap, &site())
+                let operations = in_remote(plan::generators(self, loader, k, k_path)?, loader);
+                self.run_operations(operations, loader, &mut acc.resmap, &site())
             }
             Stage::Components => self.below(k, |ctx| {
                 for (i, entry) in k.components.iter().enumerate() {
@@ -763,15 +736,15 @@ impl Context {
                 Ok(())
             }),
             Stage::Transformers => {
-                let steps = in_remote(
+                let operations = in_remote(
                     plan::transformers(self, loader, k, k_path, &acc.config)?,
                     loader,
                 );
-                self.run_operations(steps, Role::Transformer, loader, &mut acc.resmap, &site())
+                self.run_operations(operations, loader, &mut acc.resmap, &site())
             }
             Stage::Validators => {
-                let steps = in_remote(plan::validators(self, loader, k, k_path)?, loader);
-                self.run_operations(steps, Role::Validator, loader, &mut acc.resmap, &site())
+                let operations = in_remote(plan::validators(self, loader, k, k_path)?, loader);
+                self.run_operations(operations, loader, &mut acc.resmap, &site())
             }
             Stage::Vars => vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars)
                 .map_err(|e| BuildError::from(e).context(site())),
@@ -1386,18 +1359,15 @@ fn merge_config(config: &mut Config, other: &Config) -> krusty_ops::OpResult<()>
     config.to_mut().merge(other)
 }
 
-/// `steps`, their origins placed in `loader`'s remote base if it is one
-/// (those read from another remote base already name theirs).
-fn in_remote(mut steps: Vec<Step>, loader: &Loader) -> Vec<Step> {
+/// `operations`, their origins placed in `loader`'s remote base if it is
+/// one (those read from another remote base already name theirs).
+fn in_remote(mut operations: Vec<Operation>, loader: &Loader) -> Vec<Operation> {
     if let Some(remote) = &loader.remote {
-        for step in &mut steps {
-            if !matches!(step.origin, Origin::Remote { .. }) {
-                let origin = std::mem::replace(&mut step.origin, Origin::File(PathBuf::new()));
-                step.origin = origin.within(Some(remote));
-            }
+        for op in &mut operations {
+            op.within_remote(remote);
         }
     }
-    steps
+    operations
 }
 
 /// The stages of a kustomization level (or component), in the order
@@ -1431,22 +1401,74 @@ pub const LEVEL_STAGES: [Stage; 7] = [
     Stage::Vars,
 ];
 
-/// A configured operation, with its label for error messages and the
-/// origin recorded on what it makes or changes.
-pub(crate) struct Step {
-    /// Names the step in errors.
-    pub label: String,
-    /// The operation.
-    pub action: Action,
-    /// Where it was configured.
-    pub origin: Origin,
-}
+impl Build for Context {
+    fn version(&self) -> KustomizeVersion {
+        self.version
+    }
 
-pub(crate) use crate::operation::Action;
+    fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
+        Env {
+            files: loader,
+            custom_schema: self.schema.custom(),
+            builtin_schema_read: Some(self.schema.builtin_read_flag()),
+            record_transformations: self.record_transformations,
+            build_records: self.build_records,
+            version: self.version,
+        }
+    }
 
-impl Step {
-    /// The operation this step is, in `role`.
-    pub(crate) fn operation(self, role: Role) -> Operation {
-        Operation::new(self.label, role, self.action, self.origin)
+    fn timings(&self) -> Option<&Arc<Timings>> {
+        self.timings.as_ref()
+    }
+
+    fn run_function(
+        &mut self,
+        call: &FunctionCall,
+        role: Role,
+        resources: &mut ResMap,
+        origin: &Origin,
+    ) -> Result<Vec<Resource>, String> {
+        let mut notes = Vec::new();
+        let (records, root) = &self.records;
+        let annotations = |meta: &BuildMeta| records.annotations(meta, root);
+        let shown = Shown {
+            annotations: &annotations,
+            transformations: records.transformations,
+        };
+        let ran = self
+            .host
+            .run(call, role, resources, origin, &shown, &mut notes);
+        self.warnings.extend(notes);
+        ran
+    }
+
+    fn load_resources(&mut self, loader: &Loader, path: &str) -> BuildResult<Hashed> {
+        self.resources_at(loader, path)
+            .map(|(resources, _)| resources)
+    }
+
+    fn run_kustomization(
+        &mut self,
+        loader: &Loader,
+        k: &Kustomization,
+        file: &Path,
+        resources: &mut ResMap,
+    ) -> BuildResult<()> {
+        let mut acc = Accumulator {
+            resmap: std::mem::take(resources),
+            ..Accumulator::default()
+        };
+        let ran = self.accumulate_into(loader, k, file, &mut acc);
+        *resources = acc.resmap;
+        ran
+    }
+
+    fn plan_composition(
+        &mut self,
+        file: &Path,
+        restrictor: LoadRestrictor,
+    ) -> BuildResult<Pipeline> {
+        let list = crate::composition::consolidate(file, restrictor)?;
+        crate::composition::pipeline(self, &list, restrictor)
     }
 }
