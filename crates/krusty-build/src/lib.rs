@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod composition;
 mod engine;
 pub mod error;
+mod finish;
 pub mod functions;
 pub mod helm;
 pub mod inputs;

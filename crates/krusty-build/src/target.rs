@@ -8,8 +8,6 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use krusty_ops::builtins::hash::AddHashSuffixes;
-use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::builtins::namespace::HELM_GENERATED_ANNOTATION;
 use krusty_ops::schema::BUILTIN_VERSION;
 use krusty_ops::vars::{self, VarSet};
@@ -150,12 +148,12 @@ pub(crate) fn build(
         (None, None) => ctx.target(&loader)?,
     };
     let mut resmap = level.resmap;
-    for stage in FINISH_STAGES {
-        let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
-            format!("finish: {}", stage.name())
-        });
-        finish(stage, &mut resmap, &level.config, &level.vars)?;
-    }
+    crate::finish::pipeline(level.config, level.vars, &loader.root).run(
+        &mut ctx,
+        &loader,
+        "",
+        &mut resmap,
+    )?;
     let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
         "finish: build records and order".to_string()
     });
@@ -179,80 +177,6 @@ pub(crate) fn build(
         resources,
         warnings: ctx.warnings,
     })
-}
-
-/// What a build does once its top level has run, in order (before the
-/// build records are written and the output is ordered).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finish {
-    /// Build records a transformer wrote as annotations are removed (a
-    /// `needsHashSuffix` among them still asks for the hash).
-    StripRecords,
-    /// Generated names get their hash suffixes.
-    HashSuffixes,
-    /// References follow every rename.
-    NameReferences,
-    /// `$(VAR)` references are replaced.
-    Vars,
-    /// A resource left without a name fails the build.
-    CheckNames,
-    /// Two resources left with one id fail the build (replacements may
-    /// make them; hash suffixes may have set them apart).
-    CheckUnique,
-}
-
-impl Finish {
-    /// How `--timings` names the stage.
-    pub fn name(self) -> &'static str {
-        match self {
-            Finish::StripRecords => "strip build records",
-            Finish::HashSuffixes => "hash suffixes",
-            Finish::NameReferences => "name references",
-            Finish::Vars => "vars",
-            Finish::CheckNames => "check names",
-            Finish::CheckUnique => "check unique ids",
-        }
-    }
-}
-
-/// The finishing stages, in order.
-pub const FINISH_STAGES: [Finish; 6] = [
-    Finish::StripRecords,
-    Finish::HashSuffixes,
-    Finish::NameReferences,
-    Finish::Vars,
-    Finish::CheckNames,
-    Finish::CheckUnique,
-];
-
-/// Runs one finishing stage over the build's resources.
-fn finish(
-    stage: Finish,
-    resmap: &mut ResMap,
-    config: &TransformerConfig,
-    declared: &VarSet,
-) -> BuildResult<()> {
-    match stage {
-        Finish::StripRecords => {
-            krusty_ops::parallel::map_each(resmap.resources_mut_keeping_identity(), |r| {
-                if krusty_resource::build_records::strip(&mut r.node) {
-                    r.meta.needs_hash = true;
-                }
-            });
-            Ok(())
-        }
-        Finish::HashSuffixes => AddHashSuffixes.apply(resmap).map_err(BuildError::from),
-        Finish::NameReferences => FixNameReferences {
-            back_refs: config.name_reference.clone(),
-        }
-        .apply(resmap)
-        .map_err(BuildError::from),
-        Finish::Vars => {
-            vars::resolve(resmap, declared, &config.var_reference).map_err(BuildError::from)
-        }
-        Finish::CheckNames => check_names(resmap),
-        Finish::CheckUnique => resmap.check_unique().map_err(BuildError::from),
-    }
 }
 
 /// The resources printed, in output order: annotations normalized, those
@@ -299,65 +223,6 @@ fn check_types(resources: &[Resource]) -> BuildResult<()> {
     Ok(())
 }
 
-/// Fails on the first resource left without a name (a patch or a
-/// replacement emptied it, or made `metadata` a scalar or null), as
-/// Kustomize does once the build is done; kinds ending in `List` need none.
-fn check_names(resources: &ResMap) -> BuildResult<()> {
-    for r in resources.iter() {
-        if !r.kind().ends_with("List") {
-            if r.name().is_empty() {
-                return Err(BuildError::new(format!(
-                    "missing metadata.name in object {}",
-                    go_resource_meta(r)
-                )));
-            }
-            continue;
-        }
-        // A list needs no name, but its records need a `metadata` map.
-        let kind = match r.node.get("metadata").map(|m| &m.value) {
-            Some(krusty_yaml::Value::Scalar(_))
-                if !r.node.get("metadata").is_some_and(Node::is_null) =>
-            {
-                "ScalarNode"
-            }
-            Some(krusty_yaml::Value::Seq(_)) => "SequenceNode",
-            _ => continue,
-        };
-        return Err(BuildError::new(format!(
-            "failed to clean up origin tracking annotations: wrong node kind: expected MappingNode but got {kind}"
-        )));
-    }
-    Ok(())
-}
-
-/// A resource's metadata as Kustomize prints it in messages (Go's `%v` of
-/// its `ResourceMeta`): `{{v1 ConfigMap} {{name namespace} map[labels] map[annotations]}}`.
-fn go_resource_meta(r: &Resource) -> String {
-    let go_map = |field: &str| {
-        let mut pairs: Vec<String> = r
-            .node
-            .get_path(&["metadata", field])
-            .and_then(Node::as_map)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{}:{}", scalar_text(k), scalar_text(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        pairs.sort_unstable();
-        format!("map[{}]", pairs.join(" "))
-    };
-    format!(
-        "{{{{{} {}}} {{{{{} {}}} {} {}}}}}",
-        r.api_version(),
-        r.kind(),
-        r.name(),
-        r.namespace(),
-        go_map("labels"),
-        go_map("annotations")
-    )
-}
-
 /// Whether `text`, the content of `path`, is a composition file: named as
 /// one, and its first document of kind `Composition`.
 fn is_composition_file(path: &Path, text: &str) -> bool {
@@ -390,11 +255,6 @@ fn check_annotations_map(r: &Resource, entry: &str) -> BuildResult<()> {
         "cannot add path annotation for '{entry}': considering field 'metadata/annotations' of object {}: wrong node kind: expected MappingNode but got {kind}",
         r.id()
     )))
-}
-
-/// A scalar's text; empty for a collection.
-fn scalar_text(n: &Node) -> &str {
-    n.as_scalar().map_or("", |s| s.text.as_str())
 }
 
 /// `false` for a resource marked `config.kubernetes.io/local-config`: any
