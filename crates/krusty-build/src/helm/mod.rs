@@ -295,13 +295,13 @@ pub(crate) fn field_operations(
                 shown_chart.namespace = namespace.clone();
             }
             let shown = krusty_fetch::redact(&shown_chart.to_yaml()).into_owned();
-            let configured = configure(chart, loader, helm, rule.version).map(|mut step| {
+            let configured = configure(chart, loader, helm, rule.version).map(|mut chart_run| {
                 if let Some(namespace) = given {
-                    step.chart.namespace = namespace;
+                    chart_run.chart.namespace = namespace;
                 }
-                step
+                chart_run
             });
-            let step = configured.map_err(|e| {
+            let chart_run = configured.map_err(|e| {
                 e.context(format!(
                     "trouble configuring builtin {KIND} with config: `\n{shown}`"
                 ))
@@ -313,8 +313,8 @@ pub(crate) fn field_operations(
                 name: String::new(),
                 namespace: String::new(),
             };
-            let label = format!("{KIND} {}", step.chart.name);
-            Ok(Operation::new(label, Role::Generator, step, origin))
+            let label = format!("{KIND} {}", chart_run.chart.name);
+            Ok(Operation::new(label, Role::Generator, chart_run, origin))
         })
         .collect()
 }
@@ -337,8 +337,8 @@ pub(crate) fn config_operation(
     let chart = config::read_builtin(&c.node, version).map_err(|e| {
         fails(BuildError::from(e).context("error unmarshaling JSON: while decoding JSON"))
     })?;
-    let step = configure(chart, loader, helm, version).map_err(fails)?;
-    Ok(Operation::new(id.to_string(), role, step, origin))
+    let chart_run = configure(chart, loader, helm, version).map_err(fails)?;
+    Ok(Operation::new(id.to_string(), role, chart_run, origin))
 }
 
 /// Checks `chart` and resolves it against the kustomization `loader` is
