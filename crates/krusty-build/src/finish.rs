@@ -1,26 +1,52 @@
-//! What a build does once its top level has run, before the build records
-//! are written and the output is ordered: one pipeline of stages, each an
-//! operation (see [`pipeline`]).
+//! What a build does once its top level has run, before its output is
+//! printed: one pipeline of stages, each an operation (see
+//! [`crate::pipeline`]).
 
 use std::path::Path;
 
 use krusty_ops::builtins::hash::AddHashSuffixes;
 use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::vars::{self, VarSet};
-use krusty_resource::{Origin, ResMap, Resource};
+use krusty_resource::{sort_legacy, LegacyOrder, Origin, ResMap, Resource};
 use krusty_yaml::Node;
 
+use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
+use crate::kustomization::SortOptions;
 use crate::pipeline::{Apply, Build, Call, Operation, Pipeline, Role};
 use crate::target::Config;
 use crate::timings::Timings;
 
-/// The finishing stages of the build of `root`, in order, for a top
-/// level whose transformer configuration is `config` and whose declared
-/// vars are `declared`.
-pub(crate) fn pipeline(config: Config, declared: VarSet, root: &Path) -> Pipeline {
+/// What the finishing stages need of the top level and the options.
+pub(crate) struct Finishing {
+    /// The transformer configuration in force.
+    pub config: Config,
+    /// The vars declared.
+    pub declared: VarSet,
+    /// The build records to write.
+    pub records: Records,
+    /// The order of the output.
+    pub order: SortOptions,
+}
+
+/// The finishing stages of the build of `root`, in order.
+pub(crate) fn pipeline(finishing: Finishing, root: &Path) -> Pipeline {
+    let Finishing {
+        config,
+        declared,
+        records,
+        order,
+    } = finishing;
     let name_references = FixNameReferences {
         back_refs: config.name_reference.clone(),
+    };
+    let order = match order {
+        SortOptions::Fifo => None,
+        SortOptions::Legacy => Some(LegacyOrder::default()),
+        SortOptions::LegacyWith {
+            order_first,
+            order_last,
+        } => Some(LegacyOrder::new(order_first, order_last)),
     };
     Pipeline::new(vec![
         stage("strip build records", StripRecords, root),
@@ -29,6 +55,11 @@ pub(crate) fn pipeline(config: Config, declared: VarSet, root: &Path) -> Pipelin
         stage("vars", Vars { declared, config }, root),
         stage("check names", CheckNames, root),
         stage("check unique ids", CheckUnique, root),
+        stage(
+            "build records and order",
+            RecordsAndOrder { records, order },
+            root,
+        ),
     ])
 }
 
@@ -95,6 +126,31 @@ impl Apply for Vars {
     fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
         vars::resolve(resources, &self.declared, &self.config.var_reference)
             .map_err(BuildError::from)
+    }
+}
+
+/// The build records `buildMetadata` asks for are written (paths from the
+/// build's folder), and the resources ordered as `sortOptions` says
+/// (`None`: in the order the build made them).
+struct RecordsAndOrder {
+    records: Records,
+    order: Option<LegacyOrder>,
+}
+
+impl Apply for RecordsAndOrder {
+    fn apply(
+        &self,
+        build: &mut dyn Build,
+        call: &Call<'_>,
+        resources: &mut ResMap,
+    ) -> BuildResult<()> {
+        let resources = resources.resources_mut();
+        self.records
+            .apply(resources, &call.loader.root, build.version());
+        if let Some(order) = &self.order {
+            sort_legacy(resources, order);
+        }
+        Ok(())
     }
 }
 

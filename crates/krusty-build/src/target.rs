@@ -12,7 +12,7 @@ use krusty_ops::builtins::namespace::HELM_GENERATED_ANNOTATION;
 use krusty_ops::schema::BUILTIN_VERSION;
 use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Env, KustomizeVersion, TransformerConfig};
-use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
+use krusty_resource::{Hashed, Origin, ResMap, Resource};
 
 use krusty_resource::BuildMeta;
 use krusty_runtime::{FunctionCall, Policy, Shown};
@@ -148,30 +148,24 @@ pub(crate) fn build(
         (None, None) => ctx.target(&loader)?,
     };
     let mut resmap = level.resmap;
-    crate::finish::pipeline(level.config, level.vars, &loader.root).run(
-        &mut ctx,
-        &loader,
-        "",
-        &mut resmap,
-    )?;
-    let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
-        "finish: build records and order".to_string()
-    });
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
-    records.apply(resmap.resources_mut(), &loader.root, ctx.version);
-    let resources = printed(
-        resmap,
-        level
-            .kustomization
-            .sort_options
-            .unwrap_or(if opts.keep_build_order {
-                SortOptions::Fifo
-            } else {
-                SortOptions::default()
-            }),
-        ctx.version,
-    );
+    let order = level
+        .kustomization
+        .sort_options
+        .unwrap_or(if opts.keep_build_order {
+            SortOptions::Fifo
+        } else {
+            SortOptions::default()
+        });
+    let finishing = crate::finish::Finishing {
+        config: level.config,
+        declared: level.vars,
+        records,
+        order,
+    };
+    crate::finish::pipeline(finishing, &loader.root).run(&mut ctx, &loader, "", &mut resmap)?;
+    let resources = printed(resmap, ctx.version);
     check_types(&resources)?;
     Ok(BuildOutput {
         resources,
@@ -179,9 +173,9 @@ pub(crate) fn build(
     })
 }
 
-/// The resources printed, in output order: annotations normalized, those
-/// marked local-config left out, sorted as `sortOptions` says.
-fn printed(mut resmap: ResMap, order: SortOptions, version: KustomizeVersion) -> Vec<Resource> {
+/// The resources printed, in order: annotations normalized, those marked
+/// local-config left out.
+fn printed(mut resmap: ResMap, version: KustomizeVersion) -> Vec<Resource> {
     let kept = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         if version >= KustomizeVersion::V5_8_1 {
             // A build annotation from Kustomize v5.8.1 on.
@@ -197,14 +191,6 @@ fn printed(mut resmap: ResMap, order: SortOptions, version: KustomizeVersion) ->
             .zip(kept)
             .filter_map(|(r, kept)| kept.then_some(r))
             .collect();
-    }
-    match order {
-        SortOptions::Fifo => {}
-        SortOptions::Legacy => sort_legacy(&mut resources, &LegacyOrder::default()),
-        SortOptions::LegacyWith {
-            order_first,
-            order_last,
-        } => sort_legacy(&mut resources, &LegacyOrder::new(order_first, order_last)),
     }
     resources
 }
