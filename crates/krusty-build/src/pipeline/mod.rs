@@ -9,16 +9,20 @@
 //! pipeline of its transformers, and an operation in a Kustomization's
 //! pipeline (`composition/run.rs`).
 //!
-//! A library can run a pipeline of its own over resources held in memory:
+//! A library can run a pipeline of its own over resources held in memory,
+//! here two builtins and a KRM function (an exec function, `cat`, which
+//! gives back what it is given):
 //!
 //! ```
 //! # fn main() -> Result<(), krusty_build::BuildError> {
 //! use std::path::Path;
 //! use krusty_build::pipeline::{Builtin, ConfigSite, Operation, Origin, Pipeline, ResMap, Role};
 //! use krusty_build::read::resources_from_text;
-//! use krusty_build::{BuildOptions, Engine, LoadRestrictor, Loader};
+//! use krusty_build::{functions, BuildOptions, Engine, LoadRestrictor, Loader, Policy};
 //!
-//! let engine = Engine::new(BuildOptions::default());
+//! let mut options = BuildOptions::default();
+//! options.functions = Policy { enable_alpha_plugins: true, enable_exec: true, ..Policy::default() };
+//! let engine = Engine::new(options);
 //! let mut build = engine.session();
 //! // No file is read: the loader only says where files would be.
 //! let loader = Loader::new(Path::new("/"), LoadRestrictor::RootOnly)?;
@@ -38,12 +42,26 @@
 //! metadata: {name: affix}
 //! prefix: prod-
 //! fieldSpecs: [{path: metadata/name}]
+//! ---
+//! apiVersion: example.com/v1
+//! kind: Echo
+//! metadata:
+//!   name: echo
+//!   annotations:
+//!     config.kubernetes.io/function: '{exec: {path: /bin/cat}}'
 //! ";
 //! let mut operations = Vec::new();
 //! for config in resources_from_text(configs, Path::new("configs.yaml"))? {
-//!     let builtin = Builtin::from_config(&config.node, &config.id(), &site)?;
 //!     let origin = Origin::File("configs.yaml".into());
-//!     operations.push(Operation::new(config.id().to_string(), Role::Transformer, builtin, origin));
+//!     let version = engine.options().kustomize_version;
+//!     let op = match functions::resolve(&config, &loader, &engine.options().functions, engine.fetcher(), version)? {
+//!         Some(function) => Operation::new(function.label.clone(), Role::Transformer, function, origin),
+//!         None => {
+//!             let builtin = Builtin::from_config(&config.node, &config.id(), &site)?;
+//!             Operation::new(config.id().to_string(), Role::Transformer, builtin, origin)
+//!         }
+//!     };
+//!     operations.push(op);
 //! }
 //! let pipeline = Pipeline::new(operations);
 //!
