@@ -24,7 +24,9 @@
 //! edit` makes to a kustomization file, keeping its comments and layout.
 //! So are the pieces of the build a tool around it needs: the Helm and
 //! fetch options, [`catalog`] reading, [`composition`] consolidation and
-//! the [`interrupt`] handling that stops what a build started.
+//! the [`interrupt`] handling that stops what a build started. A
+//! [`pipeline`] of builtins and KRM functions of one's own runs over
+//! resources in memory through [`Engine::session`].
 //!
 //! ```
 //! # fn main() -> Result<(), krusty_api::Error> {
@@ -63,9 +65,10 @@ pub use krusty_build::helm::HelmOptions;
 pub use krusty_build::timings::Span as TimedStage;
 pub use krusty_build::{
     catalog, composition, parse_size, redact, BaseCache, BuildError, BuildRequest, Cache,
-    FetchLimits, FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Mount, Policy, Timings,
-    VerifyKeys,
+    FetchLimits, FetchOptions, Inputs, KustomizeVersion, LoadRestrictor, Loader, Mount, Policy,
+    Timings, VerifyKeys,
 };
+pub use krusty_build::{pipeline, read};
 pub use krusty_edit as edit;
 pub use krusty_process::interrupt;
 pub use krusty_resource::Resource;
@@ -253,6 +256,13 @@ impl Engine {
     /// The options its builds use.
     pub fn options(&self) -> &Options {
         self.engine.options()
+    }
+
+    /// A build of no folder with the engine's services, through which a
+    /// [`pipeline::Pipeline`] of one's own runs over resources in memory
+    /// (see [`pipeline`]).
+    pub fn session(&self) -> impl pipeline::Build {
+        self.engine.session()
     }
 
     /// How many function servers run now.

@@ -128,6 +128,13 @@ impl Engine {
         &self.host
     }
 
+    /// A build of no folder, with the engine's services: what a
+    /// [`crate::pipeline::Pipeline`] of one's own runs through, over
+    /// resources held in memory (see [`crate::pipeline`]).
+    pub fn session(&self) -> impl crate::pipeline::Build {
+        crate::target::Context::new(self, &BuildRequest::default(), None)
+    }
+
     /// How many function servers run now.
     pub fn servers_running(&self) -> usize {
         self.host.servers().running()

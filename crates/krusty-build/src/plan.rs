@@ -16,26 +16,24 @@ use krusty_resource::Resource;
 use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::Loader;
+use crate::pipeline::{CompositionFile, Operation, Role};
 use crate::resolve::Unresolved;
-use crate::target::{Action, Config, Context, Step};
+use crate::target::{Config, Context};
 use krusty_resource::Origin;
 use krusty_yaml::Node;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-/// A step configured by a kustomization field.
-fn field_step(label: &str, builtin: Builtin, k_path: &Path) -> Step {
-    Step {
-        label: label.to_string(),
-        action: Action::Builtin(builtin),
-        origin: Origin::Configured {
-            configured_in: k_path.to_path_buf(),
-            api_version: "builtin".into(),
-            kind: label.to_string(),
-            name: String::new(),
-            namespace: String::new(),
-        },
-    }
+/// A builtin configured by a kustomization field, run in `role`.
+fn field_operation(label: &str, role: Role, builtin: Builtin, k_path: &Path) -> Operation {
+    let origin = Origin::Configured {
+        configured_in: k_path.to_path_buf(),
+        api_version: "builtin".into(),
+        kind: label.to_string(),
+        name: String::new(),
+        namespace: String::new(),
+    };
+    Operation::new(label, role, builtin, origin)
 }
 
 fn op_err(e: krusty_ops::OpError) -> BuildError {
@@ -130,8 +128,8 @@ pub(crate) fn generators(
     loader: &Loader,
     k: &Kustomization,
     k_path: &Path,
-) -> BuildResult<Vec<Step>> {
-    let mut steps = Vec::new();
+) -> BuildResult<Vec<Operation>> {
+    let mut operations = Vec::new();
     let with_options = |g: &GeneratorArgs| {
         let mut g = g.clone();
         if let Some(global) = &k.generator_options {
@@ -141,18 +139,22 @@ pub(crate) fn generators(
     };
     for g in k.config_map_generator.iter().chain(&k.secret_generator) {
         let kind = format!("{:?}Generator", g.kind);
-        let mut step = field_step(&kind, Builtin::Generate(with_options(g)), k_path);
-        step.label = format!("{kind} {}", g.name);
-        steps.push(step);
+        let op = field_operation(
+            &kind,
+            Role::Generator,
+            Builtin::Generate(with_options(g)),
+            k_path,
+        );
+        operations.push(op.labelled(format!("{kind} {}", g.name)));
     }
     let rule = crate::helm::NamespaceRule {
         version: ctx.version,
         inherited: &ctx.helm_root_namespace,
     };
-    steps.extend(crate::helm::field_steps(
+    operations.extend(crate::helm::field_operations(
         &ctx.helm, loader, k, k_path, &rule,
     )?);
-    steps.extend(configured(
+    operations.extend(configured(
         ctx,
         loader,
         &k.generators,
@@ -161,7 +163,7 @@ pub(crate) fn generators(
         k,
         k_path,
     )?);
-    Ok(steps)
+    Ok(operations)
 }
 
 /// The built-in transformers in Kustomize's order, then `transformers:`.
@@ -171,9 +173,11 @@ pub(crate) fn transformers(
     k: &Kustomization,
     k_path: &Path,
     config: &TransformerConfig,
-) -> BuildResult<Vec<Step>> {
-    let mut steps: Vec<Step> = Vec::new();
-    let mut push = |label: &str, b: Builtin| steps.push(field_step(label, b, k_path));
+) -> BuildResult<Vec<Operation>> {
+    let mut operations: Vec<Operation> = Vec::new();
+    let mut push = |label: &str, b: Builtin| {
+        operations.push(field_operation(label, Role::Transformer, b, k_path))
+    };
     if !k.patches_strategic_merge.is_empty() {
         push(
             "PatchStrategicMergeTransformer",
@@ -286,7 +290,7 @@ pub(crate) fn transformers(
             }),
         );
     }
-    steps.extend(configured(
+    operations.extend(configured(
         ctx,
         loader,
         &k.transformers,
@@ -295,7 +299,7 @@ pub(crate) fn transformers(
         k,
         k_path,
     )?);
-    Ok(steps)
+    Ok(operations)
 }
 
 /// The `validators:` field.
@@ -304,7 +308,7 @@ pub(crate) fn validators(
     loader: &Loader,
     k: &Kustomization,
     k_path: &Path,
-) -> BuildResult<Vec<Step>> {
+) -> BuildResult<Vec<Operation>> {
     configured(
         ctx,
         loader,
@@ -325,7 +329,8 @@ enum Listed<'a> {
 }
 
 /// Reads the configs named (or written inline) in `generators:`,
-/// `transformers:` or `validators:` and makes an operation of each.
+/// `transformers:` or `validators:` and makes an operation of each, in
+/// the field's role.
 fn configured(
     ctx: &mut Context,
     loader: &Loader,
@@ -334,7 +339,12 @@ fn configured(
     field: &str,
     k: &Kustomization,
     k_path: &Path,
-) -> BuildResult<Vec<Step>> {
+) -> BuildResult<Vec<Operation>> {
+    let role = match field {
+        "generators" => Role::Generator,
+        "validators" => Role::Validator,
+        _ => Role::Transformer,
+    };
     let catalogs = &CatalogRef::list(&k.catalogs, &k.positions.catalogs, loader, k_path);
     // A failure names where its entry is written, unless it says where.
     let here = |i: usize, e: BuildError| {
@@ -373,17 +383,16 @@ fn configured(
             let c = match item {
                 Listed::Config(c) => c,
                 Listed::Composition(file, entry) => {
-                    return Ok(Step {
-                        label: format!("composition '{entry}'"),
-                        action: Action::Composition(file.clone()),
-                        origin: Origin::Configured {
-                            configured_in: k_path.to_path_buf(),
-                            api_version: crate::composition::API_VERSION.into(),
-                            kind: "Composition".into(),
-                            name: String::new(),
-                            namespace: String::new(),
-                        },
-                    })
+                    let origin = Origin::Configured {
+                        configured_in: k_path.to_path_buf(),
+                        api_version: crate::composition::API_VERSION.into(),
+                        kind: "Composition".into(),
+                        name: String::new(),
+                        namespace: String::new(),
+                    };
+                    let composition = CompositionFile { file: file.clone() };
+                    let label = format!("composition '{entry}'");
+                    return Ok(Operation::new(label, role, composition, origin));
                 }
             };
             let id = c.id();
@@ -409,8 +418,9 @@ fn configured(
                     k_path.display()
                 ))
             };
-            let mut step = match crate::resolve::resolve(ctx, c, loader, catalogs, origin) {
-                Ok(step) => step,
+            let resolved = crate::resolve::resolve(ctx, c, loader, catalogs, role, origin, true);
+            let op = match resolved {
+                Ok(op) => op,
                 Err(Unresolved::Function(e)) => return Err(in_field(e)),
                 Err(Unresolved::NoRuntime) => {
                     return Err(here(BuildError::new(format!(
@@ -419,19 +429,10 @@ fn configured(
                 }
                 Err(Unresolved::Config(e)) => return Err(here(e)),
             };
-            match &mut step.action {
-                // The config read from a file carries its origin record
-                // too, as a resource does.
-                Action::Function(function) => {
-                    let (records, root) = ctx.records();
-                    if let Some(text) = records.origin_annotation(&c.meta, root) {
-                        let key = crate::build_metadata::ORIGIN_ANNOTATION;
-                        krusty_fn::object::set_annotation(&mut function.config, key, &text);
-                    }
-                }
-                _ => check_role(c.kind(), &id, field).map_err(here)?,
+            if c.api_version() == "builtin" {
+                check_role(c.kind(), &id, field).map_err(here)?;
             }
-            Ok(step)
+            Ok(op)
         })
         .collect()
 }

@@ -13,7 +13,8 @@ use krusty_resource::{Origin, Resource};
 use crate::catalog::CatalogRef;
 use crate::error::BuildError;
 use crate::loader::Loader;
-use crate::target::{Action, Context, Step};
+use crate::pipeline::{Operation, Role};
+use crate::target::Context;
 
 /// Why a config names no operation.
 pub(crate) enum Unresolved {
@@ -25,15 +26,19 @@ pub(crate) enum Unresolved {
     Config(BuildError),
 }
 
-/// The step `config` names, configured in `loader`'s folder (`catalogs`
-/// are those it may be looked up in), recorded as `origin`.
+/// The operation `config` names, run in `role`, configured in `loader`'s
+/// folder (`catalogs` are those it may be looked up in), recorded as
+/// `origin`. With `record_origin`, a function's config carries the origin
+/// record of the file it was read from, as a resource does.
 pub(crate) fn resolve(
     ctx: &Context,
     config: &Resource,
     loader: &Loader,
     catalogs: &[CatalogRef],
+    role: Role,
     origin: Origin,
-) -> Result<Step, Unresolved> {
+    record_origin: bool,
+) -> Result<Operation, Unresolved> {
     if config.api_version() != "builtin" {
         let declared = crate::functions::resolve(
             config,
@@ -43,22 +48,38 @@ pub(crate) fn resolve(
             ctx.version,
         )
         .map_err(Unresolved::Function)?;
-        let function = match declared {
+        let mut function = match declared {
             Some(f) => f,
             None => crate::catalog::resolve(config, loader, catalogs, &ctx.catalogs, &ctx.policy)
                 .map_err(Unresolved::Function)?
                 .ok_or(Unresolved::NoRuntime)?,
         };
-        return Ok(Step {
-            label: function.label.clone(),
-            action: Action::Function(function),
+        if record_origin {
+            let (records, root) = ctx.records();
+            if let Some(text) = records.origin_annotation(&config.meta, root) {
+                let key = crate::build_metadata::ORIGIN_ANNOTATION;
+                krusty_fn::object::set_annotation(&mut function.config, key, &text);
+            }
+        }
+        return Ok(Operation::new(
+            function.label.clone(),
+            role,
+            function,
             origin,
-        });
+        ));
     }
     let id = config.id();
     if config.kind() == crate::helm::KIND {
-        return crate::helm::config_step(config, &id, loader, &ctx.helm, origin, ctx.version)
-            .map_err(Unresolved::Config);
+        return crate::helm::config_operation(
+            config,
+            &id,
+            loader,
+            &ctx.helm,
+            origin,
+            role,
+            ctx.version,
+        )
+        .map_err(Unresolved::Config);
     }
     let root_name = loader
         .root
@@ -71,9 +92,5 @@ pub(crate) fn resolve(
     };
     let builtin = Builtin::from_config(&config.node, &id, &site)
         .map_err(|e| Unresolved::Config(BuildError::from(e)))?;
-    Ok(Step {
-        label: id.to_string(),
-        action: Action::Builtin(builtin),
-        origin,
-    })
+    Ok(Operation::new(id.to_string(), role, builtin, origin))
 }

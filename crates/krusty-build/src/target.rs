@@ -8,15 +8,14 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use krusty_ops::builtins::hash::AddHashSuffixes;
-use krusty_ops::builtins::nameref::FixNameReferences;
 use krusty_ops::builtins::namespace::HELM_GENERATED_ANNOTATION;
 use krusty_ops::schema::BUILTIN_VERSION;
 use krusty_ops::vars::{self, VarSet};
 use krusty_ops::{Env, KustomizeVersion, TransformerConfig};
-use krusty_resource::{sort_legacy, Hashed, LegacyOrder, Origin, ResMap, Resource};
+use krusty_resource::{Hashed, Origin, ResMap, Resource};
 
-use krusty_runtime::Policy;
+use krusty_resource::BuildMeta;
+use krusty_runtime::{FunctionCall, Policy, Shown};
 use krusty_yaml::Node;
 
 use crate::base_cache::BaseCache;
@@ -25,7 +24,7 @@ use crate::error::{BuildError, BuildResult};
 use crate::inputs::InputLog;
 use crate::kustomization::{EntryPositions, Kustomization, OpenApi, SortOptions};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
-use crate::operation::{Operation, Pipeline, Role};
+use crate::pipeline::{Build, Operation, Pipeline, Role};
 use crate::plan;
 use crate::read::resources_from_text;
 use crate::readahead::ReadAhead;
@@ -85,21 +84,6 @@ pub(crate) struct Accumulator {
     vars: VarSet,
 }
 
-impl Accumulator {
-    /// An accumulator holding `resmap` (Kustomize's defaults in force).
-    pub(crate) fn with_resources(resmap: ResMap) -> Accumulator {
-        Accumulator {
-            resmap,
-            ..Accumulator::default()
-        }
-    }
-
-    /// What it has gathered.
-    pub(crate) fn into_resources(self) -> ResMap {
-        self.resmap
-    }
-}
-
 /// What one kustomization level produces.
 pub(crate) struct Level {
     /// Its resources.
@@ -123,35 +107,7 @@ pub(crate) fn build(
 ) -> BuildResult<BuildOutput> {
     let kustomization = request.kustomization.clone();
     let opts = engine.options();
-    let mut remotes = Remotes::new(Arc::clone(engine.fetcher()));
-    remotes.refused = opts.refuse_remote_bases;
-    let mut ctx = Context {
-        version: opts.kustomize_version,
-        helm_root_namespace: String::new(),
-        chain: Vec::new(),
-        warnings: Vec::new(),
-        schema: SchemaChoice::default(),
-        record_transformations: false,
-        records: (Records::default(), PathBuf::new()),
-        build_records: false,
-        policy: opts.functions.clone(),
-        host: Arc::clone(engine.host()),
-        helm: Arc::new(crate::helm::Helm::new(
-            opts.helm.clone(),
-            Arc::clone(&remotes.fetcher),
-            opts.fetch.offline,
-        )),
-        read_ahead: Arc::default(),
-        catalogs: Arc::new(crate::catalog::Store::new(
-            Arc::clone(&remotes.fetcher),
-            opts.functions.trusted_catalogs.clone(),
-        )),
-        remotes,
-        inputs: inputs.clone(),
-        top_kustomization: None,
-        bases: request.base_cache.clone(),
-        timings: request.timings.clone(),
-    };
+    let mut ctx = Context::new(engine, request, inputs.clone());
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
     let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
@@ -192,30 +148,24 @@ pub(crate) fn build(
         (None, None) => ctx.target(&loader)?,
     };
     let mut resmap = level.resmap;
-    for stage in FINISH_STAGES {
-        let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
-            format!("finish: {}", stage.name())
-        });
-        finish(stage, &mut resmap, &level.config, &level.vars)?;
-    }
-    let _timer = Timings::start(ctx.timings.as_ref(), &loader.root, || {
-        "finish: build records and order".to_string()
-    });
     let mut records = Records::from_options(&level.kustomization.build_metadata);
     records.managed_by |= opts.managed_by_label;
-    records.apply(resmap.resources_mut(), &loader.root, ctx.version);
-    let resources = printed(
-        resmap,
-        level
-            .kustomization
-            .sort_options
-            .unwrap_or(if opts.keep_build_order {
-                SortOptions::Fifo
-            } else {
-                SortOptions::default()
-            }),
-        ctx.version,
-    );
+    let order = level
+        .kustomization
+        .sort_options
+        .unwrap_or(if opts.keep_build_order {
+            SortOptions::Fifo
+        } else {
+            SortOptions::default()
+        });
+    let finishing = crate::finish::Finishing {
+        config: level.config,
+        declared: level.vars,
+        records,
+        order,
+    };
+    crate::finish::pipeline(finishing, &loader.root).run(&mut ctx, &loader, "", &mut resmap)?;
+    let resources = printed(resmap, ctx.version);
     check_types(&resources)?;
     Ok(BuildOutput {
         resources,
@@ -223,83 +173,9 @@ pub(crate) fn build(
     })
 }
 
-/// What a build does once its top level has run, in order (before the
-/// build records are written and the output is ordered).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finish {
-    /// Build records a transformer wrote as annotations are removed (a
-    /// `needsHashSuffix` among them still asks for the hash).
-    StripRecords,
-    /// Generated names get their hash suffixes.
-    HashSuffixes,
-    /// References follow every rename.
-    NameReferences,
-    /// `$(VAR)` references are replaced.
-    Vars,
-    /// A resource left without a name fails the build.
-    CheckNames,
-    /// Two resources left with one id fail the build (replacements may
-    /// make them; hash suffixes may have set them apart).
-    CheckUnique,
-}
-
-impl Finish {
-    /// How `--timings` names the stage.
-    pub fn name(self) -> &'static str {
-        match self {
-            Finish::StripRecords => "strip build records",
-            Finish::HashSuffixes => "hash suffixes",
-            Finish::NameReferences => "name references",
-            Finish::Vars => "vars",
-            Finish::CheckNames => "check names",
-            Finish::CheckUnique => "check unique ids",
-        }
-    }
-}
-
-/// The finishing stages, in order.
-pub const FINISH_STAGES: [Finish; 6] = [
-    Finish::StripRecords,
-    Finish::HashSuffixes,
-    Finish::NameReferences,
-    Finish::Vars,
-    Finish::CheckNames,
-    Finish::CheckUnique,
-];
-
-/// Runs one finishing stage over the build's resources.
-fn finish(
-    stage: Finish,
-    resmap: &mut ResMap,
-    config: &TransformerConfig,
-    declared: &VarSet,
-) -> BuildResult<()> {
-    match stage {
-        Finish::StripRecords => {
-            krusty_ops::parallel::map_each(resmap.resources_mut_keeping_identity(), |r| {
-                if krusty_resource::build_records::strip(&mut r.node) {
-                    r.meta.needs_hash = true;
-                }
-            });
-            Ok(())
-        }
-        Finish::HashSuffixes => AddHashSuffixes.apply(resmap).map_err(BuildError::from),
-        Finish::NameReferences => FixNameReferences {
-            back_refs: config.name_reference.clone(),
-        }
-        .apply(resmap)
-        .map_err(BuildError::from),
-        Finish::Vars => {
-            vars::resolve(resmap, declared, &config.var_reference).map_err(BuildError::from)
-        }
-        Finish::CheckNames => check_names(resmap),
-        Finish::CheckUnique => resmap.check_unique().map_err(BuildError::from),
-    }
-}
-
-/// The resources printed, in output order: annotations normalized, those
-/// marked local-config left out, sorted as `sortOptions` says.
-fn printed(mut resmap: ResMap, order: SortOptions, version: KustomizeVersion) -> Vec<Resource> {
+/// The resources printed, in order: annotations normalized, those marked
+/// local-config left out.
+fn printed(mut resmap: ResMap, version: KustomizeVersion) -> Vec<Resource> {
     let kept = krusty_ops::parallel::map_each(resmap.resources_mut(), |r| {
         if version >= KustomizeVersion::V5_8_1 {
             // A build annotation from Kustomize v5.8.1 on.
@@ -316,14 +192,6 @@ fn printed(mut resmap: ResMap, order: SortOptions, version: KustomizeVersion) ->
             .filter_map(|(r, kept)| kept.then_some(r))
             .collect();
     }
-    match order {
-        SortOptions::Fifo => {}
-        SortOptions::Legacy => sort_legacy(&mut resources, &LegacyOrder::default()),
-        SortOptions::LegacyWith {
-            order_first,
-            order_last,
-        } => sort_legacy(&mut resources, &LegacyOrder::new(order_first, order_last)),
-    }
     resources
 }
 
@@ -339,65 +207,6 @@ fn check_types(resources: &[Resource]) -> BuildResult<()> {
         })?;
     }
     Ok(())
-}
-
-/// Fails on the first resource left without a name (a patch or a
-/// replacement emptied it, or made `metadata` a scalar or null), as
-/// Kustomize does once the build is done; kinds ending in `List` need none.
-fn check_names(resources: &ResMap) -> BuildResult<()> {
-    for r in resources.iter() {
-        if !r.kind().ends_with("List") {
-            if r.name().is_empty() {
-                return Err(BuildError::new(format!(
-                    "missing metadata.name in object {}",
-                    go_resource_meta(r)
-                )));
-            }
-            continue;
-        }
-        // A list needs no name, but its records need a `metadata` map.
-        let kind = match r.node.get("metadata").map(|m| &m.value) {
-            Some(krusty_yaml::Value::Scalar(_))
-                if !r.node.get("metadata").is_some_and(Node::is_null) =>
-            {
-                "ScalarNode"
-            }
-            Some(krusty_yaml::Value::Seq(_)) => "SequenceNode",
-            _ => continue,
-        };
-        return Err(BuildError::new(format!(
-            "failed to clean up origin tracking annotations: wrong node kind: expected MappingNode but got {kind}"
-        )));
-    }
-    Ok(())
-}
-
-/// A resource's metadata as Kustomize prints it in messages (Go's `%v` of
-/// its `ResourceMeta`): `{{v1 ConfigMap} {{name namespace} map[labels] map[annotations]}}`.
-fn go_resource_meta(r: &Resource) -> String {
-    let go_map = |field: &str| {
-        let mut pairs: Vec<String> = r
-            .node
-            .get_path(&["metadata", field])
-            .and_then(Node::as_map)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{}:{}", scalar_text(k), scalar_text(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        pairs.sort_unstable();
-        format!("map[{}]", pairs.join(" "))
-    };
-    format!(
-        "{{{{{} {}}} {{{{{} {}}} {} {}}}}}",
-        r.api_version(),
-        r.kind(),
-        r.name(),
-        r.namespace(),
-        go_map("labels"),
-        go_map("annotations")
-    )
 }
 
 /// Whether `text`, the content of `path`, is a composition file: named as
@@ -432,11 +241,6 @@ fn check_annotations_map(r: &Resource, entry: &str) -> BuildResult<()> {
         "cannot add path annotation for '{entry}': considering field 'metadata/annotations' of object {}: wrong node kind: expected MappingNode but got {kind}",
         r.id()
     )))
-}
-
-/// A scalar's text; empty for a collection.
-fn scalar_text(n: &Node) -> &str {
-    n.as_scalar().map_or("", |s| s.text.as_str())
 }
 
 /// `false` for a resource marked `config.kubernetes.io/local-config`: any
@@ -491,6 +295,45 @@ pub(crate) struct Context {
 }
 
 impl Context {
+    /// A context for one build with the services of `engine`, as
+    /// `request` says; the files it reads are recorded in `inputs`.
+    pub(crate) fn new(
+        engine: &crate::Engine,
+        request: &crate::BuildRequest,
+        inputs: Option<Arc<InputLog>>,
+    ) -> Context {
+        let opts = engine.options();
+        let mut remotes = Remotes::new(Arc::clone(engine.fetcher()));
+        remotes.refused = opts.refuse_remote_bases;
+        Context {
+            version: opts.kustomize_version,
+            helm_root_namespace: String::new(),
+            chain: Vec::new(),
+            warnings: Vec::new(),
+            schema: SchemaChoice::default(),
+            record_transformations: false,
+            records: (Records::default(), PathBuf::new()),
+            build_records: false,
+            policy: opts.functions.clone(),
+            host: Arc::clone(engine.host()),
+            helm: Arc::new(crate::helm::Helm::new(
+                opts.helm.clone(),
+                Arc::clone(&remotes.fetcher),
+                opts.fetch.offline,
+            )),
+            read_ahead: Arc::default(),
+            catalogs: Arc::new(crate::catalog::Store::new(
+                Arc::clone(&remotes.fetcher),
+                opts.functions.trusted_catalogs.clone(),
+            )),
+            remotes,
+            inputs,
+            top_kustomization: None,
+            bases: request.base_cache.clone(),
+            timings: request.timings.clone(),
+        }
+    }
+
     /// Builds one kustomization directory.
     pub(crate) fn target(&mut self, loader: &Loader) -> BuildResult<Level> {
         let (k, path) = self.load_target(loader)?;
@@ -597,38 +440,26 @@ impl Context {
         Ok(())
     }
 
-    /// Runs `steps`, planned for `role`, as one pipeline over `resmap`;
-    /// function results become warnings; errors name `site` (the file
-    /// configuring them).
-    pub(crate) fn run_operations(
+    /// Runs `operations` (patch chains fused) as one pipeline over
+    /// `resmap`; function results become warnings; errors name `site`
+    /// (the file configuring them).
+    fn run_operations(
         &mut self,
-        steps: Vec<Step>,
-        role: Role,
+        operations: Vec<Operation>,
         loader: &Loader,
         resmap: &mut ResMap,
         site: &str,
     ) -> BuildResult<()> {
-        let operations = steps.into_iter().map(|s| s.operation(role)).collect();
-        let operations = crate::operation::fuse_patch_chains(operations, !self.build_records);
-        Pipeline::new(operations).run(self, loader, resmap, site)?;
+        let operations = crate::pipeline::fuse_patch_chains(operations, !self.build_records);
+        Pipeline::new(operations).run(self, loader, site, resmap)?;
         self.schema.note_resources(resmap.iter());
         Ok(())
-    }
-
-    /// The host that runs the build's functions.
-    pub(crate) fn host(&self) -> Arc<krusty_runtime::Host> {
-        Arc::clone(&self.host)
     }
 
     /// The build records functions see (see `krusty_runtime::Shown`) and
     /// the folder their paths are shown from.
     pub(crate) fn records(&self) -> &(Records, PathBuf) {
         &self.records
-    }
-
-    /// Adds function results and other notes to the build's warnings.
-    pub(crate) fn add_warnings(&mut self, notes: Vec<String>) {
-        self.warnings.extend(notes);
     }
 
     /// Renders the composition `file` as the build's top level.
@@ -669,18 +500,6 @@ impl Context {
         Arc::clone(&self.remotes.fetcher)
     }
 
-    /// The environment steps run in.
-    pub(crate) fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
-        Env {
-            files: loader,
-            custom_schema: self.schema.custom(),
-            builtin_schema_read: Some(self.schema.builtin_read_flag()),
-            record_transformations: self.record_transformations,
-            build_records: self.build_records,
-            version: self.version,
-        }
-    }
-
     fn accumulate(
         &mut self,
         loader: &Loader,
@@ -699,7 +518,7 @@ impl Context {
 
     /// Runs one kustomization (or component) over `acc`: its stages, in
     /// Kustomize's order ([`LEVEL_STAGES`]).
-    pub(crate) fn accumulate_into(
+    fn accumulate_into(
         &mut self,
         loader: &Loader,
         k: &Kustomization,
@@ -748,8 +567,8 @@ impl Context {
                 Ok(())
             }
             Stage::Generators => {
-                let steps = in_remote(plan::generators(self, loader, k, k_path)?, loader);
-                self.run_operations(steps, Role::Generator, loader, &mut acc.resmap, &site())
+                let operations = in_remote(plan::generators(self, loader, k, k_path)?, loader);
+                self.run_operations(operations, loader, &mut acc.resmap, &site())
             }
             Stage::Components => self.below(k, |ctx| {
                 for (i, entry) in k.components.iter().enumerate() {
@@ -763,15 +582,15 @@ impl Context {
                 Ok(())
             }),
             Stage::Transformers => {
-                let steps = in_remote(
+                let operations = in_remote(
                     plan::transformers(self, loader, k, k_path, &acc.config)?,
                     loader,
                 );
-                self.run_operations(steps, Role::Transformer, loader, &mut acc.resmap, &site())
+                self.run_operations(operations, loader, &mut acc.resmap, &site())
             }
             Stage::Validators => {
-                let steps = in_remote(plan::validators(self, loader, k, k_path)?, loader);
-                self.run_operations(steps, Role::Validator, loader, &mut acc.resmap, &site())
+                let operations = in_remote(plan::validators(self, loader, k, k_path)?, loader);
+                self.run_operations(operations, loader, &mut acc.resmap, &site())
             }
             Stage::Vars => vars::declare(&mut acc.resmap, &mut acc.vars, &k.vars)
                 .map_err(|e| BuildError::from(e).context(site())),
@@ -1386,18 +1205,15 @@ fn merge_config(config: &mut Config, other: &Config) -> krusty_ops::OpResult<()>
     config.to_mut().merge(other)
 }
 
-/// `steps`, their origins placed in `loader`'s remote base if it is one
-/// (those read from another remote base already name theirs).
-fn in_remote(mut steps: Vec<Step>, loader: &Loader) -> Vec<Step> {
+/// `operations`, their origins placed in `loader`'s remote base if it is
+/// one (those read from another remote base already name theirs).
+fn in_remote(mut operations: Vec<Operation>, loader: &Loader) -> Vec<Operation> {
     if let Some(remote) = &loader.remote {
-        for step in &mut steps {
-            if !matches!(step.origin, Origin::Remote { .. }) {
-                let origin = std::mem::replace(&mut step.origin, Origin::File(PathBuf::new()));
-                step.origin = origin.within(Some(remote));
-            }
+        for op in &mut operations {
+            op.within_remote(remote);
         }
     }
-    steps
+    operations
 }
 
 /// The stages of a kustomization level (or component), in the order
@@ -1431,22 +1247,74 @@ pub const LEVEL_STAGES: [Stage; 7] = [
     Stage::Vars,
 ];
 
-/// A configured operation, with its label for error messages and the
-/// origin recorded on what it makes or changes.
-pub(crate) struct Step {
-    /// Names the step in errors.
-    pub label: String,
-    /// The operation.
-    pub action: Action,
-    /// Where it was configured.
-    pub origin: Origin,
-}
+impl Build for Context {
+    fn version(&self) -> KustomizeVersion {
+        self.version
+    }
 
-pub(crate) use crate::operation::Action;
+    fn env<'a>(&'a self, loader: &'a Loader) -> Env<'a> {
+        Env {
+            files: loader,
+            custom_schema: self.schema.custom(),
+            builtin_schema_read: Some(self.schema.builtin_read_flag()),
+            record_transformations: self.record_transformations,
+            build_records: self.build_records,
+            version: self.version,
+        }
+    }
 
-impl Step {
-    /// The operation this step is, in `role`.
-    pub(crate) fn operation(self, role: Role) -> Operation {
-        Operation::new(self.label, role, self.action, self.origin)
+    fn timings(&self) -> Option<&Arc<Timings>> {
+        self.timings.as_ref()
+    }
+
+    fn run_function(
+        &mut self,
+        call: &FunctionCall,
+        role: Role,
+        resources: &mut ResMap,
+        origin: &Origin,
+    ) -> Result<Vec<Resource>, String> {
+        let mut notes = Vec::new();
+        let (records, root) = &self.records;
+        let annotations = |meta: &BuildMeta| records.annotations(meta, root);
+        let shown = Shown {
+            annotations: &annotations,
+            transformations: records.transformations,
+        };
+        let ran = self
+            .host
+            .run(call, role, resources, origin, &shown, &mut notes);
+        self.warnings.extend(notes);
+        ran
+    }
+
+    fn load_resources(&mut self, loader: &Loader, path: &str) -> BuildResult<Hashed> {
+        self.resources_at(loader, path)
+            .map(|(resources, _)| resources)
+    }
+
+    fn run_kustomization(
+        &mut self,
+        loader: &Loader,
+        k: &Kustomization,
+        file: &Path,
+        resources: &mut ResMap,
+    ) -> BuildResult<()> {
+        let mut acc = Accumulator {
+            resmap: std::mem::take(resources),
+            ..Accumulator::default()
+        };
+        let ran = self.accumulate_into(loader, k, file, &mut acc);
+        *resources = acc.resmap;
+        ran
+    }
+
+    fn plan_composition(
+        &mut self,
+        file: &Path,
+        restrictor: LoadRestrictor,
+    ) -> BuildResult<Pipeline> {
+        let list = crate::composition::consolidate(file, restrictor)?;
+        crate::composition::pipeline(self, &list, restrictor)
     }
 }

@@ -15,9 +15,9 @@ use super::consolidate::Transformer;
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::{LoadRestrictor, Loader};
-use crate::operation::{Action, Operation, Pipeline, Role};
+use crate::pipeline::{InlineKustomization, Operation, Pipeline, ResourcePaths, Role};
 use crate::resolve::Unresolved;
-use crate::target::{Context, Step};
+use crate::target::Context;
 
 /// The API version of an inline Kustomization.
 const KUSTOMIZATION_API: &str = "kustomize.config.k8s.io/v1beta1";
@@ -51,7 +51,7 @@ pub(crate) fn run(
     // Every operation is placed: the loader and site given here are not
     // used.
     let loader = Loader::new(Path::new("/"), restrictor)?;
-    pipeline.run(ctx, &loader, &mut resmap, "")?;
+    pipeline.run(ctx, &loader, "", &mut resmap)?;
     Ok(resmap)
 }
 
@@ -81,20 +81,17 @@ fn operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Ope
             };
             let (label, site) = whole();
             let paths = resource_paths(t, field).map_err(in_step)?;
-            let op = Operation::new(
-                label,
-                Role::Transformer,
-                Action::AddResources(paths),
-                origin(t),
-            );
+            let op = Operation::new(label, Role::Transformer, ResourcePaths { paths }, origin(t));
             (op, site)
         }
         (KUSTOMIZATION_API, "Kustomization") => {
             let (label, site) = whole();
-            let k = inline_kustomization(t, ctx.version).map_err(in_step)?;
-            let action = Action::Kustomization(Box::new(k), t.file.clone());
+            let inline = InlineKustomization {
+                kustomization: inline_kustomization(t, ctx.version).map_err(in_step)?,
+                file: t.file.clone(),
+            };
             (
-                Operation::new(label, Role::Transformer, action, origin(t)),
+                Operation::new(label, Role::Transformer, inline, origin(t)),
                 site,
             )
         }
@@ -106,12 +103,12 @@ fn operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Ope
                 | crate::helm::KIND => Role::Generator,
                 _ => Role::Transformer,
             };
-            let step = builtin_step(ctx, loader, t).map_err(in_step)?;
-            (step.operation(role), site(t))
+            let op = builtin_operation(ctx, loader, t, role).map_err(in_step)?;
+            (op, site(t))
         }
         _ => {
-            let step = function_step(ctx, loader, t).map_err(in_step)?;
-            (step.operation(Role::Transformer), site(t))
+            let op = function_operation(ctx, loader, t).map_err(in_step)?;
+            (op, site(t))
         }
     };
     Ok(op.placed(loader.clone(), site))
@@ -181,10 +178,15 @@ fn inline_kustomization(t: &Transformer, version: KustomizeVersion) -> BuildResu
     Ok(k)
 }
 
-/// A builtin's (or Helm chart's) operation; a config without
+/// A builtin's (or Helm chart's) operation in `role`; a config without
 /// `fieldSpecs` gets Kustomize's default field specs for that builtin
 /// (those its Kustomization field uses).
-fn builtin_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
+fn builtin_operation(
+    ctx: &Context,
+    loader: &Loader,
+    t: &Transformer,
+    role: Role,
+) -> BuildResult<Operation> {
     let mut config = t.config.clone();
     if config.get("fieldSpecs").is_none_or(Node::is_null) {
         if let Some(specs) = default_specs(t.kind(), ctx.version) {
@@ -192,9 +194,7 @@ fn builtin_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<
         }
     }
     let resource = Resource::from_node(config).map_err(BuildError::from)?;
-    let mut step = resolved(ctx, loader, t, &resource)?;
-    step.label = t.describe();
-    Ok(step)
+    Ok(resolved(ctx, loader, t, &resource, role)?.labelled(t.describe()))
 }
 
 /// The default field specs of a builtin transformer.
@@ -232,20 +232,22 @@ fn spec_node(spec: &FieldSpec) -> Node {
 }
 
 /// A KRM function's operation.
-fn function_step(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Step> {
+fn function_operation(ctx: &Context, loader: &Loader, t: &Transformer) -> BuildResult<Operation> {
     let resource = Resource::from_node(t.config.clone()).map_err(BuildError::from)?;
-    resolved(ctx, loader, t, &resource)
+    resolved(ctx, loader, t, &resource, Role::Transformer)
 }
 
-/// The operation the transformer's config (as `resource`) names, through
-/// the resolver Kustomizations use.
+/// The operation the transformer's config (as `resource`) names, in
+/// `role`, through the resolver Kustomizations use.
 fn resolved(
     ctx: &Context,
     loader: &Loader,
     t: &Transformer,
     resource: &Resource,
-) -> BuildResult<Step> {
-    crate::resolve::resolve(ctx, resource, loader, &t.catalogs, origin(t)).map_err(|e| match e {
+    role: Role,
+) -> BuildResult<Operation> {
+    let origin = origin(t);
+    crate::resolve::resolve(ctx, resource, loader, &t.catalogs, role, origin, false).map_err(|e| match e {
         Unresolved::Function(e) | Unresolved::Config(e) => e,
         Unresolved::NoRuntime => BuildError::new(
             "not a builtin, and no KRM function runtime is declared (a runtime: field or a config.kubernetes.io/function annotation)",

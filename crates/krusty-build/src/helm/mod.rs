@@ -28,7 +28,7 @@ use krusty_resource::{Origin, ResMap, Resource};
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::{self, clean, is_within, LoadRestrictor, Loader};
-use crate::target::{Action, Step};
+use crate::pipeline::{Apply, Build, Call, Operation, Role};
 use config::ChartConfig;
 use run::{Invocation, TempDir};
 use values::Merge;
@@ -230,7 +230,7 @@ fn go_capacity(n: usize) -> usize {
 /// A chart ready to inflate: its configuration checked, with the flags
 /// applied and the paths resolved.
 #[derive(Debug, Clone)]
-pub(crate) struct ChartStep {
+pub(crate) struct Chart {
     chart: ChartConfig,
     helm: Arc<Helm>,
     /// Reads values files under the kustomization's load restrictions.
@@ -263,16 +263,16 @@ pub(crate) struct NamespaceRule<'a> {
     pub inherited: &'a str,
 }
 
-/// The steps of a kustomization's `helmCharts` (with its `helmGlobals`),
-/// configured in order; the first that does not configure fails, in
-/// Kustomize's words.
-pub(crate) fn field_steps(
+/// The generators of a kustomization's `helmCharts` (with its
+/// `helmGlobals`), configured in order; the first that does not configure
+/// fails, in Kustomize's words.
+pub(crate) fn field_operations(
     helm: &Arc<Helm>,
     loader: &Loader,
     k: &Kustomization,
     k_path: &Path,
     rule: &NamespaceRule<'_>,
-) -> BuildResult<Vec<Step>> {
+) -> BuildResult<Vec<Operation>> {
     let globals = k.helm_globals.clone().unwrap_or_default();
     let newer = rule.version >= KustomizeVersion::V5_8_1;
     k.helm_charts
@@ -295,42 +295,41 @@ pub(crate) fn field_steps(
                 shown_chart.namespace = namespace.clone();
             }
             let shown = krusty_fetch::redact(&shown_chart.to_yaml()).into_owned();
-            let configured = configure(chart, loader, helm, rule.version).map(|mut step| {
+            let configured = configure(chart, loader, helm, rule.version).map(|mut chart_run| {
                 if let Some(namespace) = given {
-                    step.chart.namespace = namespace;
+                    chart_run.chart.namespace = namespace;
                 }
-                step
+                chart_run
             });
-            let step = configured.map_err(|e| {
+            let chart_run = configured.map_err(|e| {
                 e.context(format!(
                     "trouble configuring builtin {KIND} with config: `\n{shown}`"
                 ))
             })?;
-            Ok(Step {
-                label: format!("{KIND} {}", step.chart.name),
-                action: Action::Helm(Box::new(step)),
-                origin: Origin::Configured {
-                    configured_in: k_path.to_path_buf(),
-                    api_version: "builtin".into(),
-                    kind: KIND.into(),
-                    name: String::new(),
-                    namespace: String::new(),
-                },
-            })
+            let origin = Origin::Configured {
+                configured_in: k_path.to_path_buf(),
+                api_version: "builtin".into(),
+                kind: KIND.into(),
+                name: String::new(),
+                namespace: String::new(),
+            };
+            let label = format!("{KIND} {}", chart_run.chart.name);
+            Ok(Operation::new(label, Role::Generator, chart_run, origin))
         })
         .collect()
 }
 
-/// The step of an `apiVersion: builtin` `HelmChartInflationGenerator`
-/// config `c` (named `id`), recording `origin`.
-pub(crate) fn config_step(
+/// The operation of an `apiVersion: builtin` `HelmChartInflationGenerator`
+/// config `c` (named `id`), run in `role`, recording `origin`.
+pub(crate) fn config_operation(
     c: &Resource,
     id: &krusty_resource::ResId,
     loader: &Loader,
     helm: &Arc<Helm>,
     origin: Origin,
+    role: Role,
     version: KustomizeVersion,
-) -> BuildResult<Step> {
+) -> BuildResult<Operation> {
     let fails = |e: BuildError| e.context(format!("plugin {id} fails configuration"));
     if !helm.opts.enabled {
         return Err(fails(BuildError::new("must specify --enable-helm")));
@@ -338,12 +337,8 @@ pub(crate) fn config_step(
     let chart = config::read_builtin(&c.node, version).map_err(|e| {
         fails(BuildError::from(e).context("error unmarshaling JSON: while decoding JSON"))
     })?;
-    let step = configure(chart, loader, helm, version).map_err(fails)?;
-    Ok(Step {
-        label: id.to_string(),
-        action: Action::Helm(Box::new(step)),
-        origin,
-    })
+    let chart_run = configure(chart, loader, helm, version).map_err(fails)?;
+    Ok(Operation::new(id.to_string(), role, chart_run, origin))
 }
 
 /// Checks `chart` and resolves it against the kustomization `loader` is
@@ -354,7 +349,7 @@ pub(crate) fn configure(
     loader: &Loader,
     helm: &Arc<Helm>,
     version: KustomizeVersion,
-) -> BuildResult<ChartStep> {
+) -> BuildResult<Chart> {
     let opts = &helm.opts;
     if !opts.enabled {
         return Err(BuildError::new("must specify --enable-helm"));
@@ -402,7 +397,7 @@ pub(crate) fn configure(
         .clone()
         .unwrap_or_else(|| opts.kube_version.clone());
     let debug = chart.debug.unwrap_or(opts.debug);
-    Ok(ChartStep {
+    Ok(Chart {
         chart,
         helm: Arc::clone(helm),
         loader: loader.clone(),
@@ -452,10 +447,24 @@ fn load(loader: &Loader, path: &Path) -> BuildResult<String> {
     loader.read(&file, None)
 }
 
-impl ChartStep {
+impl Apply for Chart {
+    /// Inflates the chart and adds its resources; Kustomize reports a
+    /// chart's failure as it is.
+    fn apply(
+        &self,
+        build: &mut dyn Build,
+        call: &Call<'_>,
+        resources: &mut ResMap,
+    ) -> BuildResult<()> {
+        let _timer = call.timer(build);
+        self.generate(resources, call.origin)
+    }
+}
+
+impl Chart {
     /// Inflates the chart and adds its resources to `resources`, each
     /// recording `origin`.
-    pub(crate) fn generate(&self, resources: &mut ResMap, origin: &Origin) -> BuildResult<()> {
+    fn generate(&self, resources: &mut ResMap, origin: &Origin) -> BuildResult<()> {
         for mut r in self.inflate()? {
             r.meta.origin = Some(Box::new(origin.clone()));
             if self.version >= KustomizeVersion::V5_8_1 {
