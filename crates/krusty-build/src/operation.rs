@@ -210,7 +210,7 @@ impl Operation {
                 let ran = host.run(f, self.role, resmap, &self.origin, &shown, &mut notes);
                 ctx.add_warnings(notes);
                 // A generator's output is added as Kustomize adds it.
-                for made in ran.map_err(|e| in_op(BuildError::new(e)))? {
+                for made in ran.map_err(|e| in_op(BuildError::new(e.to_string())))? {
                     absorb(resmap, made, ctx.version).map_err(|e| {
                         in_op(BuildError::new(format!("function {}: {e}", f.label)))
                     })?;

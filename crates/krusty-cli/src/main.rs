@@ -366,7 +366,7 @@ impl FunctionArgs {
             mounts: self
                 .mounts
                 .iter()
-                .map(|m| Mount::parse_flag(m))
+                .map(|m| Mount::parse_flag(m).map_err(|e| e.to_string()))
                 .collect::<Result<_, _>>()?,
             as_current_user: self.as_current_user,
             envs: self.envs.clone(),
