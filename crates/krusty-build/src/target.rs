@@ -519,12 +519,7 @@ impl Context {
             }
             None => Kustomization::load(loader, self.version),
         };
-        let (k, path) = loaded.map_err(|e| {
-            e.context(format!(
-                "couldn't make target for path '{}'",
-                loader.root.display()
-            ))
-        })?;
+        let (k, path) = loaded.map_err(|e| e.no_target(&loader.root))?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.read_ahead
             .kustomization(&loader.root, &k, loader.restrictor);
@@ -857,7 +852,7 @@ impl Context {
             }
         };
         let (k, k_path) = Kustomization::load(sub, self.version)
-            .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
+            .map_err(|e| e.no_target(&dir))
             .map_err(in_directory)?;
         if k.kind != "Component" {
             return Err(in_directory(BuildError::new(format!(
@@ -967,8 +962,7 @@ impl Context {
                 let sub = loader.below(dir.clone());
                 self.base_at(&sub).map_err(|e| {
                     // A folder that holds no kustomization is the entry's fault.
-                    let unreadable = matches!(&e, BuildError::Context { context, .. }
-                        if context.starts_with("couldn't make target for path"));
+                    let unreadable = e.is_no_target();
                     as_dir(if unreadable { here(e) } else { e })
                 })
             }
@@ -1165,11 +1159,7 @@ impl Context {
         // Kustomize names the base whose accumulation failed (not one
         // whose kustomization could not be read).
         let recursed = |e: BuildError| match e {
-            BuildError::Context { ref context, .. }
-                if context.starts_with("couldn't make target for path") =>
-            {
-                e
-            }
+            e if e.is_no_target() => e,
             e => e.context(format!(
                 "recursed accumulation of path '{}'",
                 sub.root.display()

@@ -353,7 +353,7 @@ impl FunctionArgs {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err("--function-timeout must be a positive number of seconds".into());
         }
-        krusty_api::catalog::check_trusted(&self.trusted_catalogs)?;
+        krusty_api::catalog::check_trusted(&self.trusted_catalogs).map_err(|e| e.to_string())?;
         if self.max_servers == 0 {
             return Err("--max-function-servers must be at least 1".into());
         }
