@@ -6,19 +6,21 @@ use krusty_ops::OpError;
 use krusty_resource::{ResMapError, ResourceError};
 use krusty_yaml::YamlError;
 
-/// A failed build, with a message meant for the person running it.
-#[derive(Debug, Clone, PartialEq)]
+/// A failed build, with a message meant for the person running it. Its
+/// `Display` (written below, not derived) redacts the credentials of every
+/// URL the message names.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BuildError {
     /// A failure of the build itself, in Kustomize's words.
     Message(String),
     /// An operation (a generator, transformer or patch) failed.
-    Op(OpError),
+    Op(#[from] OpError),
     /// A document is not a resource.
-    Resource(ResourceError),
+    Resource(#[from] ResourceError),
     /// Resources that cannot stand together (two with one id).
-    ResMap(Box<ResMapError>),
+    ResMap(#[source] Box<ResMapError>),
     /// A YAML text cannot be read.
-    Yaml(Box<YamlError>),
+    Yaml(#[source] Box<YamlError>),
     /// A file of resources is not valid YAML (Kustomize's
     /// `MalformedYAMLError`, which names its place).
     MalformedYaml {
@@ -28,7 +30,7 @@ pub enum BuildError {
         source: Box<YamlError>,
     },
     /// A remote base or file cannot be fetched.
-    Fetch(FetchError),
+    Fetch(#[from] FetchError),
     /// Where in a file the entry that failed is written.
     Located {
         /// The file.
@@ -190,36 +192,6 @@ impl std::fmt::Display for Unredacted<'_> {
     }
 }
 
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Message(_) => None,
-            BuildError::Op(e) => Some(e),
-            BuildError::Resource(e) => Some(e),
-            BuildError::ResMap(e) => Some(e.as_ref()),
-            BuildError::Yaml(e) => Some(e.as_ref()),
-            BuildError::MalformedYaml { source, .. } => Some(source.as_ref()),
-            BuildError::Fetch(e) => Some(e),
-            BuildError::Located { source, .. } => Some(source.as_ref()),
-            BuildError::NoTarget { source, .. } | BuildError::Context { source, .. } => {
-                Some(source.as_ref())
-            }
-        }
-    }
-}
-
-impl From<OpError> for BuildError {
-    fn from(e: OpError) -> BuildError {
-        BuildError::Op(e)
-    }
-}
-
-impl From<ResourceError> for BuildError {
-    fn from(e: ResourceError) -> BuildError {
-        BuildError::Resource(e)
-    }
-}
-
 impl From<ResMapError> for BuildError {
     fn from(e: ResMapError) -> BuildError {
         BuildError::ResMap(Box::new(e))
@@ -229,12 +201,6 @@ impl From<ResMapError> for BuildError {
 impl From<YamlError> for BuildError {
     fn from(e: YamlError) -> BuildError {
         BuildError::Yaml(Box::new(e))
-    }
-}
-
-impl From<FetchError> for BuildError {
-    fn from(e: FetchError) -> BuildError {
-        BuildError::Fetch(e)
     }
 }
 
