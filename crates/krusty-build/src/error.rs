@@ -6,21 +6,31 @@ use krusty_ops::OpError;
 use krusty_resource::{ResMapError, ResourceError};
 use krusty_yaml::YamlError;
 
-/// A failed build, with a message meant for the person running it.
-#[derive(Debug, Clone, PartialEq)]
+/// A failed build, with a message meant for the person running it. Its
+/// `Display` (written below, not derived) redacts the credentials of every
+/// URL the message names.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BuildError {
     /// A failure of the build itself, in Kustomize's words.
     Message(String),
     /// An operation (a generator, transformer or patch) failed.
-    Op(OpError),
+    Op(#[from] OpError),
     /// A document is not a resource.
-    Resource(ResourceError),
+    Resource(#[from] ResourceError),
     /// Resources that cannot stand together (two with one id).
-    ResMap(Box<ResMapError>),
+    ResMap(#[source] Box<ResMapError>),
     /// A YAML text cannot be read.
-    Yaml(Box<YamlError>),
+    Yaml(#[source] Box<YamlError>),
+    /// A file of resources is not valid YAML (Kustomize's
+    /// `MalformedYAMLError`, which names its place).
+    MalformedYaml {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong, and where.
+        source: Box<YamlError>,
+    },
     /// A remote base or file cannot be fetched.
-    Fetch(FetchError),
+    Fetch(#[from] FetchError),
     /// Where in a file the entry that failed is written.
     Located {
         /// The file.
@@ -29,6 +39,14 @@ pub enum BuildError {
         line: u32,
         /// 1-based column.
         column: u32,
+        /// What went wrong.
+        source: Box<BuildError>,
+    },
+    /// The kustomization of a folder could not be read (printed
+    /// `couldn't make target for path 'DIR': error`).
+    NoTarget {
+        /// The folder.
+        dir: std::path::PathBuf,
         /// What went wrong.
         source: Box<BuildError>,
     },
@@ -55,6 +73,20 @@ impl BuildError {
         }
     }
 
+    /// The same error, as the reason the kustomization of `dir` could not
+    /// be read.
+    pub(crate) fn no_target(self, dir: &std::path::Path) -> BuildError {
+        BuildError::NoTarget {
+            dir: dir.to_path_buf(),
+            source: Box::new(self),
+        }
+    }
+
+    /// Whether the kustomization of a folder could not be read.
+    pub(crate) fn is_no_target(&self) -> bool {
+        matches!(self, BuildError::NoTarget { .. })
+    }
+
     /// The same error, for the entry written at `pos` of `file` (printed
     /// after the message: `error (file, line L, column C)`); unchanged when
     /// it already says where it happened, or the position is unknown.
@@ -75,9 +107,11 @@ impl BuildError {
         match self {
             BuildError::Located { .. } | BuildError::Yaml(_) => true,
             // A file of resources that does not read names its place.
-            BuildError::Message(m) => m.starts_with("MalformedYAMLError"),
+            BuildError::MalformedYaml { .. } => true,
             BuildError::Op(e) => e.has_location(),
-            BuildError::Context { source, .. } => source.has_location(),
+            BuildError::Context { source, .. } | BuildError::NoTarget { source, .. } => {
+                source.has_location()
+            }
             _ => false,
         }
     }
@@ -85,9 +119,9 @@ impl BuildError {
     /// What went wrong, without the context it happened in.
     pub fn root_cause(&self) -> &BuildError {
         match self {
-            BuildError::Context { source, .. } | BuildError::Located { source, .. } => {
-                source.root_cause()
-            }
+            BuildError::Context { source, .. }
+            | BuildError::NoTarget { source, .. }
+            | BuildError::Located { source, .. } => source.root_cause(),
             other => other,
         }
     }
@@ -99,11 +133,10 @@ impl BuildError {
 
     /// Whether a file of resources is not valid YAML.
     pub fn is_malformed_yaml(&self) -> bool {
-        match self.root_cause() {
-            BuildError::Yaml(_) => true,
-            BuildError::Message(m) => m.starts_with("MalformedYAMLError"),
-            _ => false,
-        }
+        matches!(
+            self.root_cause(),
+            BuildError::Yaml(_) | BuildError::MalformedYaml { .. }
+        )
     }
 }
 
@@ -127,6 +160,14 @@ impl std::fmt::Display for Unredacted<'_> {
             BuildError::ResMap(e) => e.fmt(f),
             BuildError::Yaml(e) => e.fmt(f),
             BuildError::Fetch(e) => e.fmt(f),
+            BuildError::MalformedYaml { path, source } => write!(
+                f,
+                "MalformedYAMLError: {}:{}:{}: {}",
+                path.display(),
+                source.pos.line,
+                source.pos.col,
+                source.message
+            ),
             BuildError::Located {
                 file,
                 line,
@@ -141,35 +182,13 @@ impl std::fmt::Display for Unredacted<'_> {
                     write!(f, "{text} ({at})")
                 }
             }
+            BuildError::NoTarget { dir, source } => write!(
+                f,
+                "couldn't make target for path '{}': {source}",
+                dir.display()
+            ),
             BuildError::Context { context, source } => write!(f, "{context}: {source}"),
         }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Message(_) => None,
-            BuildError::Op(e) => Some(e),
-            BuildError::Resource(e) => Some(e),
-            BuildError::ResMap(e) => Some(e.as_ref()),
-            BuildError::Yaml(e) => Some(e.as_ref()),
-            BuildError::Fetch(e) => Some(e),
-            BuildError::Located { source, .. } => Some(source.as_ref()),
-            BuildError::Context { source, .. } => Some(source.as_ref()),
-        }
-    }
-}
-
-impl From<OpError> for BuildError {
-    fn from(e: OpError) -> BuildError {
-        BuildError::Op(e)
-    }
-}
-
-impl From<ResourceError> for BuildError {
-    fn from(e: ResourceError) -> BuildError {
-        BuildError::Resource(e)
     }
 }
 
@@ -182,12 +201,6 @@ impl From<ResMapError> for BuildError {
 impl From<YamlError> for BuildError {
     fn from(e: YamlError) -> BuildError {
         BuildError::Yaml(Box::new(e))
-    }
-}
-
-impl From<FetchError> for BuildError {
-    fn from(e: FetchError) -> BuildError {
-        BuildError::Fetch(e)
     }
 }
 

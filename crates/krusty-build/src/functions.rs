@@ -63,7 +63,7 @@ pub fn resolve(
                     &Runtime::Starlark(StarlarkSource::Url(url.clone())),
                     &krusty_runtime::Traits::default(),
                 )
-                .map_err(|e| in_config(BuildError::new(e)))?;
+                .map_err(|e| in_config(BuildError::new(e.to_string())))?;
             // Through the fetch layer: the build's cache, `--offline`
             // and its bounds, as a catalog's Starlark program.
             let (program, _digest) =

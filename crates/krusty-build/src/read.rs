@@ -10,14 +10,9 @@ use crate::error::{BuildError, BuildResult};
 /// Parses a file of YAML or JSON documents into resources, expanding
 /// `List` documents into their items and skipping empty documents.
 pub fn resources_from_text(text: &str, path: &Path) -> BuildResult<Vec<Resource>> {
-    let docs = krusty_yaml::parse_stream(text).map_err(|e| {
-        BuildError::new(format!(
-            "MalformedYAMLError: {}:{}:{}: {}",
-            path.display(),
-            e.pos.line,
-            e.pos.col,
-            e.message
-        ))
+    let docs = krusty_yaml::parse_stream(text).map_err(|e| BuildError::MalformedYaml {
+        path: path.to_path_buf(),
+        source: Box::new(e),
     })?;
     let mut out = Vec::with_capacity(docs.len());
     for doc in docs {

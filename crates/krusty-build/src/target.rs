@@ -362,12 +362,7 @@ impl Context {
             }
             None => Kustomization::load(loader, self.version),
         };
-        let (k, path) = loaded.map_err(|e| {
-            e.context(format!(
-                "couldn't make target for path '{}'",
-                loader.root.display()
-            ))
-        })?;
+        let (k, path) = loaded.map_err(|e| e.no_target(&loader.root))?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.read_ahead
             .kustomization(&loader.root, &k, loader.restrictor);
@@ -676,7 +671,7 @@ impl Context {
             }
         };
         let (k, k_path) = Kustomization::load(sub, self.version)
-            .map_err(|e| e.context(format!("couldn't make target for path '{}'", dir.display())))
+            .map_err(|e| e.no_target(&dir))
             .map_err(in_directory)?;
         if k.kind != "Component" {
             return Err(in_directory(BuildError::new(format!(
@@ -786,8 +781,7 @@ impl Context {
                 let sub = loader.below(dir.clone());
                 self.base_at(&sub).map_err(|e| {
                     // A folder that holds no kustomization is the entry's fault.
-                    let unreadable = matches!(&e, BuildError::Context { context, .. }
-                        if context.starts_with("couldn't make target for path"));
+                    let unreadable = e.is_no_target();
                     as_dir(if unreadable { here(e) } else { e })
                 })
             }
@@ -984,11 +978,7 @@ impl Context {
         // Kustomize names the base whose accumulation failed (not one
         // whose kustomization could not be read).
         let recursed = |e: BuildError| match e {
-            BuildError::Context { ref context, .. }
-                if context.starts_with("couldn't make target for path") =>
-            {
-                e
-            }
+            e if e.is_no_target() => e,
             e => e.context(format!(
                 "recursed accumulation of path '{}'",
                 sub.root.display()
@@ -1273,7 +1263,7 @@ impl Build for Context {
         role: Role,
         resources: &mut ResMap,
         origin: &Origin,
-    ) -> Result<Vec<Resource>, String> {
+    ) -> Result<Vec<Resource>, krusty_runtime::RunError> {
         let mut notes = Vec::new();
         let (records, root) = &self.records;
         let annotations = |meta: &BuildMeta| records.annotations(meta, root);

@@ -353,7 +353,7 @@ impl FunctionArgs {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err("--function-timeout must be a positive number of seconds".into());
         }
-        krusty_api::catalog::check_trusted(&self.trusted_catalogs)?;
+        krusty_api::catalog::check_trusted(&self.trusted_catalogs).map_err(|e| e.to_string())?;
         if self.max_servers == 0 {
             return Err("--max-function-servers must be at least 1".into());
         }
@@ -366,7 +366,7 @@ impl FunctionArgs {
             mounts: self
                 .mounts
                 .iter()
-                .map(|m| Mount::parse_flag(m))
+                .map(|m| Mount::parse_flag(m).map_err(|e| e.to_string()))
                 .collect::<Result<_, _>>()?,
             as_current_user: self.as_current_user,
             envs: self.envs.clone(),

@@ -2,7 +2,8 @@
 
 /// Why an edit or `create` did not happen. The text is Kustomize's where
 /// Kustomize has one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct EditError(pub String);
 
 impl EditError {
@@ -11,14 +12,6 @@ impl EditError {
         EditError(message.into())
     }
 }
-
-impl std::fmt::Display for EditError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for EditError {}
 
 /// The result of an edit.
 pub type EditResult<T> = Result<T, EditError>;

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use krusty_build::{LoadRestrictor, Loader};
+use krusty_build::{BuildError, LoadRestrictor, Loader};
 pub use krusty_ops::builtins::generator::GeneratedKind;
 use krusty_ops::builtins::generator::GeneratorArgs;
-use krusty_ops::KustomizeVersion;
+use krusty_ops::{KustomizeVersion, OpError};
 use krusty_yaml::Node;
 
 use crate::error::{EditError, EditResult};
@@ -256,16 +256,60 @@ fn put_sorted(entry: &mut Node, key: &str, value: Node) {
     crate::node::put_sorted(entry, Node::plain(key), value);
 }
 
+/// Why an entry cannot be set, in Kustomize's words.
+#[derive(Debug, thiserror::Error)]
+enum EntryError {
+    /// No entry has the name (in the namespace).
+    #[error("could not set new {what} value: unable to find {what} with name \"{name}\"")]
+    NotFound {
+        /// `ConfigMap` or `Secret`.
+        what: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// The new literals do not fit the entry.
+    #[error("failed to update literal sources: failed to update resource: {0}")]
+    Literals(#[source] LiteralError),
+    /// The entry, changed, does not generate its object.
+    #[error("failed to validate {what} structure: {source}")]
+    Invalid {
+        /// `ConfigMap` or `Secret`.
+        what: &'static str,
+        /// Why it does not generate.
+        source: Invalid,
+    },
+}
+
+/// Why an entry does not generate its object.
+#[derive(Debug, thiserror::Error)]
+enum Invalid {
+    /// Its folder cannot be read.
+    #[error(transparent)]
+    Folder(#[from] BuildError),
+    /// The entry, or generating from it, fails.
+    #[error(transparent)]
+    Generator(#[from] OpError),
+}
+
+/// Why a literal cannot be updated.
+#[derive(Debug, thiserror::Error)]
+enum LiteralError {
+    /// A literal is no `key=value`.
+    #[error("invalid format: literal values must be specified in the key=value format")]
+    Format,
+    /// The entry has no literal of the key.
+    #[error("key '{0}' not found in resource")]
+    Missing(String),
+}
+
 /// Generates the object the entry stands for, reading files as a build
 /// of `dir` would.
-fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), String> {
-    let loader = Loader::new(dir, LoadRestrictor::RootOnly).map_err(|e| e.to_string())?;
+fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), Invalid> {
+    let loader = Loader::new(dir, LoadRestrictor::RootOnly)?;
     let args =
-        GeneratorArgs::from_node(kind, entry, field(kind), true, KustomizeVersion::default())
-            .map_err(|e| e.to_string())?;
-    args.generate(&loader)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        GeneratorArgs::from_node(kind, entry, field(kind), true, KustomizeVersion::default())?;
+    args.generate(&loader)?;
+    Ok(())
 }
 
 /// `edit set configmap|secret NAME [--from-literal=K=V]... [--namespace NS]
@@ -304,39 +348,36 @@ fn set_entry(
     list: &mut [Node],
     name: &str,
     flags: &GeneratorFlags,
-) -> Result<(), String> {
+) -> Result<(), EntryError> {
     let what = kind_name(kind);
     let entry = list
         .iter_mut()
         .find(|e| text(e, "name") == name && same_namespace(&flags.namespace, text(e, "namespace")))
-        .ok_or_else(|| {
-            format!("could not set new {what} value: unable to find {what} with name \"{name}\"")
+        .ok_or_else(|| EntryError::NotFound {
+            what,
+            name: name.to_string(),
         })?;
     if !flags.literals.is_empty() {
-        update_literals(entry, &flags.literals).map_err(|e| {
-            format!("failed to update literal sources: failed to update resource: {e}")
-        })?;
+        update_literals(entry, &flags.literals).map_err(EntryError::Literals)?;
     }
     if !flags.new_namespace.is_empty() {
         let value = crate::node::replacing(entry.get("namespace"), &flags.new_namespace);
         put_sorted(entry, "namespace", value);
     }
-    check(dir, kind, entry).map_err(|e| format!("failed to validate {what} structure: {e}"))
+    check(dir, kind, entry).map_err(|source| EntryError::Invalid { what, source })
 }
 
 /// `key=value` with exactly one `=`.
-fn literal_pair(source: &str) -> Result<(&str, &str), String> {
+fn literal_pair(source: &str) -> Result<(&str, &str), LiteralError> {
     if source.matches('=').count() != 1 {
-        return Err(
-            "invalid format: literal values must be specified in the key=value format".into(),
-        );
+        return Err(LiteralError::Format);
     }
     Ok(source.split_once('=').unwrap_or((source, "")))
 }
 
 /// Each `key=value` replaces the entry's literal of that key, which must
 /// be there.
-fn update_literals(entry: &mut Node, updates: &[String]) -> Result<(), String> {
+fn update_literals(entry: &mut Node, updates: &[String]) -> Result<(), LiteralError> {
     let mut literals = items(entry.get("literals"));
     for node in &literals {
         literal_pair(node.as_str().unwrap_or_default())?;
@@ -350,7 +391,7 @@ fn update_literals(entry: &mut Node, updates: &[String]) -> Result<(), String> {
                     .and_then(|s| s.split_once('='))
                     .is_some_and(|(k, _)| k == key)
             })
-            .ok_or_else(|| format!("key '{key}' not found in resource"))?;
+            .ok_or_else(|| LiteralError::Missing(key.to_string()))?;
         *slot = crate::node::replacing(Some(slot), update);
     }
     put_sorted(entry, "literals", Node::seq_of(literals));

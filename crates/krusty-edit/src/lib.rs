@@ -273,16 +273,26 @@ pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
     Ok(report)
 }
 
+/// Why `kustomize build` of a target fails.
+#[derive(Debug, thiserror::Error)]
+enum Unbuilt {
+    /// The build fails.
+    #[error(transparent)]
+    Build(#[from] krusty_build::BuildError),
+    /// Its output cannot be printed.
+    #[error(transparent)]
+    Emit(#[from] krusty_yaml::EmitError),
+}
+
 /// The output of `kustomize build dir`, or why it fails.
-fn built(dir: &Path) -> Result<String, String> {
-    let out = krusty_build::build(dir, &krusty_build::BuildOptions::default())
-        .map_err(|e| e.to_string())?;
+fn built(dir: &Path) -> Result<String, Unbuilt> {
+    let out = krusty_build::build(dir, &krusty_build::BuildOptions::default())?;
     let mut text = String::new();
     for (i, r) in out.resources.iter().enumerate() {
         if i > 0 {
             text.push_str("---\n");
         }
-        krusty_yaml::emit_document(&r.node, &mut text).map_err(|e| e.to_string())?;
+        krusty_yaml::emit_document(&r.node, &mut text)?;
     }
     Ok(text)
 }

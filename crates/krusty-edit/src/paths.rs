@@ -63,11 +63,11 @@ pub fn expand_checked(dir: &Path, patterns: &[String], verify: bool) -> EditResu
             out.extend(found);
             continue;
         }
-        let checked = match crate::remote::parse(pattern) {
-            Some(url) => crate::remote::check(&url),
-            None => Err(not_a_root(dir, pattern)),
+        let why = match crate::remote::parse(pattern) {
+            Some(url) => crate::remote::check(&url).err().map(|e| e.to_string()),
+            None => Some(not_a_root(dir, pattern)),
         };
-        if let Err(why) = checked {
+        if let Some(why) = why {
             return Err(EditError::new(format!("{pattern} has no match: {why}")));
         }
         out.push(pattern.clone());

@@ -284,6 +284,17 @@ fn field_path(var_path: &str) -> String {
 /// reference among the parts it separates (none for a whole value).
 type FieldOptions = Option<(String, usize)>;
 
+/// Why a reference to a var cannot become a replacement's target.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum ReferenceError {
+    /// It sits inside a value between two different characters.
+    #[error("cannot convert all vars to replacements; {0} is not delimited")]
+    NotDelimited(String),
+    /// Its place among the value's parts is not found.
+    #[error("internal error: could not get index of var {0}")]
+    NoIndex(String),
+}
+
 /// The field paths (keys joined by `.`, a key holding a `.` in brackets,
 /// list items by index) of the scalars of `node` that hold `reference`.
 fn find_references(
@@ -291,7 +302,7 @@ fn find_references(
     reference: &str,
     path: &mut Vec<String>,
     found: &mut Vec<(String, FieldOptions)>,
-) -> Result<(), String> {
+) -> Result<(), ReferenceError> {
     match &node.value {
         Value::Seq(list) => {
             for (i, item) in list.iter().enumerate() {
@@ -324,7 +335,7 @@ fn find_references(
 /// The delimiter and index of the first `reference` in `value`: the
 /// character after it when it starts the value, the one before it when it
 /// ends it, else the character on both sides (which must be the same).
-fn field_options(value: &str, reference: &str) -> Result<FieldOptions, String> {
+fn field_options(value: &str, reference: &str) -> Result<FieldOptions, ReferenceError> {
     if value == reference {
         return Ok(None);
     }
@@ -343,14 +354,12 @@ fn field_options(value: &str, reference: &str) -> Result<FieldOptions, String> {
     } else {
         let (before, after) = (delimiter_at(at - 1), delimiter_at(end));
         if before != after {
-            return Err(format!(
-                "cannot convert all vars to replacements; {reference} is not delimited"
-            ));
+            return Err(ReferenceError::NotDelimited(reference.to_string()));
         }
         let index = parts(&before)
             .iter()
             .position(|p| *p == reference)
-            .ok_or_else(|| format!("internal error: could not get index of var {reference}"))?;
+            .ok_or_else(|| ReferenceError::NoIndex(reference.to_string()))?;
         (before, index)
     };
     Ok(Some((delimiter, index)))
@@ -509,7 +518,7 @@ mod tests {
         assert_eq!(field_options("x/$(V)/y", r), Ok(Some(("/".into(), 1))));
         assert_eq!(
             field_options("http://$(V):80", r),
-            Err("cannot convert all vars to replacements; $(V) is not delimited".into())
+            Err(ReferenceError::NotDelimited("$(V)".into()))
         );
     }
 }

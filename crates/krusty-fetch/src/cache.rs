@@ -103,8 +103,9 @@ const ABANDONED_AFTER: Duration = Duration::from_secs(60);
 pub struct Cache {
     root: PathBuf,
     /// Whether the folder was made (or found) safe, tagged, with its
-    /// `tmp/`: once per cache, before the first write.
-    ready: Arc<OnceLock<Result<(), String>>>,
+    /// `tmp/`: once per cache, before the first write (the error is
+    /// shared by every write that needs it).
+    ready: Arc<OnceLock<Result<(), Arc<io::Error>>>>,
 }
 
 /// What the cache holds for an entry.
@@ -232,10 +233,10 @@ impl Cache {
     /// (private to its owner: it may hold private repositories) if
     /// missing and checked again, tagged, with its `tmp/`.
     fn ensure(&self) -> io::Result<()> {
-        self.ready
-            .get_or_init(|| self.prepare().map_err(|e| e.to_string()))
-            .clone()
-            .map_err(io::Error::other)
+        match self.ready.get_or_init(|| self.prepare().map_err(Arc::new)) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(io::Error::other(Arc::clone(e))),
+        }
     }
 
     fn prepare(&self) -> io::Result<()> {

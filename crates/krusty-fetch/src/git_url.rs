@@ -10,6 +10,26 @@ use crate::go;
 /// How long each git command may take unless `?timeout=` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(27);
 
+/// Why a string is no remote git reference, in Kustomize's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitUrlError {
+    /// It is an absolute path (a local folder).
+    #[error("uri looks like abs path: {0}")]
+    AbsolutePath(String),
+    /// It has no scheme and is not scp-like (`user@host:path`).
+    #[error("failed to parse scheme")]
+    Scheme,
+    /// Nothing names the host.
+    #[error("failed to parse host segment")]
+    Host,
+    /// Nothing names the repository on the host.
+    #[error("failed to parse repo path segment")]
+    RepoPath,
+    /// The folder in the repository goes up out of it.
+    #[error("url path exits repo: {0}")]
+    ExitsRepo(String),
+}
+
 /// A remote git reference: `https://host/org/repo//path?ref=v1`,
 /// `git@host:org/repo.git/path`, `file:///srv/repo.git//path` and the other
 /// spellings Kustomize accepts.
@@ -35,9 +55,9 @@ pub struct GitUrl {
 impl GitUrl {
     /// Reads `text` as a remote git reference; the error says why it is not
     /// one (a local path is not), in Kustomize's words.
-    pub fn parse(text: &str) -> Result<GitUrl, String> {
+    pub fn parse(text: &str) -> Result<GitUrl, GitUrlError> {
         if text.starts_with('/') {
-            return Err(format!("uri looks like abs path: {text}"));
+            return Err(GitUrlError::AbsolutePath(text.to_string()));
         }
         let (rest, query) = text.split_once('?').unwrap_or((text, ""));
         let (reference, timeout, submodules) = parse_query(query);
@@ -109,7 +129,7 @@ fn parse_query(query: &str) -> (String, Duration, bool) {
 }
 
 /// Splits scheme, user and host from the rest of the reference.
-fn split_host(text: &str) -> Result<(String, String), String> {
+fn split_host(text: &str) -> Result<(String, String), GitUrlError> {
     let text = strip_prefix_ignore_case(text, "git::").unwrap_or(text);
     let (scheme, text) = SCHEMES
         .iter()
@@ -121,7 +141,7 @@ fn split_host(text: &str) -> Result<(String, String), String> {
     });
     let scp = scheme.is_empty() && (!user.is_empty() || github);
     if scheme.is_empty() && !scp {
-        return Err("failed to parse scheme".to_string());
+        return Err(GitUrlError::Scheme);
     }
     if scheme == FILE {
         // Everything after file:// is the repository's path, a user-like
@@ -141,7 +161,7 @@ fn split_host(text: &str) -> Result<(String, String), String> {
         };
     }
     if host.is_empty() {
-        return Err("failed to parse host segment".to_string());
+        return Err(GitUrlError::Host);
     }
     Ok((format!("{scheme}{user}{host}"), rest.to_string()))
 }
@@ -179,7 +199,7 @@ fn separator(text: &str, scp: bool) -> Option<usize> {
 
 /// Splits the repository from the folder in it: at `_git/name`, at `//`,
 /// after `.git`, else after `segments` names (all of them under file://).
-fn split_path(text: &str, segments: Option<usize>) -> Result<(String, String), String> {
+fn split_path(text: &str, segments: Option<usize>) -> Result<(String, String), GitUrlError> {
     let (repo, root) = if let Some(i) = text.find("_git/") {
         let after = &text[i + 5..];
         let (name, sub) = after.split_once('/').unwrap_or((after, ""));
@@ -194,17 +214,17 @@ fn split_path(text: &str, segments: Option<usize>) -> Result<(String, String), S
             Some(n) => {
                 let parts: Vec<&str> = text.split('/').collect();
                 if parts.len() < n {
-                    return Err("failed to parse repo path segment".to_string());
+                    return Err(GitUrlError::RepoPath);
                 }
                 (parts[..n].join("/"), parts[n..].join("/"))
             }
         }
     };
     if repo.is_empty() {
-        return Err("failed to parse repo path segment".to_string());
+        return Err(GitUrlError::RepoPath);
     }
     if exits_repo(&root) {
-        return Err(format!("url path exits repo: {text}"));
+        return Err(GitUrlError::ExitsRepo(text.to_string()));
     }
     let root = root.strip_prefix('/').unwrap_or(&root).to_string();
     Ok((repo, root))
@@ -393,7 +413,8 @@ mod tests {
             ),
         ];
         for (input, why) in cases {
-            assert_eq!(GitUrl::parse(input).err().as_deref(), Some(why), "{input}");
+            let err = GitUrl::parse(input).err().map(|e| e.to_string());
+            assert_eq!(err.as_deref(), Some(why), "{input}");
         }
     }
 

@@ -45,7 +45,7 @@ use std::time::Duration;
 
 pub use cache::{Cache, Kept};
 pub use error::FetchError;
-pub use git_url::GitUrl;
+pub use git_url::{GitUrl, GitUrlError};
 pub use http::{is_http_url, Limits};
 pub use oci::{
     is_oci_reference, OciBlob, OciReference, CATALOG_MEDIA_TYPE, DEFINITION_MEDIA_TYPE,

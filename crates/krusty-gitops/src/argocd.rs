@@ -15,9 +15,10 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use krusty_api::edit::{self, AddFlags, Kind, KustomizationFile, PathList, ScalarField};
+use krusty_api::edit::{self, AddFlags, EditError, Kind, KustomizationFile, PathList, ScalarField};
 use krusty_api::{BuildRequest, Engine, Inputs};
-use krusty_yaml::Node;
+use krusty_resource::ResourceError;
+use krusty_yaml::{EmitError, Node, YamlError};
 
 use crate::diff::Rendering;
 use crate::error::{Error, Result};
@@ -67,19 +68,138 @@ pub enum Tracking {
     None,
 }
 
+/// A tracking method Argo CD does not have (as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tracking method '{0}': use annotation, label, annotation+label or none")]
+pub struct UnknownTracking(pub String);
+
 impl std::str::FromStr for Tracking {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Tracking, String> {
+    type Err = UnknownTracking;
+    fn from_str(s: &str) -> std::result::Result<Tracking, UnknownTracking> {
         match s {
             "annotation" => Ok(Tracking::Annotation),
             "label" => Ok(Tracking::Label),
             "annotation+label" => Ok(Tracking::AnnotationAndLabel),
             "none" => Ok(Tracking::None),
-            other => Err(format!(
-                "unknown tracking method '{other}': use annotation, label, annotation+label or none"
-            )),
+            other => Err(UnknownTracking(other.to_string())),
         }
     }
+}
+
+/// Why an application's source cannot be rendered, in Argo CD's words
+/// where it has them.
+#[derive(Debug, thiserror::Error)]
+enum SourceError {
+    /// A file or folder (as shown) cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A file (as shown) is not YAML.
+    #[error("{}: {source}", path.display())]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        source: YamlError,
+    },
+    /// A list's member is no object.
+    #[error("{}: items member is not an object", .0.display())]
+    NotAnObject(PathBuf),
+    /// A document is no resource.
+    #[error("{}: {source}", path.display())]
+    Resource {
+        /// The file.
+        path: PathBuf,
+        /// Why the document is no resource.
+        source: ResourceError,
+    },
+    /// `kubeVersion` is no version (as written).
+    #[error("could not parse kubernetes version {raw}: {why}")]
+    KubeVersion {
+        /// The value as written.
+        raw: String,
+        /// What is wrong with it.
+        why: VersionError,
+    },
+    /// `spec.source.path` names no folder of the repository.
+    #[error("spec.source.path '{path}': {why}")]
+    AppPath {
+        /// The path as written.
+        path: String,
+        /// What is wrong with it.
+        why: AppPathError,
+    },
+    /// The application's folder cannot be resolved.
+    #[error("{0}")]
+    Resolve(#[source] std::io::Error),
+    /// The folder has no kustomization file.
+    #[error("Missing kustomization file 'kustomization.yaml'.")]
+    NoKustomization,
+    /// The folder has no kustomization file, and the patches are all
+    /// Argo CD changes.
+    #[error("kustomization file not found in the path")]
+    NoKustomizationForPatches,
+    /// The folder has several kustomization files (their names).
+    #[error("Found multiple kustomization file: [{}]", .0.join(" "))]
+    SeveralKustomizations(Vec<&'static str>),
+    /// A replica count is no integer (as written).
+    #[error("expected integer value for count. Received: {0}")]
+    Count(String),
+    /// A `kustomize edit` change fails.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// The changed kustomization does not read back.
+    #[error("failed to unmarshal kustomization.yaml: {0}")]
+    Unmarshal(#[source] YamlError),
+    /// The changed kustomization is no mapping.
+    #[error(
+        "expected kustomization.yaml to be type map[string]any, but got map[string]interface {{}}"
+    )]
+    NotAMap,
+    /// The kustomization's `patches` is no list (Go's name for what it
+    /// is).
+    #[error("expected 'patches' field in kustomization.yaml to be []any, but got {0}")]
+    PatchesNotAList(&'static str),
+    /// The changed kustomization cannot be printed.
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+}
+
+/// Why a `kubeVersion` is no version, in apimachinery's words.
+#[derive(Debug, thiserror::Error)]
+enum VersionError {
+    /// It does not start with two numbers (the trimmed text).
+    #[error("could not parse \"{0}\" as version")]
+    NotAVersion(String),
+    /// Its first number has a leading zero.
+    #[error("illegal zero-prefixed version component \"{part}\" in \"{text}\"")]
+    ZeroPrefixed {
+        /// The number.
+        part: String,
+        /// The trimmed text.
+        text: String,
+    },
+}
+
+/// Why `spec.source.path` names no folder of the repository.
+#[derive(Debug, thiserror::Error)]
+enum AppPathError {
+    /// It is absolute.
+    #[error("app path is absolute")]
+    Absolute,
+    /// It leads out of the repository.
+    #[error("app path outside root")]
+    OutsideRoot,
+    /// Nothing is there.
+    #[error("app path does not exist")]
+    Missing,
+    /// It is no folder.
+    #[error("app path is not a directory")]
+    NotADirectory,
 }
 
 /// How Applications are rendered: the engine (built from argocd-cm's
@@ -254,12 +374,12 @@ impl Application {
         }
     }
 
-    fn error(&self, message: impl Into<String>) -> Error {
+    fn error(&self, message: impl std::fmt::Display) -> Error {
         Error::Object {
             kind: "Application",
             name: self.shown_name(),
             file: self.file.clone(),
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
@@ -374,13 +494,15 @@ fn directory_objects(
     rel_dir: &Path,
     recurse: bool,
     inputs: &mut Inputs,
-) -> std::result::Result<Vec<krusty_resource::Resource>, String> {
+) -> std::result::Result<Vec<krusty_resource::Resource>, SourceError> {
     inputs.folders.insert(rel_dir.to_path_buf());
     let mut files = Vec::new();
     let mut folders = vec![PathBuf::new()];
     while let Some(rel) = folders.pop() {
-        let listing = std::fs::read_dir(dir.join(&rel))
-            .map_err(|e| format!("{}: {e}", rel_dir.join(&rel).display()))?;
+        let listing = std::fs::read_dir(dir.join(&rel)).map_err(|source| SourceError::Io {
+            path: rel_dir.join(&rel),
+            source,
+        })?;
         for entry in listing.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Ok(kind) = entry.file_type() else {
@@ -398,10 +520,14 @@ fn directory_objects(
     let mut objects = Vec::new();
     for rel in files {
         let shown = rel_dir.join(&rel);
-        let text = std::fs::read_to_string(dir.join(&rel))
-            .map_err(|e| format!("{}: {e}", shown.display()))?;
-        let docs =
-            krusty_yaml::parse_stream(&text).map_err(|e| format!("{}: {e}", shown.display()))?;
+        let text = std::fs::read_to_string(dir.join(&rel)).map_err(|source| SourceError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let docs = krusty_yaml::parse_stream(&text).map_err(|source| SourceError::Yaml {
+            path: shown.clone(),
+            source,
+        })?;
         for root in docs
             .into_iter()
             .filter_map(|d| d.root)
@@ -415,13 +541,14 @@ fn directory_objects(
             };
             for item in items {
                 if item.as_map().is_none() {
-                    return Err(format!(
-                        "{}: items member is not an object",
-                        shown.display()
-                    ));
+                    return Err(SourceError::NotAnObject(shown));
                 }
-                let r = krusty_resource::Resource::from_node(item)
-                    .map_err(|e| format!("{}: {e}", shown.display()))?;
+                let r = krusty_resource::Resource::from_node(item).map_err(|source| {
+                    SourceError::Resource {
+                        path: shown.clone(),
+                        source,
+                    }
+                })?;
                 objects.push(r);
             }
         }
@@ -433,25 +560,28 @@ fn directory_objects(
 /// printed back): an optional `v`, two or more dot-separated numbers (the
 /// first without a leading zero), anything after them dropped; empty
 /// stays empty.
-fn kube_version(raw: &str) -> std::result::Result<String, String> {
+fn kube_version(raw: &str) -> std::result::Result<String, SourceError> {
     let text = raw.trim();
     if text.is_empty() {
         return Ok(String::new());
     }
-    let bad = |why: &str| format!("could not parse kubernetes version {raw}: {why}");
+    let bad = |why: VersionError| SourceError::KubeVersion {
+        raw: raw.to_string(),
+        why,
+    };
     let numbers = text.strip_prefix('v').unwrap_or(text);
     let end = numbers
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(numbers.len());
     let parts: Vec<&str> = numbers[..end].split('.').collect();
     if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
-        return Err(bad(&format!("could not parse \"{text}\" as version")));
+        return Err(bad(VersionError::NotAVersion(text.to_string())));
     }
     if parts[0].len() > 1 && parts[0].starts_with('0') {
-        return Err(bad(&format!(
-            "illegal zero-prefixed version component \"{}\" in \"{text}\"",
-            parts[0]
-        )));
+        return Err(bad(VersionError::ZeroPrefixed {
+            part: parts[0].to_string(),
+            text: text.to_string(),
+        }));
     }
     Ok(parts.join("."))
 }
@@ -481,9 +611,13 @@ fn is_kustomize(source: &Source, app_dir: &Path) -> bool {
 
 /// The application's folder: `path` joined to the top (cleaned), which
 /// must stay inside it, exist and be a folder.
-fn app_path(side: &Side, path: &str) -> std::result::Result<PathBuf, String> {
+fn app_path(side: &Side, path: &str) -> std::result::Result<PathBuf, SourceError> {
+    let bad = |why: AppPathError| SourceError::AppPath {
+        path: path.to_string(),
+        why,
+    };
     if Path::new(path).is_absolute() {
-        return Err(format!("spec.source.path '{path}': app path is absolute"));
+        return Err(bad(AppPathError::Absolute));
     }
     let mut dir = side.top.clone();
     for c in Path::new(path).components() {
@@ -491,7 +625,7 @@ fn app_path(side: &Side, path: &str) -> std::result::Result<PathBuf, String> {
             Component::Normal(name) => dir.push(name),
             Component::ParentDir => {
                 if dir == side.top {
-                    return Err(format!("spec.source.path '{path}': app path outside root"));
+                    return Err(bad(AppPathError::OutsideRoot));
                 }
                 dir.pop();
             }
@@ -499,18 +633,14 @@ fn app_path(side: &Side, path: &str) -> std::result::Result<PathBuf, String> {
         }
     }
     if !dir.exists() {
-        return Err(format!(
-            "spec.source.path '{path}': app path does not exist"
-        ));
+        return Err(bad(AppPathError::Missing));
     }
     if !dir.is_dir() {
-        return Err(format!(
-            "spec.source.path '{path}': app path is not a directory"
-        ));
+        return Err(bad(AppPathError::NotADirectory));
     }
-    let resolved = std::fs::canonicalize(&dir).map_err(|e| e.to_string())?;
+    let resolved = std::fs::canonicalize(&dir).map_err(SourceError::Resolve)?;
     if !resolved.starts_with(&side.top) {
-        return Err(format!("spec.source.path '{path}': app path outside root"));
+        return Err(bad(AppPathError::OutsideRoot));
     }
     Ok(dir)
 }
@@ -524,7 +654,7 @@ fn merge_source_parameters(
     rel_dir: &Path,
     instance: &str,
     inputs: &mut Inputs,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), SourceError> {
     for name in [
         ".argocd-source.yaml".to_string(),
         format!(".argocd-source-{instance}.yaml"),
@@ -534,9 +664,15 @@ fn merge_source_parameters(
         if !path.is_file() {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+        let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io {
+            path: PathBuf::from(&name),
+            source,
+        })?;
         let root = krusty_yaml::parse_stream(&text)
-            .map_err(|e| format!("{name}: {e}"))?
+            .map_err(|source| SourceError::Yaml {
+                path: PathBuf::from(&name),
+                source,
+            })?
             .into_iter()
             .find_map(|d| d.root);
         let Some(patch) = root else { continue };
@@ -712,7 +848,7 @@ fn edited_kustomization(
     top: &Path,
     env: &BuildEnv,
     release: krusty_api::KustomizeVersion,
-) -> std::result::Result<Option<String>, String> {
+) -> std::result::Result<Option<String>, SourceError> {
     let nothing = o.name_prefix.is_empty()
         && o.name_suffix.is_empty()
         && o.images.is_empty()
@@ -732,14 +868,13 @@ fn edited_kustomization(
         && o.common_labels.is_empty()
         && o.common_annotations.is_empty()
         && o.namespace.is_empty());
-    let mut file = Kustomization::open(app_dir).map_err(|e| {
+    let mut file = Kustomization::open(app_dir).map_err(|e| match e {
         // With no edit before them, the patches are Argo CD's own step,
         // in its own words.
-        if !edits && !o.patches.is_empty() && e.starts_with("Missing kustomization file") {
-            "kustomization file not found in the path".to_string()
-        } else {
-            e
+        SourceError::NoKustomization if !edits && !o.patches.is_empty() => {
+            SourceError::NoKustomizationForPatches
         }
+        e => e,
     })?;
     if !o.name_prefix.is_empty() {
         file.edit(|k| edit::scalar::set(k, ScalarField::NamePrefix, &o.name_prefix))?;
@@ -749,7 +884,7 @@ fn edited_kustomization(
     }
     if !o.images.is_empty() {
         let images: Vec<String> = o.images.iter().map(|i| env.substitute(i)).collect();
-        let parsed = edit::image::parse_args(&images).map_err(|e| e.to_string())?;
+        let parsed = edit::image::parse_args(&images)?;
         file.edit(|k| edit::image::set(k, &parsed))?;
     }
     if !o.replicas.is_empty() {
@@ -759,10 +894,10 @@ fn edited_kustomization(
             let n: i64 = text
                 .trim_start_matches('+')
                 .parse()
-                .map_err(|_| format!("expected integer value for count. Received: {text}"))?;
+                .map_err(|_| SourceError::Count(text.to_string()))?;
             args.push(format!("{name}={n}"));
         }
-        let counts = edit::replicas::parse_args(&args).map_err(|e| e.to_string())?;
+        let counts = edit::replicas::parse_args(&args)?;
         file.edit(|k| edit::replicas::set(k, &counts))?;
     }
     if !o.common_labels.is_empty() {
@@ -807,8 +942,7 @@ fn edited_kustomization(
     }
     let components = present_components(o, app_dir, top);
     if !components.is_empty() {
-        let paths =
-            edit::paths::expand_checked(app_dir, &components, true).map_err(|e| e.to_string())?;
+        let paths = edit::paths::expand_checked(app_dir, &components, true)?;
         file.edit(|k| {
             let mut notes = Vec::new();
             edit::paths::add(k, PathList::Components, &paths, &mut notes);
@@ -844,30 +978,31 @@ struct Kustomization {
 
 impl Kustomization {
     /// The kustomization file of `dir`, read as `kustomize edit` reads it.
-    fn open(dir: &Path) -> std::result::Result<Kustomization, String> {
+    fn open(dir: &Path) -> std::result::Result<Kustomization, SourceError> {
         let found: Vec<&str> = KUSTOMIZATION_FILES
             .iter()
             .copied()
             .filter(|n| dir.join(n).exists())
             .collect();
         let name = match found.as_slice() {
-            [] => return Err("Missing kustomization file 'kustomization.yaml'.".into()),
+            [] => return Err(SourceError::NoKustomization),
             [one] => *one,
-            many => {
-                return Err(format!(
-                    "Found multiple kustomization file: [{}]",
-                    many.join(" ")
-                ))
-            }
+            many => return Err(SourceError::SeveralKustomizations(many.to_vec())),
         };
         let path = dir.join(name);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io {
+            path: path.clone(),
+            source,
+        })?;
         Kustomization::parse(path, &text, dir)
     }
 
-    fn parse(path: PathBuf, text: &str, dir: &Path) -> std::result::Result<Kustomization, String> {
-        let mut file = KustomizationFile::parse(path, text).map_err(|e| e.to_string())?;
+    fn parse(
+        path: PathBuf,
+        text: &str,
+        dir: &Path,
+    ) -> std::result::Result<Kustomization, SourceError> {
+        let mut file = KustomizationFile::parse(path, text)?;
         edit::fix::fold_deprecated(&mut file);
         Ok(Kustomization {
             file,
@@ -879,7 +1014,7 @@ impl Kustomization {
     fn edit(
         &mut self,
         change: impl FnOnce(&mut KustomizationFile),
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), SourceError> {
         change(&mut self.file);
         self.file.complete_type_meta();
         Ok(())
@@ -891,49 +1026,47 @@ impl Kustomization {
         kind: Kind,
         args: &[String],
         flags: AddFlags,
-    ) -> std::result::Result<(), String> {
-        let pairs = edit::metadata::check_add(args, kind, flags).map_err(|e| e.to_string())?;
-        edit::metadata::add(&mut self.file, kind, &pairs, flags).map_err(|e| e.to_string())?;
+    ) -> std::result::Result<(), SourceError> {
+        let pairs = edit::metadata::check_add(args, kind, flags)?;
+        edit::metadata::add(&mut self.file, kind, &pairs, flags)?;
         self.file.complete_type_meta();
         Ok(())
     }
 
     /// Argo CD's own change: the source's patches after the file's.
-    fn append_patches(&mut self, patches: &[Node]) -> std::result::Result<(), String> {
+    fn append_patches(&mut self, patches: &[Node]) -> std::result::Result<(), SourceError> {
         let text = self.text()?;
         let root = krusty_yaml::parse_stream(&text)
-            .map_err(|e| format!("failed to unmarshal kustomization.yaml: {e}"))?
+            .map_err(SourceError::Unmarshal)?
             .into_iter()
             .find_map(|d| d.root);
         let Some(mut root) = root.filter(|r| r.as_map().is_some()) else {
-            return Err("expected kustomization.yaml to be type map[string]any, but got map[string]interface {}".into());
+            return Err(SourceError::NotAMap);
         };
         match root.get_mut("patches") {
-            Some(list) => {
-                match list.as_seq_mut() {
-                    Some(items) => items.extend(patches.iter().cloned()),
-                    None => {
-                        let got = if list.is_null() {
-                            "<nil>"
-                        } else {
-                            "map[string]interface {}"
-                        };
-                        return Err(format!("expected 'patches' field in kustomization.yaml to be []any, but got {got}"));
-                    }
+            Some(list) => match list.as_seq_mut() {
+                Some(items) => items.extend(patches.iter().cloned()),
+                None => {
+                    let got = if list.is_null() {
+                        "<nil>"
+                    } else {
+                        "map[string]interface {}"
+                    };
+                    return Err(SourceError::PatchesNotAList(got));
                 }
-            }
+            },
             None => root.set("patches", Node::seq_of(patches.iter().cloned())),
         }
         let mut out = String::new();
-        krusty_yaml::emit_document(&root, &mut out).map_err(|e| e.to_string())?;
+        krusty_yaml::emit_document(&root, &mut out)?;
         let path = self.file.path().to_path_buf();
         *self = Kustomization::parse(path, &out, &self.dir.clone())?;
         Ok(())
     }
 
     /// The text the changed file would have.
-    fn text(&self) -> std::result::Result<String, String> {
-        self.file.render().map_err(|e| e.to_string())
+    fn text(&self) -> std::result::Result<String, SourceError> {
+        Ok(self.file.render()?)
     }
 }
 

@@ -15,12 +15,25 @@ use krusty_yaml::{
     ThinVec, Value,
 };
 
+/// Why a value cannot take a JSON round trip.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// A number JSON cannot hold, in Go's encoder's words (`json:
+    /// unsupported value: +Inf`).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A `<<` key (read back as a merge key) whose value cannot be merged,
+    /// in go-yaml's words.
+    #[error("map[string]interface {{}}(nil): yaml: map merge requires map or sequence of maps as the value")]
+    MergeValue,
+}
+
 /// Gives every value under `node` (not the keys: they are strings either
 /// way) its form after a JSON round trip. Fails, as Go's JSON encoder
 /// does, on an infinite or NaN number, and as go-yaml does on a key `<<`
 /// (written plain, it reads back as a merge key) whose value cannot be
 /// merged.
-pub fn through_json(node: &mut Node) -> Result<(), String> {
+pub fn through_json(node: &mut Node) -> Result<(), JsonError> {
     match &mut node.value {
         Value::Map(entries) => {
             for (_, v) in entries.iter_mut() {
@@ -46,7 +59,7 @@ const MERGE_KEY: &str = "<<";
 /// A mapping read back with a `<<` key: the key's mapping (or each
 /// mapping of its list, earlier ones first) supplies the keys the mapping
 /// does not have; any other value is go-yaml's error.
-fn merge_keys(entries: &mut ThinVec<(Node, Node)>) -> Result<(), String> {
+fn merge_keys(entries: &mut ThinVec<(Node, Node)>) -> Result<(), JsonError> {
     let mut merged: Vec<(Node, Node)> = Vec::new();
     let mut kept: ThinVec<(Node, Node)> = ThinVec::with_capacity(entries.len());
     for (k, v) in std::mem::take(entries) {
@@ -59,12 +72,7 @@ fn merge_keys(entries: &mut ThinVec<(Node, Node)>) -> Result<(), String> {
             Value::Seq(items) if items.iter().all(|i| i.as_map().is_some()) => {
                 items.into_iter().collect()
             }
-            _ => {
-                return Err(
-                    "map[string]interface {}(nil): yaml: map merge requires map or sequence of maps as the value"
-                        .to_string(),
-                )
-            }
+            _ => return Err(JsonError::MergeValue),
         };
         for source in sources {
             if let Value::Map(pairs) = source.value {
@@ -96,7 +104,7 @@ pub enum JsonScalar<'a> {
 
 /// What a JSON round trip makes of `node` (a scalar), or Go's error when
 /// JSON cannot hold it.
-pub fn json_scalar(node: &Node) -> Result<JsonScalar<'_>, String> {
+pub fn json_scalar(node: &Node) -> Result<JsonScalar<'_>, JsonError> {
     Ok(match resolve_input(node) {
         Resolved::Str(t) => JsonScalar::Same(t),
         Resolved::Owned(t) => JsonScalar::String(t),
@@ -106,13 +114,13 @@ pub fn json_scalar(node: &Node) -> Result<JsonScalar<'_>, String> {
         Resolved::Int(i) if i.abs() < 1_000_000 => JsonScalar::Other(i.to_string()),
         Resolved::Int(i) => JsonScalar::Other(go_yaml_float(i as f64)),
         Resolved::Float(f) => match json_unsupported_float(f) {
-            Some(message) => return Err(message),
+            Some(message) => return Err(JsonError::Unsupported(message)),
             None => JsonScalar::Other(go_yaml_float(f)),
         },
     })
 }
 
-fn scalar_through_json(node: &mut Node) -> Result<(), String> {
+fn scalar_through_json(node: &mut Node) -> Result<(), JsonError> {
     // Kustomize writes the resource with go-yaml v3 to reach JSON: a
     // folded string takes the value that write and its reading give it.
     if node.style() == ScalarStyle::Folded && node.tag().is_none() {
@@ -223,7 +231,7 @@ mod tests {
             .next()
             .and_then(|d| d.root)
             .ok_or("no document")?;
-        through_json(&mut root)?;
+        through_json(&mut root).map_err(|e| e.to_string())?;
         Ok(root)
     }
 

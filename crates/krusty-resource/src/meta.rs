@@ -130,7 +130,7 @@ pub struct TypedAnnotation {
     pub source: CompactString,
     /// The value's text after a JSON round trip, or why JSON cannot hold
     /// it (an infinite number or NaN).
-    pub json: Result<CompactString, String>,
+    pub json: Result<CompactString, crate::json_round_trip::JsonError>,
     /// The JSON value is a number, boolean or null (not a string).
     pub typed: bool,
 }

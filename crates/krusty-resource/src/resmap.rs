@@ -10,24 +10,12 @@ use crate::id::ResId;
 use crate::resource::Resource;
 
 /// Why resources could not be added.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResMapError {
     /// A resource with the same identity is already present.
+    #[error("may not add resource with an already registered id: {0}")]
     Duplicate(ResId),
 }
-
-impl std::fmt::Display for ResMapError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ResMapError::Duplicate(id) => write!(
-                f,
-                "may not add resource with an already registered id: {id}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ResMapError {}
 
 /// Resources in the order they were added, indexed by identity.
 #[derive(Debug, Clone, Default)]

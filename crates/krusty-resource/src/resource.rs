@@ -3,32 +3,22 @@
 use krusty_yaml::{CompactString, Node, ScalarStyle, Value};
 
 use crate::id::{Gvk, ResId};
-use crate::json_round_trip::{self, JsonScalar};
+use crate::json_round_trip::{self, JsonError, JsonScalar};
 use crate::meta::{BuildMeta, TypedAnnotation};
 
 /// Why a document cannot be a resource, or a resource cannot take a step.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResourceError {
     /// The document is not a mapping.
+    #[error("a resource must be a YAML mapping (object)")]
     NotAMapping,
     /// The mapping has no `kind`.
+    #[error("missing kind in object")]
     MissingKind,
-    /// A value JSON cannot hold (Go's encoder's words: `json: unsupported
-    /// value: +Inf`).
-    NotJson(String),
+    /// A value JSON cannot hold, or a JSON round trip cannot read back.
+    #[error(transparent)]
+    NotJson(JsonError),
 }
-
-impl std::fmt::Display for ResourceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ResourceError::NotAMapping => f.write_str("a resource must be a YAML mapping (object)"),
-            ResourceError::MissingKind => f.write_str("missing kind in object"),
-            ResourceError::NotJson(why) => f.write_str(why),
-        }
-    }
-}
-
-impl std::error::Error for ResourceError {}
 
 /// One Kubernetes-style object.
 #[derive(Debug, Clone, PartialEq)]
@@ -378,13 +368,13 @@ fn stringify_annotation(
     let Value::Scalar(s) = &v.value else {
         return;
     };
-    let json: Option<Result<(CompactString, bool), String>> = match json_round_trip::json_scalar(v)
-    {
-        Ok(JsonScalar::Same(_)) => None,
-        Ok(JsonScalar::String(t)) => (t != s.text).then(|| Ok((t.into(), false))),
-        Ok(JsonScalar::Other(t)) => Some(Ok((t.into(), true))),
-        Err(e) => Some(Err(e)),
-    };
+    let json: Option<Result<(CompactString, bool), JsonError>> =
+        match json_round_trip::json_scalar(v) {
+            Ok(JsonScalar::Same(_)) => None,
+            Ok(JsonScalar::String(t)) => (t != s.text).then(|| Ok((t.into(), false))),
+            Ok(JsonScalar::Other(t)) => Some(Ok((t.into(), true))),
+            Err(e) => Some(Err(e)),
+        };
     if let Some(json) = json {
         typed.push(TypedAnnotation {
             key: key.key_str().unwrap_or_default().into(),

@@ -35,26 +35,33 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// The CLIs prepared so far, and whether each is podman.
 static PREPARED: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
 
+/// Why there is no container CLI to run a container function with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CliError {
+    /// The CLI named by `--container-cli` or `KRUSTY_CONTAINER_CLI` is
+    /// not there.
+    #[error("container CLI '{0}' was not found (set by --container-cli or KRUSTY_CONTAINER_CLI)")]
+    NotFound(String),
+    /// Neither podman nor docker is in `PATH`.
+    #[error("no container CLI found: install podman or docker, or name one with --container-cli")]
+    Missing,
+}
+
 /// The CLI to run containers with: the policy's choice, else
 /// `KRUSTY_CONTAINER_CLI`, else the first of podman and docker in `PATH`.
-pub fn cli(policy: &Policy) -> Result<PathBuf, String> {
+pub fn cli(policy: &Policy) -> Result<PathBuf, CliError> {
     let chosen = policy.container_cli.clone().or_else(|| {
         std::env::var("KRUSTY_CONTAINER_CLI")
             .ok()
             .filter(|s| !s.is_empty())
     });
     if let Some(name) = chosen {
-        return find_in_path(&name).ok_or_else(|| {
-            format!("container CLI '{name}' was not found (set by --container-cli or KRUSTY_CONTAINER_CLI)")
-        });
+        return find_in_path(&name).ok_or(CliError::NotFound(name));
     }
     ["podman", "docker"]
         .iter()
         .find_map(|name| find_in_path(name))
-        .ok_or_else(|| {
-            "no container CLI found: install podman or docker, or name one with --container-cli"
-                .to_string()
-        })
+        .ok_or(CliError::Missing)
 }
 
 fn find_in_path(name: &str) -> Option<PathBuf> {

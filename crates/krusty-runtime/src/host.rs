@@ -15,16 +15,99 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use krusty_fn::{object, FnResult, ResourceList, Severity};
-use krusty_resource::{Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, Resource};
+use krusty_resource::{
+    Behavior, BuildMeta, Gvk, Origin, ResId, ResMap, ResMapError, Resource, ResourceError,
+};
 use krusty_yaml::{CompactString, Node};
 
+use crate::records::{self, RecordsError};
 use crate::server::ServerPool;
-use crate::{records, Policy, Runtime};
+use crate::{Failed, Policy, Runtime};
 
 /// Generated items may ask for a hash suffix and a behavior, as
 /// Kustomize's function generators can.
 const NEEDS_HASH: &str = "kustomize.config.k8s.io/needs-hash";
 const BEHAVIOR: &str = "kustomize.config.k8s.io/behavior";
+
+/// Why a function call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// The run failed, and the function reported error results.
+    #[error(
+        "the function reported errors ({}):{}",
+        first_reason(&.0.message),
+        results_text(&.0.results)
+    )]
+    Reported(Failed),
+    /// The run failed.
+    #[error("the function failed: {}{}", .0.message, results_text(&.0.results))]
+    Failed(Failed),
+    /// The function ran, and its results hold errors.
+    #[error("the function reported errors:{}", results_text(.0))]
+    Results(Vec<FnResult>),
+    /// A transformer returned two resources with one id.
+    #[error("function {label} returned duplicate resources: {source}")]
+    Duplicates {
+        /// The function.
+        label: String,
+        /// The clash.
+        source: Box<ResMapError>,
+    },
+    /// A returned item's build records cannot be read.
+    #[error("function {label} returned an invalid item {index}: {source}")]
+    Records {
+        /// The function.
+        label: String,
+        /// The item's place in the output.
+        index: usize,
+        /// What is wrong with its records.
+        source: RecordsError,
+    },
+    /// A returned item is no resource.
+    #[error("function {label} returned an invalid item {index}: {source}")]
+    Item {
+        /// The function.
+        label: String,
+        /// The item's place in the output.
+        index: usize,
+        /// Why it is no resource.
+        source: Box<ResourceError>,
+    },
+    /// A validator changed the resources it was given.
+    #[error(
+        "validator {label} changed resources ({change}); validators must not modify resources"
+    )]
+    Changed {
+        /// The function.
+        label: String,
+        /// What changed.
+        change: Change,
+    },
+}
+
+/// How a validator's output differs from what it was given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Change {
+    /// It returned another number of items.
+    #[error("{sent} in, {returned} out")]
+    Count {
+        /// Items sent.
+        sent: usize,
+        /// Items returned.
+        returned: usize,
+    },
+    /// An item is new, or its id annotation changed.
+    #[error("an item was added or its id annotation was changed")]
+    Added,
+    /// A resource was modified.
+    #[error("{0} was modified")]
+    Modified(Box<ResId>),
+}
+
+/// The first of the `;`-separated reasons of a failure's message.
+fn first_reason(message: &str) -> &str {
+    message.split(';').next().unwrap_or_default()
+}
 
 /// What an operation does to the resources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +245,7 @@ impl Host {
         origin: &Origin,
         shown: &Shown<'_>,
         notes: &mut Vec<String>,
-    ) -> Result<Vec<Resource>, String> {
+    ) -> Result<Vec<Resource>, RunError> {
         Run {
             call,
             policy: &self.policy,
@@ -193,7 +276,7 @@ impl Run<'_> {
         resources: &mut ResMap,
         origin: &Origin,
         notes: &mut Vec<String>,
-    ) -> Result<Vec<Resource>, String> {
+    ) -> Result<Vec<Resource>, RunError> {
         let items = match role {
             Role::Generator => Vec::new(),
             Role::Validator => annotate(resources.iter().map(|r| (r.node.clone(), &r.meta)), None),
@@ -216,7 +299,7 @@ impl Run<'_> {
     }
 
     /// Sends `items` through the function; returns the items it printed.
-    fn send(&self, items: Vec<Node>, notes: &mut Vec<String>) -> Result<Vec<Node>, String> {
+    fn send(&self, items: Vec<Node>, notes: &mut Vec<String>) -> Result<Vec<Node>, RunError> {
         let input = ResourceList {
             items,
             function_config: Some(self.call.config.clone()),
@@ -224,24 +307,13 @@ impl Run<'_> {
         };
         let output = self.invoke_or_replay(input).map_err(|f| {
             if f.results.iter().any(|r| r.severity == Severity::Error) {
-                format!(
-                    "the function reported errors ({}):{}",
-                    f.message.split(';').next().unwrap_or_default(),
-                    results_text(&f.results)
-                )
+                RunError::Reported(f)
             } else {
-                format!(
-                    "the function failed: {}{}",
-                    f.message,
-                    results_text(&f.results)
-                )
+                RunError::Failed(f)
             }
         })?;
         if output.has_errors() {
-            return Err(format!(
-                "the function reported errors:{}",
-                results_text(&output.results)
-            ));
+            return Err(RunError::Results(output.results));
         }
         notes.extend(
             output
@@ -262,7 +334,7 @@ impl Run<'_> {
             (Some(digest), Some(results)) => {
                 self.policy
                     .permit(&self.call.runtime, &self.call.traits)
-                    .map_err(crate::Failed::new)?;
+                    .map_err(|e| Failed::new(e.to_string()))?;
                 results.map_err(|e| {
                     crate::Failed::new(format!(
                         "its results are kept in krusty's cache, which cannot be used (--no-function-cache runs it without): {e}"
@@ -320,7 +392,7 @@ impl Run<'_> {
         ids: &[ResId],
         metas: Vec<BuildMeta>,
         origin: &Origin,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         let mut place: HashMap<ResId, usize> = HashMap::with_capacity(ids.len());
         for (i, id) in ids.iter().enumerate().rev() {
             place.insert(comparable(id), i);
@@ -357,11 +429,9 @@ impl Run<'_> {
             }
         }
         let out: Vec<Resource> = kept.into_iter().flatten().chain(added).collect();
-        *resources = ResMap::from_vec(out).map_err(|e| {
-            format!(
-                "function {} returned duplicate resources: {e}",
-                self.call.label
-            )
+        *resources = ResMap::from_vec(out).map_err(|e| RunError::Duplicates {
+            label: self.call.label.clone(),
+            source: Box::new(e),
         })?;
         Ok(())
     }
@@ -392,18 +462,17 @@ impl Run<'_> {
 
     /// Removes the orchestrator's annotations from returned item `i`;
     /// returns the build records they held.
-    fn take_records(&self, node: &mut Node, i: usize) -> Result<records::Returned, String> {
-        records::take(node).map_err(|e| {
-            format!(
-                "function {} returned an invalid item {i}: {e}",
-                self.call.label
-            )
+    fn take_records(&self, node: &mut Node, i: usize) -> Result<records::Returned, RunError> {
+        records::take(node).map_err(|source| RunError::Records {
+            label: self.call.label.clone(),
+            index: i,
+            source,
         })
     }
 
     /// A generator's output as resources, each with the hash suffix and
     /// behavior its annotations ask for.
-    fn made(&self, items: Vec<Node>, origin: &Origin) -> Result<Vec<Resource>, String> {
+    fn made(&self, items: Vec<Node>, origin: &Origin) -> Result<Vec<Resource>, RunError> {
         let mut made = Vec::with_capacity(items.len());
         for (i, mut node) in items.into_iter().enumerate() {
             let returned = self.take_records(&mut node, i)?;
@@ -423,46 +492,40 @@ impl Run<'_> {
 
     /// A validator must return the resources it was given, unchanged
     /// (order aside).
-    fn check_unchanged(&self, resources: &ResMap, items: Vec<Node>) -> Result<(), String> {
-        let changed = |what: String| {
-            format!(
-                "validator {} changed resources ({what}); validators must not modify resources",
-                self.call.label
-            )
+    fn check_unchanged(&self, resources: &ResMap, items: Vec<Node>) -> Result<(), RunError> {
+        let changed = |change: Change| RunError::Changed {
+            label: self.call.label.clone(),
+            change,
         };
         if items.len() != resources.len() {
-            return Err(changed(format!(
-                "{} in, {} out",
-                resources.len(),
-                items.len()
-            )));
+            return Err(changed(Change::Count {
+                sent: resources.len(),
+                returned: items.len(),
+            }));
         }
         let mut seen = vec![false; resources.len()];
         for (i, mut node) in items.into_iter().enumerate() {
             let returned = self.take_records(&mut node, i)?;
             let sent = returned.id.and_then(|id| id.checked_sub(1));
             let Some(i) = sent.filter(|&i| i < seen.len() && !seen[i]) else {
-                return Err(changed(
-                    "an item was added or its id annotation was changed".into(),
-                ));
+                return Err(changed(Change::Added));
             };
             seen[i] = true;
             let before = resources.at(i);
             if node != before.node
                 && krusty_yaml::to_go_json(&node) != krusty_yaml::to_go_json(&before.node)
             {
-                return Err(changed(format!("{} was modified", before.id())));
+                return Err(changed(Change::Modified(Box::new(before.id()))));
             }
         }
         Ok(())
     }
 
-    fn resource(&self, node: Node, i: usize) -> Result<Resource, String> {
-        Resource::from_node(node).map_err(|e| {
-            format!(
-                "function {} returned an invalid item {i}: {}",
-                self.call.label, e
-            )
+    fn resource(&self, node: Node, i: usize) -> Result<Resource, RunError> {
+        Resource::from_node(node).map_err(|e| RunError::Item {
+            label: self.call.label.clone(),
+            index: i,
+            source: Box::new(e),
         })
     }
 }

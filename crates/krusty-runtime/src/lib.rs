@@ -21,9 +21,9 @@ use std::path::Path;
 
 use krusty_fn::{FnResult, ResourceList};
 
-pub use host::{FunctionCall, Host, Role, ServerProtocol, Shown, Traits};
-pub use policy::{parse_size, Policy};
-pub use spec::{runtime_of, server_of, Mount, Runtime, StarlarkSource};
+pub use host::{Change, FunctionCall, Host, Role, RunError, ServerProtocol, Shown, Traits};
+pub use policy::{parse_size, Policy, Refused, SizeError};
+pub use spec::{runtime_of, server_of, Mount, MountError, Runtime, SpecError, StarlarkSource};
 
 /// A function run that failed: why, and any results it reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +57,9 @@ pub(crate) fn invoke(
     policy: &Policy,
 ) -> Result<ResourceList, Failed> {
     let (runtime, dir) = (&call.runtime, call.dir.as_path());
-    policy.permit(runtime, &call.traits).map_err(Failed::new)?;
+    policy
+        .permit(runtime, &call.traits)
+        .map_err(|e| Failed::new(e.to_string()))?;
     let input = match server::invoke(servers, call, input, policy) {
         Ok(served) => return served,
         Err(input) => input,
@@ -73,7 +75,7 @@ pub(crate) fn invoke(
             envs,
             ..
         } => {
-            let cli = container::cli(policy).map_err(Failed::new)?;
+            let cli = container::cli(policy).map_err(|e| Failed::new(e.to_string()))?;
             let podman = container::prepare_cli(&cli);
             container::pull_shown(&cli, image, policy);
             let envs: Vec<String> = KUSTOMIZE_ENV

@@ -77,54 +77,74 @@ impl Default for Policy {
     }
 }
 
+/// Why the policy does not let a function run, and which flag would.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// KRM functions are off.
+    #[error("KRM functions are disabled: run with --enable-alpha-plugins to allow them")]
+    Functions,
+    /// Exec functions are off.
+    #[error(
+        "exec functions are disabled: run with --enable-alpha-plugins --enable-exec to allow them"
+    )]
+    Exec,
+    /// Starlark functions are off.
+    #[error("Starlark functions are disabled: run with --enable-alpha-plugins --enable-star to allow them")]
+    Starlark,
+    /// The function asks for network access.
+    #[error("the function asks for network access: run with --network to allow it")]
+    Network,
+    /// The function asks for a mount the user did not allow.
+    #[error(
+        "the function asks to mount '{}' at '{}': allow it with --mount {}",
+        .0.src,
+        .0.dst,
+        mount_flag(.0)
+    )]
+    Mount(Mount),
+}
+
+/// The `--mount` value that allows `m`.
+fn mount_flag(m: &Mount) -> String {
+    let rw = if m.rw { ",rw=true" } else { "" };
+    format!("type=bind,src={},dst={}{rw}", m.src, m.dst)
+}
+
+/// A size that [`parse_size`] cannot read (as written, trimmed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a size: give a positive number of bytes, optionally with a unit (Ki, Mi, Gi, Ti, k, M, G, T), e.g. 512Mi")]
+pub struct SizeError(pub String);
+
 impl Policy {
     /// Checks that `runtime` may run; the error says which flag allows it.
     /// A function from a trusted catalog (`traits.trusted`) needs no
     /// enable flag, but still needs `--network` and `--mount` for what it
     /// asks.
-    pub fn permit(&self, runtime: &Runtime, traits: &Traits) -> Result<(), String> {
+    pub fn permit(&self, runtime: &Runtime, traits: &Traits) -> Result<(), Refused> {
         if traits.trusted {
             return self.permit_access(runtime);
         }
         if !self.enable_alpha_plugins {
-            return Err(
-                "KRM functions are disabled: run with --enable-alpha-plugins to allow them".into(),
-            );
+            return Err(Refused::Functions);
         }
         match runtime {
-            Runtime::Exec { .. } if !self.enable_exec => Err(
-                "exec functions are disabled: run with --enable-alpha-plugins --enable-exec to allow them"
-                    .into(),
-            ),
-            Runtime::Starlark(_) if !self.enable_star => Err(
-                "Starlark functions are disabled: run with --enable-alpha-plugins --enable-star to allow them"
-                    .into(),
-            ),
+            Runtime::Exec { .. } if !self.enable_exec => Err(Refused::Exec),
+            Runtime::Starlark(_) if !self.enable_star => Err(Refused::Starlark),
             _ => self.permit_access(runtime),
         }
     }
 
     /// Checks the network and mounts a container function asks for.
-    fn permit_access(&self, runtime: &Runtime) -> Result<(), String> {
+    fn permit_access(&self, runtime: &Runtime) -> Result<(), Refused> {
         match runtime {
             Runtime::Container {
                 network, mounts, ..
             } => {
                 if *network && !self.network {
-                    return Err(
-                        "the function asks for network access: run with --network to allow it"
-                            .into(),
-                    );
+                    return Err(Refused::Network);
                 }
                 if let Some(m) = mounts.iter().find(|m| !self.mounts.contains(m)) {
-                    return Err(format!(
-                        "the function asks to mount '{}' at '{}': allow it with --mount type=bind,src={},dst={}{}",
-                        m.src,
-                        m.dst,
-                        m.src,
-                        m.dst,
-                        if m.rw { ",rw=true" } else { "" }
-                    ));
+                    return Err(Refused::Mount(m.clone()));
                 }
                 Ok(())
             }
@@ -149,7 +169,7 @@ impl Policy {
 /// Reads a size: plain bytes, or a number with a binary (`Ki`, `Mi`,
 /// `Gi`, `Ti`) or decimal (`k`, `M`, `G`, `T`) suffix, as Kubernetes
 /// writes memory quantities: `256Mi`, `1Gi`, `500M`, `1048576`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     const UNITS: [(&str, u64); 8] = [
         ("Ki", 1 << 10),
         ("Mi", 1 << 20),
@@ -170,9 +190,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(unit))
         .filter(|&n| n > 0)
-        .ok_or_else(|| {
-            format!("'{text}' is not a size: give a positive number of bytes, optionally with a unit (Ki, Mi, Gi, Ti, k, M, G, T), e.g. 512Mi")
-        })
+        .ok_or_else(|| SizeError(text.to_string()))
 }
 
 /// A size for messages: `512 MiB`, `1 GiB`, else in bytes.
@@ -220,11 +238,13 @@ mod tests {
         assert!(p
             .permit(&exec, &Traits::default())
             .unwrap_err()
+            .to_string()
             .contains("--enable-alpha-plugins"));
         p.enable_alpha_plugins = true;
         assert!(p
             .permit(&exec, &Traits::default())
             .unwrap_err()
+            .to_string()
             .contains("--enable-exec"));
         p.enable_exec = true;
         assert!(p.permit(&exec, &Traits::default()).is_ok());
@@ -232,6 +252,7 @@ mod tests {
         assert!(p
             .permit(&star, &Traits::default())
             .unwrap_err()
+            .to_string()
             .contains("--enable-star"));
         let mount = Mount::parse_flag("type=bind,src=/d,dst=/d").unwrap();
         let c = Runtime::Container {
@@ -243,11 +264,13 @@ mod tests {
         assert!(p
             .permit(&c, &Traits::default())
             .unwrap_err()
+            .to_string()
             .contains("--network"));
         p.network = true;
         assert!(p
             .permit(&c, &Traits::default())
             .unwrap_err()
+            .to_string()
             .contains("--mount type=bind,src=/d,dst=/d"));
         p.mounts.push(mount);
         assert!(p.permit(&c, &Traits::default()).is_ok());

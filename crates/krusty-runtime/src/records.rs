@@ -171,11 +171,24 @@ impl Returned {
     }
 }
 
+/// Why the records of a returned item cannot be read, in Kustomize's
+/// words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordsError {
+    /// The internal and legacy spelling of an annotation (`path`,
+    /// `index` or `id`) disagree.
+    #[error("resource input to function has mismatched legacy and internal {0} annotations")]
+    Mismatched(&'static str),
+    /// The earlier names, kinds and namespaces do not pair up.
+    #[error("number of previous names, number of previous namespaces, number of previous kinds not equal")]
+    PreviousIds,
+}
+
 /// Removes the orchestrator's annotations from a returned item (and its
 /// annotations when nothing else is left in them); returns the records
 /// they held. Fails when the earlier names, kinds and namespaces do not
 /// pair up.
-pub(super) fn take(node: &mut Node) -> Result<Returned, String> {
+pub(super) fn take(node: &mut Node) -> Result<Returned, RecordsError> {
     let mut returned = Returned::default();
     let Some(annotations) = node
         .get_mut("metadata")
@@ -186,9 +199,7 @@ pub(super) fn take(node: &mut Node) -> Result<Returned, String> {
     for (what, [internal, legacy]) in [("path", PATH), ("index", INDEX), ("id", ID)] {
         let (a, b) = (annotations.get(internal), annotations.get(legacy));
         if a.is_some() && b.is_some() && a.and_then(Node::as_str) != b.and_then(Node::as_str) {
-            return Err(format!(
-                "resource input to function has mismatched legacy and internal {what} annotations"
-            ));
+            return Err(RecordsError::Mismatched(what));
         }
     }
     let text = |key: &str| {
@@ -219,10 +230,7 @@ pub(super) fn take(node: &mut Node) -> Result<Returned, String> {
         list(PREVIOUS_NAMESPACES),
     );
     if names.len() != kinds.len() || names.len() != namespaces.len() {
-        return Err(
-            "number of previous names, number of previous namespaces, number of previous kinds not equal"
-                .to_string(),
-        );
+        return Err(RecordsError::PreviousIds);
     }
     returned.previous = names
         .into_iter()
@@ -330,7 +338,7 @@ mod tests {
         assert_eq!(keys, ["internal.config.kubernetes.io/foo"]);
         let mut item = node("kind: A\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/index: '3'\n    internal.config.kubernetes.io/index: '4'\n");
         assert_eq!(
-            take(&mut item).unwrap_err(),
+            take(&mut item).unwrap_err().to_string(),
             "resource input to function has mismatched legacy and internal index annotations"
         );
     }
@@ -338,6 +346,6 @@ mod tests {
     #[test]
     fn unpaired_previous_ids_are_an_error() {
         let mut item = node("kind: A\nmetadata:\n  name: a\n  annotations:\n    internal.config.kubernetes.io/previousNames: a,b\n    internal.config.kubernetes.io/previousKinds: A\n    internal.config.kubernetes.io/previousNamespaces: default\n");
-        assert!(take(&mut item).unwrap_err().contains("not equal"));
+        assert_eq!(take(&mut item).unwrap_err(), RecordsError::PreviousIds);
     }
 }

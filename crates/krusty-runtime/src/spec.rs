@@ -3,21 +3,109 @@
 //! `config.k8s.io/function` spelling), or the reserved top-level
 //! `runtime:` field. Both hold the same structure, read by one resolver.
 
-use krusty_yaml::Node;
+use krusty_yaml::{Node, YamlError};
 
 /// The annotation that declares a function's runtime.
 pub const FUNCTION_ANNOTATION: &str = "config.kubernetes.io/function";
 /// Its legacy spelling.
 pub const LEGACY_FUNCTION_ANNOTATION: &str = "config.k8s.io/function";
 
+/// Why a function config's runtime declaration cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    /// An image name a container CLI could read as something else.
+    #[error("container: invalid image {0:?}: an image may not start with '-' or hold spaces or control characters")]
+    InvalidImage(String),
+    /// A mount that cannot be used.
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// The runtime annotation is not YAML.
+    #[error("annotation {key}: not valid YAML: {}: {}", .source.pos, .source.message)]
+    AnnotationYaml {
+        /// The annotation.
+        key: &'static str,
+        /// Why it does not parse.
+        source: YamlError,
+    },
+    /// The runtime annotation holds nothing.
+    #[error("annotation {0} is empty")]
+    AnnotationEmpty(&'static str),
+    /// The declaration (where it is written) is unusable.
+    #[error("{declared}: {source}")]
+    Declaration {
+        /// Where it is written: `annotation KEY` or `field 'runtime'`.
+        declared: String,
+        /// What is wrong with it.
+        source: Box<SpecError>,
+    },
+    /// [`SERVER_ANNOTATION`] names no protocol (its value, or a word for
+    /// a value that is no string).
+    #[error("annotation {SERVER_ANNOTATION}: expected http or grpc, got {0:?}")]
+    ServerProtocol(String),
+    /// The declaration is no mapping.
+    #[error("expected a mapping with one of exec, container or starlark")]
+    NotMapping,
+    /// `exec:` without a path.
+    #[error("exec: a path is required")]
+    ExecPath,
+    /// `container:` without an image.
+    #[error("container: an image is required")]
+    ContainerImage,
+    /// `starlark:` with both a path and a URL.
+    #[error("starlark: give a path or a url, not both")]
+    StarlarkBoth,
+    /// `starlark:` with no program.
+    #[error("starlark: a path or a url is required (or a StarlarkRun config with source)")]
+    StarlarkMissing,
+    /// No runtime is declared.
+    #[error("expected one of exec, container or starlark")]
+    NoRuntime,
+    /// Several runtimes are declared (their names).
+    #[error("declares several runtimes ({}); declare exactly one", .0.join(", "))]
+    SeveralRuntimes(Vec<String>),
+}
+
+/// Why a bind mount cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MountError {
+    /// A `--mount` part is no `key=value` pair.
+    #[error("mount '{text}': expected key=value pairs, got '{part}'")]
+    NotPair {
+        /// The flag's value.
+        text: String,
+        /// The part.
+        part: String,
+    },
+    /// A `--mount` key krusty does not know.
+    #[error("mount '{text}': unknown key '{key}'")]
+    UnknownKey {
+        /// The flag's value.
+        text: String,
+        /// The key.
+        key: String,
+    },
+    /// A `--mount` flag whose mount is unusable.
+    #[error("mount '{text}': {source}")]
+    Flag {
+        /// The flag's value.
+        text: String,
+        /// What is wrong with the mount.
+        source: Box<MountError>,
+    },
+    /// A mount type other than `bind`.
+    #[error("mount type '{0}' is not supported (use type: bind)")]
+    Type(String),
+    /// A mount without its source or destination.
+    #[error("a mount needs both src and dst")]
+    Paths,
+}
+
 /// Refuses an image name that a container CLI could read as something
 /// else: one that starts with `-`, or holds whitespace or a control
 /// character (no image reference does).
-pub fn check_image(image: &str) -> Result<(), String> {
+pub fn check_image(image: &str) -> Result<(), SpecError> {
     if image.starts_with('-') || image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "container: invalid image {image:?}: an image may not start with '-' or hold spaces or control characters"
-        ));
+        return Err(SpecError::InvalidImage(image.to_string()));
     }
     Ok(())
 }
@@ -37,7 +125,7 @@ pub struct Mount {
 
 impl Mount {
     /// Parses Kustomize's `--mount` form: `type=bind,src=PATH,dst=PATH[,rw=true]`.
-    pub fn parse_flag(text: &str) -> Result<Mount, String> {
+    pub fn parse_flag(text: &str) -> Result<Mount, MountError> {
         let mut m = Mount {
             kind: String::new(),
             src: String::new(),
@@ -45,23 +133,32 @@ impl Mount {
             rw: false,
         };
         for part in text.split(',') {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("mount '{text}': expected key=value pairs, got '{part}'"))?;
+            let (k, v) = part.split_once('=').ok_or_else(|| MountError::NotPair {
+                text: text.to_string(),
+                part: part.to_string(),
+            })?;
             match k {
                 "type" => m.kind = v.to_string(),
                 "src" | "source" => m.src = v.to_string(),
                 "dst" | "destination" | "target" => m.dst = v.to_string(),
                 "rw" => m.rw = v == "true",
                 "readonly" => m.rw = v != "true",
-                _ => return Err(format!("mount '{text}': unknown key '{k}'")),
+                _ => {
+                    return Err(MountError::UnknownKey {
+                        text: text.to_string(),
+                        key: k.to_string(),
+                    })
+                }
             }
         }
-        m.check().map_err(|e| format!("mount '{text}': {e}"))?;
+        m.check().map_err(|e| MountError::Flag {
+            text: text.to_string(),
+            source: Box::new(e),
+        })?;
         Ok(m)
     }
 
-    fn from_node(node: &Node) -> Result<Mount, String> {
+    fn from_node(node: &Node) -> Result<Mount, MountError> {
         let text = |key: &str| {
             node.get(key)
                 .and_then(Node::as_str)
@@ -78,15 +175,12 @@ impl Mount {
         Ok(m)
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), MountError> {
         if self.kind != "bind" {
-            return Err(format!(
-                "mount type '{}' is not supported (use type: bind)",
-                self.kind
-            ));
+            return Err(MountError::Type(self.kind.clone()));
         }
         if self.src.is_empty() || self.dst.is_empty() {
-            return Err("a mount needs both src and dst".into());
+            return Err(MountError::Paths);
         }
         Ok(())
     }
@@ -146,7 +240,7 @@ impl Runtime {
 }
 
 /// The runtime a function config declares; `None` when it declares none.
-pub fn runtime_of(config: &Node) -> Result<Option<Runtime>, String> {
+pub fn runtime_of(config: &Node) -> Result<Option<Runtime>, SpecError> {
     let annotation = [FUNCTION_ANNOTATION, LEGACY_FUNCTION_ANNOTATION]
         .iter()
         .find_map(|key| {
@@ -158,10 +252,10 @@ pub fn runtime_of(config: &Node) -> Result<Option<Runtime>, String> {
     let declared = match (annotation, config.get("runtime")) {
         (Some((key, text)), _) => {
             let node = krusty_yaml::parse_stream(text)
-                .map_err(|e| format!("annotation {key}: not valid YAML: {}: {}", e.pos, e.message))?
+                .map_err(|source| SpecError::AnnotationYaml { key, source })?
                 .into_iter()
                 .find_map(|d| d.root)
-                .ok_or_else(|| format!("annotation {key} is empty"))?;
+                .ok_or(SpecError::AnnotationEmpty(key))?;
             Some((format!("annotation {key}"), node))
         }
         (None, Some(node)) => Some(("field 'runtime'".to_string(), node.clone())),
@@ -172,7 +266,10 @@ pub fn runtime_of(config: &Node) -> Result<Option<Runtime>, String> {
     };
     resolve(&node, config)
         .map(Some)
-        .map_err(|e| format!("{source}: {e}"))
+        .map_err(|e| SpecError::Declaration {
+            declared: source,
+            source: Box::new(e),
+        })
 }
 
 /// The annotation on a function config that runs its function as a spec
@@ -184,16 +281,15 @@ pub const SERVER_ANNOTATION: &str = "krusty.dev/function-server";
 
 /// The server protocol a function config opts into with
 /// [`SERVER_ANNOTATION`]; `None` when it does not.
-pub fn server_of(config: &Node) -> Result<Option<crate::ServerProtocol>, String> {
+pub fn server_of(config: &Node) -> Result<Option<crate::ServerProtocol>, SpecError> {
     let Some(value) = config.get_path(&["metadata", "annotations", SERVER_ANNOTATION]) else {
         return Ok(None);
     };
     match value.as_str().map(str::trim) {
         Some("http") => Ok(Some(crate::ServerProtocol::Http)),
         Some("grpc") => Ok(Some(crate::ServerProtocol::Grpc)),
-        _ => Err(format!(
-            "annotation {SERVER_ANNOTATION}: expected http or grpc, got {:?}",
-            value.as_str().unwrap_or("a non-string value")
+        _ => Err(SpecError::ServerProtocol(
+            value.as_str().unwrap_or("a non-string value").to_string(),
         )),
     }
 }
@@ -213,9 +309,9 @@ pub(crate) fn strings(node: &Node, key: &str) -> Vec<String> {
 }
 
 /// Reads a runtime declaration (`exec:`, `container:` or `starlark:`).
-fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
+fn resolve(node: &Node, config: &Node) -> Result<Runtime, SpecError> {
     if node.as_map().is_none() {
-        return Err("expected a mapping with one of exec, container or starlark".into());
+        return Err(SpecError::NotMapping);
     }
     let text = |n: &Node, key: &str| n.get(key).and_then(Node::as_str).unwrap_or("").to_string();
     let declared: Vec<&str> = ["exec", "container", "starlark"]
@@ -227,7 +323,7 @@ fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
             let exec = node.get("exec").cloned().unwrap_or_else(Node::map);
             let path = text(&exec, "path");
             if path.is_empty() {
-                return Err("exec: a path is required".into());
+                return Err(SpecError::ExecPath);
             }
             Ok(Runtime::Exec {
                 path,
@@ -239,7 +335,7 @@ fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
             let c = node.get("container").cloned().unwrap_or_else(Node::map);
             let image = text(&c, "image");
             if image.is_empty() {
-                return Err("container: an image is required".into());
+                return Err(SpecError::ContainerImage);
             }
             check_image(&image)?;
             let mounts = c
@@ -272,17 +368,13 @@ fn resolve(node: &Node, config: &Node) -> Result<Runtime, String> {
                 (true, true, Some(src)) => {
                     Ok(Runtime::Starlark(StarlarkSource::Inline(src.to_string())))
                 }
-                (false, false, _) => Err("starlark: give a path or a url, not both".into()),
-                (true, true, None) => Err(
-                    "starlark: a path or a url is required (or a StarlarkRun config with source)"
-                        .into(),
-                ),
+                (false, false, _) => Err(SpecError::StarlarkBoth),
+                (true, true, None) => Err(SpecError::StarlarkMissing),
             }
         }
-        [] => Err("expected one of exec, container or starlark".into()),
-        many => Err(format!(
-            "declares several runtimes ({}); declare exactly one",
-            many.join(", ")
+        [] => Err(SpecError::NoRuntime),
+        many => Err(SpecError::SeveralRuntimes(
+            many.iter().map(|k| k.to_string()).collect(),
         )),
     }
 }
@@ -379,6 +471,7 @@ mod tests {
         assert_eq!(server_of(&node("kind: X\n")).unwrap(), None);
         assert!(server_of(&with("tcp"))
             .unwrap_err()
+            .to_string()
             .contains("expected http or grpc"));
     }
 
@@ -397,7 +490,7 @@ mod tests {
             ("kind: X\nruntime: {container: {image: --privileged}}\n", "may not start with '-'"),
             ("kind: X\nruntime: {container: {image: \"a b\"}}\n", "invalid image"),
         ] {
-            let err = runtime_of(&node(text)).unwrap_err();
+            let err = runtime_of(&node(text)).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
         assert!(

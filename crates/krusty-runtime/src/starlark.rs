@@ -19,6 +19,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use krusty_fn::{FnResult, ResourceList};
 
@@ -45,6 +46,35 @@ pub const PARENT_ENV: &str = "KRUSTY_STARLARK_PARENT";
 /// Exit status of a run that needed more memory than its limit.
 pub const OUT_OF_MEMORY: i32 = 3;
 
+/// Why the Starlark runtime did not run a program to its end.
+#[derive(Debug, thiserror::Error)]
+enum Unrun {
+    /// krusty's own path is unknown.
+    #[error("cannot find the Starlark runtime: where is krusty? {0}")]
+    NoExe(#[source] std::io::Error),
+    /// The runtime's program is not beside krusty (where it was looked
+    /// for).
+    #[error("Starlark functions run in the {PROGRAM} program, which is not beside krusty ({}): build the workspace (cargo build --release) or install both programs together, or set {PROGRAM_ENV} to its path", .0.display())]
+    NotBeside(PathBuf),
+    /// The runtime's program could not be started.
+    #[error("cannot start the Starlark runtime '{}': {source}", .path.display())]
+    Spawn {
+        /// The program.
+        path: PathBuf,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
+    /// The program ran past the time limit.
+    #[error("the Starlark program ran longer than {} s and was stopped", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// The program's list grew past the output limit (in bytes).
+    #[error("the Starlark program's list grew past {0} bytes and it was stopped")]
+    TooMuchOutput(usize),
+    /// The program needed more memory than the limit (in bytes).
+    #[error("the Starlark program needed more memory than its limit of {} (--function-max-memory) and was stopped", describe_size(*.0))]
+    OutOfMemory(u64),
+}
+
 /// Runs `program` over `input` in the Starlark runtime, within the
 /// policy's time and output limits.
 pub fn run(program: &str, input: ResourceList, policy: &Policy) -> Result<ResourceList, Failed> {
@@ -53,7 +83,7 @@ pub fn run(program: &str, input: ResourceList, policy: &Policy) -> Result<Resour
     stdin.extend_from_slice(format!("{}\n", program.len()).as_bytes());
     stdin.extend_from_slice(program.as_bytes());
     stdin.extend_from_slice(json.as_bytes());
-    let done = invoke(&[RUN.to_string()], stdin, policy).map_err(Failed::new)?;
+    let done = invoke(&[RUN.to_string()], stdin, policy).map_err(|e| Failed::new(e.to_string()))?;
     forward_prints(&done.stderr);
     if done.status.code() == Some(PROGRAM_FAILED) {
         return Err(program_failure(&done.stdout).unwrap_or_else(|| {
@@ -77,7 +107,7 @@ pub fn run(program: &str, input: ResourceList, policy: &Policy) -> Result<Resour
 }
 
 /// Runs the Starlark runtime with `args`, `stdin` as its input.
-fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::Finished, String> {
+fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::Finished, Unrun> {
     let path = program_path()?;
     let mut cmd = Command::new(&path);
     cmd.args(args)
@@ -92,44 +122,31 @@ fn invoke(args: &[String], stdin: Vec<u8>, policy: &Policy) -> Result<process::F
         &|| {},
     )
     .map_err(|f| match f {
-        Failure::Spawn(e) => format!(
-            "cannot start the Starlark runtime '{}': {e}",
-            path.display()
-        ),
-        Failure::Timeout { .. } => format!(
-            "the Starlark program ran longer than {} s and was stopped",
-            policy.timeout.as_secs_f64()
-        ),
-        Failure::TooMuchOutput => format!(
-            "the Starlark program's list grew past {} bytes and it was stopped",
-            policy.max_output
-        ),
+        Failure::Spawn(source) => Unrun::Spawn {
+            path: path.clone(),
+            source,
+        },
+        Failure::Timeout { .. } => Unrun::Timeout(policy.timeout),
+        Failure::TooMuchOutput => Unrun::TooMuchOutput(policy.max_output),
     })?;
     if done.status.code() == Some(OUT_OF_MEMORY) {
-        return Err(format!(
-            "the Starlark program needed more memory than its limit of {} (--function-max-memory) and was stopped",
-            describe_size(policy.max_memory)
-        ));
+        return Err(Unrun::OutOfMemory(policy.max_memory));
     }
     Ok(done)
 }
 
 /// Where the Starlark runtime's program is: `$KRUSTY_STARLARK`, else
 /// beside the running `krusty`.
-fn program_path() -> Result<PathBuf, String> {
+fn program_path() -> Result<PathBuf, Unrun> {
     if let Some(path) = std::env::var_os(PROGRAM_ENV) {
         return Ok(PathBuf::from(path));
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the Starlark runtime: where is krusty? {e}"))?;
+    let exe = std::env::current_exe().map_err(Unrun::NoExe)?;
     let beside = exe.with_file_name(PROGRAM);
     if beside.is_file() {
         return Ok(beside);
     }
-    Err(format!(
-        "Starlark functions run in the {PROGRAM} program, which is not beside krusty ({}): build the workspace (cargo build --release) or install both programs together, or set {PROGRAM_ENV} to its path",
-        beside.display()
-    ))
+    Err(Unrun::NotBeside(beside))
 }
 
 /// Passes on what the program printed, as an interpreter in this process

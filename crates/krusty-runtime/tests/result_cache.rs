@@ -178,7 +178,7 @@ fn a_replay_still_needs_the_enable_flags() {
             &mut Vec::new(),
         )
         .unwrap_err();
-    assert!(err.contains("enable"), "{err}");
+    assert!(err.to_string().contains("enable"), "{err}");
     assert_eq!(runs(&dir), 1);
 }
 

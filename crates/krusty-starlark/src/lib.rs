@@ -69,7 +69,7 @@ fn run_request() -> ExitCode {
     }
     let (program, input) = match split_request(request) {
         Ok(parts) => parts,
-        Err(why) => return fail(&Failed::new(why)),
+        Err(why) => return fail(&Failed::new(why.to_string())),
     };
     let outcome = std::thread::Builder::new()
         .name("starlark".into())
@@ -99,29 +99,37 @@ fn is_out_of_memory(e: &std::io::Error) -> bool {
         || matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
 }
 
+/// Why a `run` request cannot be read.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum Malformed {
+    /// It is not laid out as the exchange says.
+    #[error(
+        "malformed request: expected the program's length, a line break, the program and the list"
+    )]
+    Layout,
+    /// The program or the list (named) is not UTF-8.
+    #[error("malformed request: the {0} is not UTF-8")]
+    NotUtf8(&'static str),
+}
+
 /// The program and the input list of a `run` request: the program's length
 /// in bytes and a line break, the program, then the list.
-fn split_request(request: Vec<u8>) -> Result<(String, String), String> {
-    let malformed = || {
-        "malformed request: expected the program's length, a line break, the program and the list"
-            .to_string()
-    };
+fn split_request(request: Vec<u8>) -> Result<(String, String), Malformed> {
     let line_end = request
         .iter()
         .position(|&b| b == b'\n')
-        .ok_or_else(malformed)?;
+        .ok_or(Malformed::Layout)?;
     let len: usize = std::str::from_utf8(&request[..line_end])
         .ok()
         .and_then(|s| s.parse().ok())
-        .ok_or_else(malformed)?;
+        .ok_or(Malformed::Layout)?;
     let rest = &request[line_end + 1..];
     if rest.len() < len {
-        return Err(malformed());
+        return Err(Malformed::Layout);
     }
     let (program, list) = rest.split_at(len);
-    let text = |b: &[u8], what: &str| {
-        String::from_utf8(b.to_vec())
-            .map_err(|_| format!("malformed request: the {what} is not UTF-8"))
+    let text = |b: &[u8], what: &'static str| {
+        String::from_utf8(b.to_vec()).map_err(|_| Malformed::NotUtf8(what))
     };
     Ok((text(program, "program")?, text(list, "list")?))
 }

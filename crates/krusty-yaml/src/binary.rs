@@ -274,7 +274,8 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
 }
 
 /// Why bytes are not an encoded node: what was wrong, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("binary node, byte {offset}: {kind}")]
 pub struct DecodeError {
     /// The offset, in bytes from the start of the input, of what is wrong.
     pub offset: usize,
@@ -283,24 +284,32 @@ pub struct DecodeError {
 }
 
 /// What is wrong in a [`DecodeError`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeErrorKind {
     /// The input does not start with [`MAGIC`].
+    #[error("not a binary node (no magic number)")]
     NotBinary,
     /// A version this reader does not know (the version found).
+    #[error("version {0} is not supported (only {VERSION})")]
     UnsupportedVersion(u8),
     /// The input ends in the middle of a node.
+    #[error("the input ends in the middle of a node")]
     Truncated,
     /// A varint longer than its field allows.
+    #[error("a number is longer than its field")]
     BadVarint,
     /// A node's flags byte has bits that mean nothing, or an unknown kind.
+    #[error("invalid node flags {0:#04x}")]
     BadNodeFlags(u8),
     /// An extras flags byte has bits that mean nothing.
+    #[error("invalid extras flags {0:#04x}")]
     BadExtrasFlags(u8),
     /// A column of 2^24 or more (the packed word holds 24 bits).
+    #[error("column {0} does not fit in 24 bits")]
     BadColumn(u64),
     /// A length or count claims more than the bytes left can hold.
+    #[error("a length or count of {claimed} is more than the {left} bytes left can hold")]
     TooLong {
         /// The length or count read.
         claimed: u64,
@@ -308,41 +317,16 @@ pub enum DecodeErrorKind {
         left: usize,
     },
     /// Text that is not UTF-8.
+    #[error("text that is not UTF-8")]
     NotUtf8,
     /// A node more levels deep than the limit (the limit; the root is at
     /// level 1).
+    #[error("nodes nest deeper than {0} levels")]
     TooDeep(usize),
     /// Bytes after the node (how many).
+    #[error("{0} bytes after the node")]
     TrailingBytes(usize),
 }
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "binary node, byte {}: ", self.offset)?;
-        match &self.kind {
-            DecodeErrorKind::NotBinary => f.write_str("not a binary node (no magic number)"),
-            DecodeErrorKind::UnsupportedVersion(v) => {
-                write!(f, "version {v} is not supported (only {VERSION})")
-            }
-            DecodeErrorKind::Truncated => f.write_str("the input ends in the middle of a node"),
-            DecodeErrorKind::BadVarint => f.write_str("a number is longer than its field"),
-            DecodeErrorKind::BadNodeFlags(b) => write!(f, "invalid node flags {b:#04x}"),
-            DecodeErrorKind::BadExtrasFlags(b) => write!(f, "invalid extras flags {b:#04x}"),
-            DecodeErrorKind::BadColumn(c) => write!(f, "column {c} does not fit in 24 bits"),
-            DecodeErrorKind::TooLong { claimed, left } => write!(
-                f,
-                "a length or count of {claimed} is more than the {left} bytes left can hold"
-            ),
-            DecodeErrorKind::NotUtf8 => f.write_str("text that is not UTF-8"),
-            DecodeErrorKind::TooDeep(limit) => {
-                write!(f, "nodes nest deeper than {limit} levels")
-            }
-            DecodeErrorKind::TrailingBytes(n) => write!(f, "{n} bytes after the node"),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 struct Reader<'a> {
     bytes: &'a [u8],

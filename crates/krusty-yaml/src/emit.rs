@@ -21,44 +21,32 @@ const MAX_SIMPLE_KEY: usize = 128;
 
 /// Why a node cannot be printed the way Kustomize prints it (its JSON
 /// round trip fails on these, in Go's words).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EmitError {
     /// A mapping key below the top level that is not a string.
+    #[error("{MAP_TYPE} (key {0:?} is not a string)")]
     NonStringKey(String),
     /// A mapping key that is a collection.
+    #[error("{MAP_TYPE} (a key is a collection)")]
     CollectionKey,
     /// A key holding NEL, which ends its line when read back.
+    #[error("yaml: did not find expected ',' or '}}' (key {0:?} holds a NEL)")]
     KeyWithNel(String),
     /// A key longer in JSON than go-yaml reads as a key (its first
     /// characters).
+    #[error("yaml: did not find expected ',' or '}}' (key {0:?}... is longer than {MAX_JSON_KEY} characters in JSON)")]
     KeyTooLong(String),
     /// A string with characters YAML does not allow.
+    #[error("yaml: control characters are not allowed")]
     ControlCharacter,
     /// A number JSON cannot hold (an infinity or NaN; Go's message).
+    #[error("{0}")]
     UnsupportedNumber(String),
 }
 
-impl std::fmt::Display for EmitError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const MAP: &str = "json: unsupported type: map[interface {}]interface {}";
-        match self {
-            EmitError::NonStringKey(key) => write!(f, "{MAP} (key {key:?} is not a string)"),
-            EmitError::CollectionKey => write!(f, "{MAP} (a key is a collection)"),
-            EmitError::KeyWithNel(key) => write!(
-                f,
-                "yaml: did not find expected ',' or '}}' (key {key:?} holds a NEL)"
-            ),
-            EmitError::KeyTooLong(start) => write!(
-                f,
-                "yaml: did not find expected ',' or '}}' (key {start:?}... is longer than {MAX_JSON_KEY} characters in JSON)"
-            ),
-            EmitError::ControlCharacter => f.write_str("yaml: control characters are not allowed"),
-            EmitError::UnsupportedNumber(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for EmitError {}
+/// The Go type Kustomize's JSON encoder names for a mapping with a key
+/// that is no string.
+const MAP_TYPE: &str = "json: unsupported type: map[interface {}]interface {}";
 
 /// Appends `node` to `out` as one Kustomize-formatted YAML document (no `---`).
 pub fn emit_document(node: &Node, out: &mut String) -> Result<(), EmitError> {

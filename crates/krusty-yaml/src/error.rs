@@ -3,7 +3,8 @@
 use crate::node::Pos;
 
 /// A YAML syntax or limit error at a source position.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {}, column {}: {message}", .pos.line, .pos.col)]
 pub struct YamlError {
     /// What went wrong.
     pub message: String,
@@ -20,15 +21,3 @@ impl YamlError {
         }
     }
 }
-
-impl std::fmt::Display for YamlError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "line {}, column {}: {}",
-            self.pos.line, self.pos.col, self.message
-        )
-    }
-}
-
-impl std::error::Error for YamlError {}

@@ -785,7 +785,8 @@ impl<'a> Parser<'a> {
                 if let Some(t) = tag {
                     // Kept as written, `!` alone included.
                     n.set_tag_text(&t);
-                    check_tagged_scalar("", n.tag()).map_err(|m| YamlError::new(n.pos(), m))?;
+                    check_tagged_scalar("", n.tag())
+                        .map_err(|m| YamlError::new(n.pos(), m.to_string()))?;
                 }
                 if let Some(a) = anchor {
                     self.register_anchor(a, &n);
@@ -2087,7 +2088,8 @@ fn apply_tag(node: &mut Node, tag: String) -> PResult<()> {
     }
     node.set_tag_text(&tag);
     if let Value::Scalar(s) = &node.value {
-        check_tagged_scalar(&s.text, node.tag()).map_err(|m| YamlError::new(node.pos(), m))?;
+        check_tagged_scalar(&s.text, node.tag())
+            .map_err(|m| YamlError::new(node.pos(), m.to_string()))?;
     }
     Ok(())
 }

@@ -79,16 +79,39 @@ pub fn resolve_input(n: &Node) -> Resolved<'_> {
     }
 }
 
+/// Why a scalar's text does not suit its explicit core tag, in go-yaml's
+/// words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TagError {
+    /// `!!binary` text that is not valid base64.
+    #[error("!!binary value contains invalid base64 data")]
+    InvalidBase64,
+    /// Text of another type than its tag asks for.
+    #[error(
+        "cannot decode {} `{text}` as a {}",
+        .found.core_text().unwrap_or_default(),
+        .wanted.core_text().unwrap_or_default()
+    )]
+    Mismatch {
+        /// The scalar's text.
+        text: String,
+        /// The type the text resolves to.
+        found: Tag,
+        /// The type the tag asks for.
+        wanted: Tag,
+    },
+}
+
 /// Checks a scalar's explicit core tag against its text as go-yaml does
 /// when it decodes the scalar: `!!int`, `!!bool`, `!!null` and
 /// `!!timestamp` need text of that type (`!!float` takes an integer too),
 /// and `!!binary` needs valid base64. The error is go-yaml's message.
-pub fn check_tagged_scalar(text: &str, tag: Tag) -> Result<(), String> {
+pub fn check_tagged_scalar(text: &str, tag: Tag) -> Result<(), TagError> {
     if tag == Tag::Binary {
         if is_go_base64(text) {
             return Ok(());
         }
-        return Err("!!binary value contains invalid base64 data".into());
+        return Err(TagError::InvalidBase64);
     }
     let wanted = match tag {
         Tag::Int | Tag::Float | Tag::Bool | Tag::Null | Tag::Timestamp => tag,
@@ -106,17 +129,17 @@ pub fn check_tagged_scalar(text: &str, tag: Tag) -> Result<(), String> {
     if found == wanted || (wanted == Tag::Float && found == Tag::Int) {
         return Ok(());
     }
-    Err(format!(
-        "cannot decode {} `{text}` as a {}",
-        found.core_text().unwrap_or_default(),
-        wanted.core_text().unwrap_or_default()
-    ))
+    Err(TagError::Mismatch {
+        text: text.to_string(),
+        found,
+        wanted,
+    })
 }
 
 /// The first scalar in `node` whose text does not suit its explicit core
 /// tag, as go-yaml's decoder reports it (see [`check_tagged_scalar`]):
 /// such a scalar cannot be parsed, but an operation may write one.
-pub fn check_scalar_tags(node: &crate::Node) -> Result<(), String> {
+pub fn check_scalar_tags(node: &crate::Node) -> Result<(), TagError> {
     use crate::Value;
     match &node.value {
         Value::Scalar(s) => check_tagged_scalar(&s.text, node.tag()),
@@ -667,12 +690,14 @@ mod tests {
         assert!(check_tagged_scalar("2001-12-14", Tag::Timestamp).is_ok());
         assert!(check_tagged_scalar("x", Tag::Str).is_ok());
         assert_eq!(
-            check_tagged_scalar("2001-12-14", Tag::Int),
-            Err("cannot decode !!str `2001-12-14` as a !!int".into())
+            check_tagged_scalar("2001-12-14", Tag::Int)
+                .unwrap_err()
+                .to_string(),
+            "cannot decode !!str `2001-12-14` as a !!int"
         );
         assert_eq!(
-            check_tagged_scalar("", Tag::Int),
-            Err("cannot decode !!null `` as a !!int".into())
+            check_tagged_scalar("", Tag::Int).unwrap_err().to_string(),
+            "cannot decode !!null `` as a !!int"
         );
     }
 

@@ -168,7 +168,7 @@ fn current_dir() -> PathBuf {
 
 /// Checks `--trusted-catalog` values: each must name a place (see
 /// [`Trust`]); the error says which does not, and why.
-pub fn check_trusted(values: &[String]) -> Result<(), String> {
+pub fn check_trusted(values: &[String]) -> Result<(), trust::Untrusted> {
     let cwd = current_dir();
     values
         .iter()

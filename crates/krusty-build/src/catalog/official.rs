@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use super::schema::{self, Catalog};
+use super::schema::{self, Catalog, SchemaError};
 
 /// The embedded catalog's text (empty: none was embedded).
 const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/official-catalog.yaml"));
@@ -13,18 +13,23 @@ const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/official-catalog.
 /// The name the official catalog is shown by in messages.
 pub const LABEL: &str = "the official catalog";
 
+/// The embedded official catalog does not read (where and why).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{LABEL}: {}", .0.in_file("(embedded)"))]
+pub struct Unreadable(pub SchemaError);
+
 /// The official catalog, if this build of krusty has one. One that does not
 /// read is an error of every lookup (it is krusty's own build that is
 /// broken).
-pub fn catalog() -> Option<&'static Result<Catalog, String>> {
-    static PARSED: OnceLock<Option<Result<Catalog, String>>> = OnceLock::new();
+pub fn catalog() -> Option<&'static Result<Catalog, Unreadable>> {
+    static PARSED: OnceLock<Option<Result<Catalog, Unreadable>>> = OnceLock::new();
     PARSED.get_or_init(|| from_text(EMBEDDED)).as_ref()
 }
 
 /// The official catalog embedded as `text` (none when it is empty).
-pub fn from_text(text: &str) -> Option<Result<Catalog, String>> {
+pub fn from_text(text: &str) -> Option<Result<Catalog, Unreadable>> {
     if text.trim().is_empty() {
         return None;
     }
-    Some(schema::parse(text).map_err(|e| format!("{LABEL}: {}", e.in_file("(embedded)"))))
+    Some(schema::parse(text).map_err(Unreadable))
 }

@@ -39,7 +39,7 @@ pub(crate) fn lookup(
     catalogs: &[CatalogRef],
     store: &Store,
     policy: &Policy,
-    official: Option<&Result<Catalog, String>>,
+    official: Option<&Result<Catalog, official::Unreadable>>,
 ) -> BuildResult<Option<FunctionCall>> {
     if catalogs.is_empty() && official.is_none() {
         return Ok(None);
@@ -52,7 +52,7 @@ pub(crate) fn lookup(
     if let Some(official) = official {
         let catalog = official
             .as_ref()
-            .map_err(|e| in_config(BuildError::new(e.clone())))?;
+            .map_err(|e| in_config(BuildError::new(e.to_string())))?;
         if let Some((f, v)) = super::find(catalog, group, version, kind) {
             let from = Found {
                 label: official::LABEL.to_string(),

@@ -142,7 +142,7 @@ fn has_git_marks(url: &str) -> bool {
 /// The file a git reference names in its repository (`catalog.yaml` when
 /// it names a folder).
 fn from_git(reference: &str, fetcher: &Fetcher) -> BuildResult<Text> {
-    let url = GitUrl::parse(reference).map_err(BuildError::new)?;
+    let url = GitUrl::parse(reference).map_err(|e| BuildError::new(e.to_string()))?;
     refuse_plain_http(&url.clone_url())?;
     let checkout = fetcher.checkout(&url)?;
     let repo = crate::loader::canonical(&checkout.dir)?;

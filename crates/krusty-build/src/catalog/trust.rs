@@ -57,19 +57,61 @@ impl Trust {
 /// What a `--trusted-catalog` value may be, for messages.
 const FORMS: &str = "a catalog is trusted by where it is: its file (a path from the current directory), its https:// URL, its git reference or its oci:// reference; a metadata.name trusts nothing, since any tree can copy a name";
 
+/// A `--trusted-catalog` value that names no place, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("--trusted-catalog '{value}': {why}; {FORMS}")]
+pub struct Untrusted {
+    /// The value as given.
+    pub value: String,
+    /// Why it names no place.
+    pub why: NoPlace,
+}
+
+/// Why a `--trusted-catalog` value names no place.
+#[derive(Debug, thiserror::Error)]
+pub enum NoPlace {
+    /// It is a malformed OCI reference.
+    #[error(transparent)]
+    Oci(#[from] krusty_fetch::FetchError),
+    /// It starts as an HTTP(S) URL but is none.
+    #[error("not a URL")]
+    NotAUrl,
+    /// It is empty.
+    #[error("an empty value names nothing")]
+    Empty,
+    /// No file is there (the directory it is relative to; empty when
+    /// that is unknown).
+    #[error("no such file (from {})", display_dir(.0))]
+    NoFile(PathBuf),
+    /// The path cannot be resolved.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The path names no file (where it leads).
+    #[error("{} is not a file (a local catalog is trusted by its file)", .0.display())]
+    NotAFile(PathBuf),
+}
+
 /// The places the `--trusted-catalog` value `value` names (local paths
 /// relative to `cwd`), or why it names none.
-pub fn places(value: &str, cwd: &Path) -> Result<Vec<Location>, String> {
-    let refused = |why: String| format!("--trusted-catalog '{value}': {why}; {FORMS}");
+pub fn places(value: &str, cwd: &Path) -> Result<Vec<Location>, Untrusted> {
+    let refused = |why: NoPlace| Untrusted {
+        value: value.to_string(),
+        why,
+    };
     if krusty_fetch::is_oci_reference(value) {
         return match krusty_fetch::OciReference::parse(value) {
             Ok(_) => Ok(Location::oci(value).into_iter().collect()),
-            Err(e) => Err(refused(e.to_string())),
+            Err(e) => Err(refused(e.into())),
         };
     }
     let git = GitUrl::parse(value).ok().and_then(|u| Location::git(&u));
     if krusty_fetch::is_http_url(value) {
-        let url = Location::url(value).ok_or_else(|| refused("not a URL".into()))?;
+        let url = Location::url(value).ok_or_else(|| refused(NoPlace::NotAUrl))?;
         return Ok(std::iter::once(url).chain(git).collect());
     }
     let file = local_file(value, cwd);
@@ -82,23 +124,20 @@ pub fn places(value: &str, cwd: &Path) -> Result<Vec<Location>, String> {
 }
 
 /// The local catalog file `value` names from `cwd`.
-fn local_file(value: &str, cwd: &Path) -> Result<Location, String> {
+fn local_file(value: &str, cwd: &Path) -> Result<Location, NoPlace> {
     if value.is_empty() {
-        return Err("an empty value names nothing".into());
+        return Err(NoPlace::Empty);
     }
     let path = cwd.join(value);
-    let canonical = std::fs::canonicalize(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            format!("no such file (from {})", display_dir(cwd))
+    let canonical = std::fs::canonicalize(&path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            NoPlace::NoFile(cwd.to_path_buf())
         } else {
-            format!("{}: {e}", path.display())
+            NoPlace::Io { path, source }
         }
     })?;
     if !canonical.is_file() {
-        return Err(format!(
-            "{} is not a file (a local catalog is trusted by its file)",
-            canonical.display()
-        ));
+        return Err(NoPlace::NotAFile(canonical));
     }
     Ok(Location::File(canonical))
 }
@@ -173,7 +212,7 @@ mod tests {
             ("", "an empty value names nothing"),
             ("oci://reg.example/Upper", "invalid OCI reference"),
         ] {
-            let err = places(value, &dir).unwrap_err();
+            let err = places(value, &dir).unwrap_err().to_string();
             assert!(
                 err.contains(why) && err.contains("a metadata.name trusts nothing"),
                 "{value}: {err}"

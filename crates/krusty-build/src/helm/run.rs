@@ -60,7 +60,7 @@ impl Invocation<'_> {
                 format!("{prefix}: {message}")
             })
         };
-        let program = resolve(self.command).map_err(|why| fail(b"", b"", why))?;
+        let program = resolve(self.command).map_err(|why| fail(b"", b"", why.to_string()))?;
         let mut cmd = Command::new(&program);
         cmd.args(args);
         for pair in &env {
@@ -96,13 +96,19 @@ impl Invocation<'_> {
     }
 }
 
+/// A program that is not on `PATH` (its name), in Go's `exec.LookPath`
+/// words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("exec: \"{0}\": executable file not found in $PATH")]
+pub struct NotFound(pub String);
+
 /// The program `command` names: itself when it holds a `/`, else the first
 /// executable file of that name on `PATH`, as Go's `exec.LookPath` finds it.
-pub fn resolve(command: &str) -> Result<PathBuf, String> {
+pub fn resolve(command: &str) -> Result<PathBuf, NotFound> {
     if command.contains('/') {
         return Ok(PathBuf::from(command));
     }
-    let not_found = || format!("exec: \"{command}\": executable file not found in $PATH");
+    let not_found = || NotFound(command.to_string());
     if command.is_empty() {
         return Err(not_found());
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use krusty_ops::{Env, KustomizeVersion};
 use krusty_resource::{Hashed, Origin, ResMap, Resource};
-use krusty_runtime::{FunctionCall, Role};
+use krusty_runtime::{FunctionCall, Role, RunError};
 
 use super::Pipeline;
 use crate::error::BuildResult;
@@ -35,7 +35,7 @@ pub trait Build {
         role: Role,
         resources: &mut ResMap,
         origin: &Origin,
-    ) -> Result<Vec<Resource>, String>;
+    ) -> Result<Vec<Resource>, RunError>;
 
     /// The resources `path` names, read through `loader`: a file of
     /// documents, a folder holding a kustomization or a composition

@@ -17,7 +17,7 @@ impl Apply for FunctionCall {
         let _timer = call.timer(build);
         let ran = build.run_function(self, call.role, resources, call.origin);
         // A generator's output is added as Kustomize adds it.
-        for made in ran.map_err(|e| call.failed(BuildError::new(e)))? {
+        for made in ran.map_err(|e| call.failed(BuildError::new(e.to_string())))? {
             absorb(resources, made, build.version()).map_err(|e| {
                 call.failed(BuildError::new(format!("function {}: {e}", self.label)))
             })?;

@@ -11,6 +11,7 @@ use p256::ecdsa::signature::Verifier as _;
 use p256::ecdsa::{Signature, VerifyingKey};
 use p256::pkcs8::DecodePublicKey;
 
+use super::BadSignature;
 use crate::error::FetchError;
 
 /// The largest key file read.
@@ -47,7 +48,7 @@ impl Keys {
             .iter()
             .map(|path| {
                 let file = path.display().to_string();
-                let text = read_bounded(path).map_err(|why| bad_key(&file, &why))?;
+                let text = read_bounded(path).map_err(|why| bad_key(&file, why))?;
                 parse(&file, &text)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -75,9 +76,8 @@ impl Keys {
     /// Whether one of the keys made `der` (an ASN.1 DER ECDSA signature
     /// over the SHA-256 of `payload`); an error when `der` is no such
     /// signature at all.
-    pub(crate) fn any_verifies(&self, payload: &[u8], der: &[u8]) -> Result<bool, String> {
-        let signature = Signature::from_der(der)
-            .map_err(|_| "the signature is not an ASN.1 DER ECDSA P-256 signature".to_string())?;
+    pub(crate) fn any_verifies(&self, payload: &[u8], der: &[u8]) -> Result<bool, BadSignature> {
+        let signature = Signature::from_der(der).map_err(|_| BadSignature::NotDer)?;
         Ok(self
             .keys
             .iter()
@@ -85,17 +85,29 @@ impl Keys {
     }
 }
 
+/// Why a key file cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum KeyFileError {
+    /// Opening or reading it failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// It is larger than [`MAX_KEY_BYTES`].
+    #[error("larger than {MAX_KEY_BYTES} bytes")]
+    TooLarge,
+    /// It is not UTF-8 text.
+    #[error("not PEM text")]
+    NotText,
+}
+
 /// The text of the file at `path`, of at most [`MAX_KEY_BYTES`].
-fn read_bounded(path: &std::path::Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+fn read_bounded(path: &std::path::Path) -> Result<String, KeyFileError> {
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
-    file.take(MAX_KEY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    file.take(MAX_KEY_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_KEY_BYTES {
-        return Err(format!("larger than {MAX_KEY_BYTES} bytes"));
+        return Err(KeyFileError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "not PEM text".to_string())
+    String::from_utf8(bytes).map_err(|_| KeyFileError::NotText)
 }
 
 /// The key in `pem`, read from `file`.
@@ -112,7 +124,7 @@ fn parse(file: &str, pem: &str) -> Result<Key, FetchError> {
     })
 }
 
-fn bad_key(file: &str, why: &str) -> FetchError {
+fn bad_key(file: &str, why: impl fmt::Display) -> FetchError {
     FetchError::Signature(format!("--verify-key '{file}': {why}"))
 }
 
@@ -140,12 +152,13 @@ pub(crate) mod tests {
         let signature: Signature = secret.sign(b"payload");
         let der = signature.to_der();
         let keys = Keys::from_pem("k.pub", &pem).unwrap();
-        assert_eq!(keys.any_verifies(b"payload", der.as_bytes()), Ok(true));
-        assert_eq!(keys.any_verifies(b"payloaD", der.as_bytes()), Ok(false));
+        assert!(keys.any_verifies(b"payload", der.as_bytes()).unwrap());
+        assert!(!keys.any_verifies(b"payloaD", der.as_bytes()).unwrap());
         let others = Keys::from_pem("o.pub", &other).unwrap();
-        assert_eq!(others.any_verifies(b"payload", der.as_bytes()), Ok(false));
+        assert!(!others.any_verifies(b"payload", der.as_bytes()).unwrap());
         let err = keys.any_verifies(b"payload", b"\x30\x02").unwrap_err();
-        assert!(err.contains("not an ASN.1 DER"), "{err}");
+        assert!(matches!(err, BadSignature::NotDer), "{err}");
+        assert!(err.to_string().contains("not an ASN.1 DER"), "{err}");
     }
 
     #[test]

@@ -209,6 +209,106 @@ struct Signed {
     signature: Option<String>,
 }
 
+/// Why no signature of an artifact verifies with the keys.
+#[derive(Debug, thiserror::Error)]
+enum Unverified {
+    /// The signature manifest cannot be read.
+    #[error("its signatures ({at}) cannot be read: {source}")]
+    Unreadable {
+        /// Where the signatures are.
+        at: Box<OciReference>,
+        /// Why the pull failed.
+        source: FetchError,
+    },
+    /// The signature manifest is unusable.
+    #[error("{at}: {source}")]
+    Manifest {
+        /// Where the signatures are.
+        at: Box<OciReference>,
+        /// What is wrong with the manifest.
+        source: ManifestError,
+    },
+    /// The signature manifest lists no signature layer.
+    #[error("{at} holds no layer of type {SIMPLE_SIGNING_MEDIA_TYPE}")]
+    NoSignatures {
+        /// Where the signatures are.
+        at: Box<OciReference>,
+    },
+    /// No signature verifies.
+    #[error("{}", rejections(.rejected, *.unchecked))]
+    Rejected {
+        /// Each signature checked, and why it does not verify.
+        rejected: Vec<Rejected>,
+        /// How many signatures were left unchecked (beyond
+        /// [`MAX_SIGNATURES`]).
+        unchecked: usize,
+    },
+}
+
+/// One signature that does not verify.
+#[derive(Debug, thiserror::Error)]
+#[error("signature {number} ({digest}): {why}")]
+struct Rejected {
+    /// Its place in the manifest, from 1.
+    number: usize,
+    /// The digest of its payload.
+    digest: String,
+    /// Why it does not verify.
+    #[source]
+    why: BadSignature,
+}
+
+/// The reasons of [`Unverified::Rejected`], one after the other.
+fn rejections(rejected: &[Rejected], unchecked: usize) -> String {
+    let mut reasons: Vec<String> = rejected.iter().map(Rejected::to_string).collect();
+    if unchecked > 0 {
+        reasons.push(format!(
+            "{unchecked} more not checked (at most {MAX_SIGNATURES} are)"
+        ));
+    }
+    reasons.join("; ")
+}
+
+/// Why a signature manifest is unusable.
+#[derive(Debug, thiserror::Error)]
+enum ManifestError {
+    /// It does not parse as JSON.
+    #[error("the signature manifest is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// It has no `layers` list.
+    #[error("the signature manifest lists no layers")]
+    NoLayers,
+}
+
+/// Why one signature does not verify.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadSignature {
+    /// The layer carries no signature.
+    #[error("the layer has no annotation {SIGNATURE_ANNOTATION}")]
+    NoAnnotation,
+    /// The signature is longer than any this format holds.
+    #[error("the signature is longer than {MAX_SIGNATURE_CHARS} characters")]
+    TooLong,
+    /// The signature is not base64.
+    #[error("the signature is not base64")]
+    NotBase64,
+    /// The signature is no DER ECDSA P-256 signature.
+    #[error("the signature is not an ASN.1 DER ECDSA P-256 signature")]
+    NotDer,
+    /// The payload is larger than krusty reads (its size).
+    #[error("the payload is {0} bytes, more than the {MAX_PAYLOAD_BYTES} krusty reads")]
+    PayloadTooLarge(u64),
+    /// The payload cannot be pulled.
+    #[error("the payload cannot be read: {0}")]
+    PayloadUnreadable(#[source] FetchError),
+    /// None of the keys made the signature.
+    #[error("it is not made by any of the keys over this payload")]
+    NotByKeys,
+    /// The signed payload is not for this artifact.
+    #[error(transparent)]
+    Payload(#[from] payload::PayloadError),
+}
+
 /// Why no signature of `artifact` at `digest` verifies with `keys`
 /// (each signature's reason), or nothing when one does.
 fn verify(
@@ -216,35 +316,48 @@ fn verify(
     keys: &Keys,
     artifact: &OciReference,
     digest: &str,
-) -> Result<(), String> {
+) -> Result<(), Unverified> {
     let at = OciReference {
         tag: Some(signature_tag(digest)),
         digest: None,
         ..artifact.clone()
     };
-    let manifest = registry
-        .manifest(&at, MAX_SIGNATURE_MANIFEST_BYTES)
-        .map_err(|e| format!("its signatures ({at}) cannot be read: {e}"))?;
-    let layers = signed_layers(&manifest).map_err(|why| format!("{at}: {why}"))?;
+    let manifest = match registry.manifest(&at, MAX_SIGNATURE_MANIFEST_BYTES) {
+        Ok(manifest) => manifest,
+        Err(source) => {
+            return Err(Unverified::Unreadable {
+                at: Box::new(at),
+                source,
+            })
+        }
+    };
+    let layers = match signed_layers(&manifest) {
+        Ok(layers) => layers,
+        Err(source) => {
+            return Err(Unverified::Manifest {
+                at: Box::new(at),
+                source,
+            })
+        }
+    };
     if layers.is_empty() {
-        return Err(format!(
-            "{at} holds no layer of type {SIMPLE_SIGNING_MEDIA_TYPE}"
-        ));
+        return Err(Unverified::NoSignatures { at: Box::new(at) });
     }
-    let mut reasons = Vec::new();
+    let mut rejected = Vec::new();
     for (i, layer) in layers.iter().take(MAX_SIGNATURES).enumerate() {
         match verify_one(registry, keys, &at, layer, digest) {
             Ok(()) => return Ok(()),
-            Err(why) => reasons.push(format!("signature {} ({}): {why}", i + 1, layer.digest)),
+            Err(why) => rejected.push(Rejected {
+                number: i + 1,
+                digest: layer.digest.clone(),
+                why,
+            }),
         }
     }
-    if layers.len() > MAX_SIGNATURES {
-        reasons.push(format!(
-            "{} more not checked (at most {MAX_SIGNATURES} are)",
-            layers.len() - MAX_SIGNATURES
-        ));
-    }
-    Err(reasons.join("; "))
+    Err(Unverified::Rejected {
+        rejected,
+        unchecked: layers.len().saturating_sub(MAX_SIGNATURES),
+    })
 }
 
 /// Checks one signature: made by one of `keys` over its payload, which
@@ -256,42 +369,37 @@ fn verify_one(
     at: &OciReference,
     layer: &Signed,
     digest: &str,
-) -> Result<(), String> {
+) -> Result<(), BadSignature> {
     let text = layer
         .signature
         .as_deref()
-        .ok_or_else(|| format!("the layer has no annotation {SIGNATURE_ANNOTATION}"))?;
+        .ok_or(BadSignature::NoAnnotation)?;
     if text.len() > MAX_SIGNATURE_CHARS {
-        return Err(format!(
-            "the signature is longer than {MAX_SIGNATURE_CHARS} characters"
-        ));
+        return Err(BadSignature::TooLong);
     }
     let der = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
-        .map_err(|_| "the signature is not base64".to_string())?;
+        .map_err(|_| BadSignature::NotBase64)?;
     if layer.size > MAX_PAYLOAD_BYTES {
-        return Err(format!(
-            "the payload is {} bytes, more than the {MAX_PAYLOAD_BYTES} krusty reads",
-            layer.size
-        ));
+        return Err(BadSignature::PayloadTooLarge(layer.size));
     }
     let payload = registry
         .blob(at, &layer.digest, layer.size)
-        .map_err(|e| format!("the payload cannot be read: {e}"))?;
+        .map_err(BadSignature::PayloadUnreadable)?;
     if !keys.any_verifies(&payload, &der)? {
-        return Err("it is not made by any of the keys over this payload".into());
+        return Err(BadSignature::NotByKeys);
     }
-    payload::check(&payload, digest)
+    Ok(payload::check(&payload, digest)?)
 }
 
 /// The signature layers of a signature manifest.
-fn signed_layers(manifest: &[u8]) -> Result<Vec<Signed>, String> {
-    let json: serde_json::Value = serde_json::from_slice(manifest)
-        .map_err(|e| format!("the signature manifest is not JSON: {e}"))?;
+fn signed_layers(manifest: &[u8]) -> Result<Vec<Signed>, ManifestError> {
+    let json: serde_json::Value =
+        serde_json::from_slice(manifest).map_err(ManifestError::NotJson)?;
     let layers = json
         .get("layers")
         .and_then(|l| l.as_array())
-        .ok_or("the signature manifest lists no layers")?;
+        .ok_or(ManifestError::NoLayers)?;
     Ok(layers
         .iter()
         .filter(|l| l.get("mediaType").and_then(|m| m.as_str()) == Some(SIMPLE_SIGNING_MEDIA_TYPE))

@@ -15,7 +15,7 @@ use krusty_resource::Resource;
 use krusty_yaml::Node;
 use serde::Serialize;
 
-pub use print::{print, Format};
+pub use print::{print, Format, UnknownFormat};
 
 /// The lines of context around each change in an object's diff.
 const CONTEXT_LINES: usize = 3;

@@ -20,16 +20,19 @@ pub enum Format {
     Json,
 }
 
+/// An output format krusty does not print (as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown output '{0}': use text, markdown or json")]
+pub struct UnknownFormat(pub String);
+
 impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
         match s {
             "text" => Ok(Format::Text),
             "markdown" | "md" => Ok(Format::Markdown),
             "json" => Ok(Format::Json),
-            other => Err(format!(
-                "unknown output '{other}': use text, markdown or json"
-            )),
+            other => Err(UnknownFormat(other.to_string())),
         }
     }
 }

@@ -20,14 +20,9 @@
 use std::collections::BTreeMap;
 
 /// Why a text could not be substituted, in the fork's words.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct SubstError(pub String);
-
-impl std::fmt::Display for SubstError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 type Result<T> = std::result::Result<T, SubstError>;
 

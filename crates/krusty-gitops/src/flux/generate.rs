@@ -5,41 +5,118 @@
 
 use std::path::{Path, PathBuf};
 
-use krusty_yaml::Node;
+use krusty_yaml::{EmitError, Node, YamlError};
 
 use super::{FluxKustomization, Image};
+
+/// Why Flux cannot make the kustomization of a folder, in its words.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// A file or folder cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A kustomization file is not YAML.
+    #[error("{}: {source}", path.display())]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        source: YamlError,
+    },
+    /// A path leads out of the source root (through a symlink).
+    #[error("fs-security-constraint {op} {}: path '{}' is not in or below '{}'", path.display(), resolved.display(), top.display())]
+    Escapes {
+        /// The operation (`abs`, `read`).
+        op: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Where it leads.
+        resolved: PathBuf,
+        /// The source root.
+        top: PathBuf,
+    },
+    /// A YAML file of a folder without a kustomization holds no
+    /// Kubernetes objects.
+    #[error("failed to decode Kubernetes YAML from {}: {why}", path.display())]
+    NotObjects {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: NotObjects,
+    },
+    /// A component that is no local relative path.
+    #[error("component path '{0}' must be local and relative")]
+    Component(String),
+    /// The kustomization cannot be printed.
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+}
+
+/// Why a YAML file holds no Kubernetes objects.
+#[derive(Debug, thiserror::Error)]
+pub enum NotObjects {
+    /// It cannot be read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// It is not YAML.
+    #[error(transparent)]
+    Yaml(#[from] YamlError),
+    /// An object has no `kind`.
+    #[error("missing kind in object")]
+    MissingKind,
+    /// An object (of the kind) has no `metadata.name`.
+    #[error("missing metadata.name in object of kind {0}")]
+    MissingName(String),
+}
 
 /// The kustomization file names, in the order Flux looks for them.
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// Fails for a path that leads out of the source root `top` (through a
 /// symlink), in the words of Flux's secure file system.
-pub fn confined(top: &Path, path: &Path, op: &str) -> Result<(), String> {
-    let resolved = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn confined(top: &Path, path: &Path, op: &'static str) -> Result<(), GenerateError> {
+    let resolved = std::fs::canonicalize(path).map_err(|source| GenerateError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if resolved.starts_with(top) {
         Ok(())
     } else {
-        Err(format!(
-            "fs-security-constraint {op} {}: path '{}' is not in or below '{}'",
-            path.display(),
-            resolved.display(),
-            top.display()
-        ))
+        Err(GenerateError::Escapes {
+            op,
+            path: path.to_path_buf(),
+            resolved,
+            top: top.to_path_buf(),
+        })
     }
 }
 
 /// The kustomization text for `dir` (a folder of the source root `top`).
 /// Every file read must lie in the root.
-pub fn kustomization(top: &Path, dir: &Path, ks: &FluxKustomization) -> Result<String, String> {
+pub fn kustomization(
+    top: &Path,
+    dir: &Path,
+    ks: &FluxKustomization,
+) -> Result<String, GenerateError> {
     confined(top, dir, "abs")?;
     let existing = FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file());
     let mut root = match existing {
         Some(path) => {
             confined(top, &path, "read")?;
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = std::fs::read_to_string(&path).map_err(|source| GenerateError::Io {
+                path: path.clone(),
+                source,
+            })?;
             let root = krusty_yaml::parse_stream(&text)
-                .map_err(|e| format!("{}: {e}", path.display()))?
+                .map_err(|source| GenerateError::Yaml {
+                    path: path.clone(),
+                    source,
+                })?
                 .into_iter()
                 .find_map(|d| d.root)
                 .filter(|r| r.as_map().is_some())
@@ -63,7 +140,7 @@ pub fn kustomization(top: &Path, dir: &Path, ks: &FluxKustomization) -> Result<S
     };
     merge(&mut root, dir, ks)?;
     let mut text = String::new();
-    krusty_yaml::emit_document(&root, &mut text).map_err(|e| e.to_string())?;
+    krusty_yaml::emit_document(&root, &mut text)?;
     Ok(text)
 }
 
@@ -92,7 +169,7 @@ fn with_type_meta(root: Node) -> Node {
 /// A kustomization listing every YAML file below `dir` (lexical order,
 /// hidden ones too) and every subfolder that holds a kustomization
 /// (without looking inside it); each file must hold Kubernetes objects.
-fn generated(top: &Path, dir: &Path) -> Result<Node, String> {
+fn generated(top: &Path, dir: &Path) -> Result<Node, GenerateError> {
     let mut resources = Vec::new();
     scan(top, dir, Path::new(""), &mut resources)?;
     let mut root = with_type_meta(Node::map());
@@ -111,10 +188,13 @@ fn generated(top: &Path, dir: &Path) -> Result<Node, String> {
     Ok(root)
 }
 
-fn scan(root: &Path, top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+fn scan(root: &Path, top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), GenerateError> {
     let dir = top.join(rel);
     let mut entries: Vec<(String, std::fs::FileType)> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_err(|source| GenerateError::Io {
+            path: dir.clone(),
+            source,
+        })?
         .filter_map(|e| e.ok())
         .filter_map(|e| Some((e.file_name().to_str()?.to_string(), e.file_type().ok()?)))
         .collect();
@@ -138,15 +218,13 @@ fn scan(root: &Path, top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(
 
 /// Fails for a file that does not hold Kubernetes objects (each needs a
 /// `kind`, and a `metadata.name` unless it is a List).
-fn check_objects(path: &Path) -> Result<(), String> {
-    let failed = |why: String| {
-        format!(
-            "failed to decode Kubernetes YAML from {}: {why}",
-            path.display()
-        )
+fn check_objects(path: &Path) -> Result<(), GenerateError> {
+    let failed = |why: NotObjects| GenerateError::NotObjects {
+        path: path.to_path_buf(),
+        why,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| failed(e.to_string()))?;
-    let docs = krusty_yaml::parse_stream(&text).map_err(|e| failed(e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| failed(e.into()))?;
+    let docs = krusty_yaml::parse_stream(&text).map_err(|e| failed(e.into()))?;
     for root in docs
         .into_iter()
         .filter_map(|d| d.root)
@@ -154,23 +232,21 @@ fn check_objects(path: &Path) -> Result<(), String> {
     {
         let kind = root.get("kind").and_then(Node::as_str).unwrap_or_default();
         if kind.is_empty() {
-            return Err(failed("missing kind in object".into()));
+            return Err(failed(NotObjects::MissingKind));
         }
         let named = root
             .get_path(&["metadata", "name"])
             .and_then(Node::as_str)
             .is_some_and(|n| !n.is_empty());
         if !kind.ends_with("List") && !named {
-            return Err(failed(format!(
-                "missing metadata.name in object of kind {kind}"
-            )));
+            return Err(failed(NotObjects::MissingName(kind.to_string())));
         }
     }
     Ok(())
 }
 
 /// Flux's fields merged into the kustomization, in Flux's order.
-fn merge(root: &mut Node, dir: &Path, ks: &FluxKustomization) -> Result<(), String> {
+fn merge(root: &mut Node, dir: &Path, ks: &FluxKustomization) -> Result<(), GenerateError> {
     if !ks.target_namespace.is_empty() {
         root.set("namespace", Node::string(ks.target_namespace.as_str()));
     }
@@ -194,7 +270,7 @@ fn merge(root: &mut Node, dir: &Path, ks: &FluxKustomization) -> Result<(), Stri
     let mut components = Vec::new();
     for c in &ks.components {
         if !is_local_relative(c) {
-            return Err(format!("component path '{c}' must be local and relative"));
+            return Err(GenerateError::Component(c.clone()));
         }
         if ks.ignore_missing_components && !dir.join(c).exists() {
             continue;

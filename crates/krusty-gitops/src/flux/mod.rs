@@ -249,12 +249,12 @@ impl FluxKustomization {
         format!("{}/{}", self.namespace, self.name)
     }
 
-    fn error(&self, message: impl Into<String>) -> Error {
+    fn error(&self, message: impl std::fmt::Display) -> Error {
         Error::Object {
             kind: "Kustomization",
             name: self.key(),
             file: self.file.clone(),
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
@@ -511,8 +511,24 @@ fn yaml_1_1_booleans(node: &mut Node) {
     }
 }
 
+/// A variable name Flux refuses.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'")]
+struct BadName(String);
+
+/// A Secret's `data` value that is no base64 (its key).
+#[derive(Debug, thiserror::Error)]
+#[error("data.{0}: not base64")]
+struct NotBase64(String);
+
+/// A cycle among Kustomizations' `dependsOn` (the keys along it, the
+/// first again at the end).
+#[derive(Debug, thiserror::Error)]
+#[error("circular dependency detected: {}", .0.join(" -> "))]
+struct Cycle(Vec<String>);
+
 /// Fails for a variable name Flux refuses.
-fn check_names(vars: &BTreeMap<String, String>) -> std::result::Result<(), String> {
+fn check_names(vars: &BTreeMap<String, String>) -> std::result::Result<(), BadName> {
     for k in vars.keys() {
         let mut chars = k.chars();
         let good = chars
@@ -520,9 +536,7 @@ fn check_names(vars: &BTreeMap<String, String>) -> std::result::Result<(), Strin
             .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
             && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
         if !good {
-            return Err(format!(
-                "'{k}' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'"
-            ));
+            return Err(BadName(k.clone()));
         }
     }
     Ok(())
@@ -530,7 +544,7 @@ fn check_names(vars: &BTreeMap<String, String>) -> std::result::Result<(), Strin
 
 /// The variables a ConfigMap (`data`) or Secret (`data` decoded, then
 /// `stringData` over it) holds.
-fn data_of(kind: &str, node: &Node) -> std::result::Result<Vec<(String, String)>, String> {
+fn data_of(kind: &str, node: &Node) -> std::result::Result<Vec<(String, String)>, NotBase64> {
     let pairs = |field: &str| -> Vec<(String, String)> {
         node.get(field)
             .and_then(Node::as_map)
@@ -544,8 +558,7 @@ fn data_of(kind: &str, node: &Node) -> std::result::Result<Vec<(String, String)>
     }
     let mut out = Vec::new();
     for (k, v) in pairs("data") {
-        let bytes =
-            krusty_yaml::decode_base64_bytes(&v).ok_or_else(|| format!("data.{k}: not base64"))?;
+        let bytes = krusty_yaml::decode_base64_bytes(&v).ok_or_else(|| NotBase64(k.clone()))?;
         out.push((k, String::from_utf8_lossy(&bytes).into_owned()));
     }
     out.extend(pairs("stringData"));
@@ -625,17 +638,14 @@ pub fn in_dependency_order(list: Vec<FluxKustomization>) -> Result<Vec<FluxKusto
         state: &mut [u8],
         path: &mut Vec<String>,
         order: &mut Vec<usize>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), Cycle> {
         match state[i] {
             2 => return Ok(()),
             1 => {
                 let start = path.iter().position(|p| *p == list[i].key()).unwrap_or(0);
                 let mut cycle: Vec<String> = path[start..].to_vec();
                 cycle.push(list[i].key());
-                return Err(format!(
-                    "circular dependency detected: {}",
-                    cycle.join(" -> ")
-                ));
+                return Err(Cycle(cycle));
             }
             _ => {}
         }
@@ -653,7 +663,7 @@ pub fn in_dependency_order(list: Vec<FluxKustomization>) -> Result<Vec<FluxKusto
     }
     for i in 0..list.len() {
         visit(i, &list, &position, &mut state, &mut Vec::new(), &mut order)
-            .map_err(Error::Output)?;
+            .map_err(|e| Error::Output(e.to_string()))?;
     }
     let mut slots: Vec<Option<FluxKustomization>> = list.into_iter().map(Some).collect();
     Ok(order.into_iter().filter_map(|i| slots[i].take()).collect())
@@ -669,7 +679,7 @@ mod tests {
         assert!(check_names(&ok).is_ok());
         let bad: BTreeMap<String, String> = [("app.name".to_string(), String::new())].into();
         assert_eq!(
-            check_names(&bad).unwrap_err(),
+            check_names(&bad).unwrap_err().to_string(),
             "'app.name' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'"
         );
     }

@@ -34,31 +34,24 @@ impl From<Response> for super::answer::Answer {
 }
 
 /// Why a request got no answer.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The server could not be reached, or closed the connection before
     /// answering: it may have died.
-    Connection(std::io::Error),
+    #[error("the connection failed: {0}")]
+    Connection(#[source] std::io::Error),
     /// The deadline passed.
+    #[error("no answer within the time limit")]
     Timeout,
     /// The answer is larger than allowed.
+    #[error("the answer is larger than the output limit")]
     TooLarge,
     /// The answer is not HTTP/1.x as expected.
+    #[error("the answer is not valid HTTP: {0}")]
     Malformed(String),
     /// The list could not be written for the request.
+    #[error("the list could not be written: {0}")]
     Encode(String),
-}
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::Connection(e) => write!(f, "the connection failed: {e}"),
-            Error::Timeout => write!(f, "no answer within the time limit"),
-            Error::TooLarge => write!(f, "the answer is larger than the output limit"),
-            Error::Malformed(what) => write!(f, "the answer is not valid HTTP: {what}"),
-            Error::Encode(why) => write!(f, "the list could not be written: {why}"),
-        }
-    }
 }
 
 /// The longest status line or header line read.

@@ -596,29 +596,37 @@ fn command(
     }
 }
 
+/// Why a server did not become ready.
+#[derive(Debug, thiserror::Error)]
+enum NotReady {
+    /// Its log passed its bound.
+    #[error("its log passed its bound")]
+    LogOver,
+    /// Its process ended (how).
+    #[error("its server {0} before it was ready")]
+    Ended(String),
+    /// It was not ready in time.
+    #[error("its server was not ready after {} s", .0.as_secs_f64())]
+    Timeout(Duration),
+}
+
 /// Waits until the server's socket accepts a connection, its process
 /// ends, or `timeout` passes.
-fn wait_ready(server: &mut Server, timeout: Duration) -> Result<(), String> {
+fn wait_ready(server: &mut Server, timeout: Duration) -> Result<(), NotReady> {
     let started = Instant::now();
     let mut pause = Duration::from_micros(200);
     loop {
         if server.log.over() {
-            return Err("its log passed its bound".into());
+            return Err(NotReady::LogOver);
         }
         if server.socket.exists() && UnixStream::connect(&server.socket).is_ok() {
             return Ok(());
         }
         if let Ok(Some(status)) = server.child.try_wait() {
-            return Err(format!(
-                "its server {} before it was ready",
-                crate::process::describe_exit(status)
-            ));
+            return Err(NotReady::Ended(crate::process::describe_exit(status)));
         }
         if started.elapsed() >= timeout {
-            return Err(format!(
-                "its server was not ready after {} s",
-                timeout.as_secs_f64()
-            ));
+            return Err(NotReady::Timeout(timeout));
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));
