@@ -269,7 +269,7 @@ impl Pattern {
         let anchored = format!("^(?:{text})$");
         krusty_match::go_regex::compile(&anchored)
             .map(Pattern::Regex)
-            .map_err(OpError::new)
+            .map_err(|e| OpError::new(e.to_string()))
     }
 
     fn matches(&self, text: &str) -> bool {
