@@ -64,6 +64,7 @@ fn every_example_matches_its_golden_fixtures_in_process() {
     let failures: Vec<String> = EXAMPLES
         .iter()
         .filter_map(|(dir, f, _)| golden(&fixtures(dir), f).err())
+        .map(|e| e.to_string())
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -78,6 +79,7 @@ fn every_executable_matches_the_same_golden_fixtures() {
     let failures: Vec<String> = EXAMPLES
         .iter()
         .filter_map(|(dir, _, bin)| golden_exec(&fixtures(dir), Path::new(bin)).err())
+        .map(|e| e.to_string())
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

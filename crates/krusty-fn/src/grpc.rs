@@ -29,7 +29,7 @@ use std::task::{Context, Poll};
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Channel, Endpoint, Uri};
 
-use crate::serve::addr::Address;
+use crate::serve::addr::{Address, AddressError};
 
 #[allow(clippy::all, clippy::pedantic)]
 mod generated {
@@ -76,30 +76,14 @@ pub async fn channel(address: &str) -> Result<Channel, ConnectError> {
 }
 
 /// Why [`connect`] failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     /// The address is not `host:port` nor `unix:///path`.
-    Address(String),
-    /// The server cannot be reached at the address.
-    Transport(String, tonic::transport::Error),
-}
-
-impl std::fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConnectError::Address(why) => f.write_str(why),
-            ConnectError::Transport(address, e) => write!(f, "connecting to {address}: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ConnectError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ConnectError::Address(_) => None,
-            ConnectError::Transport(_, e) => Some(e),
-        }
-    }
+    #[error(transparent)]
+    Address(AddressError),
+    /// The server cannot be reached at the address (the address).
+    #[error("connecting to {0}: {1}")]
+    Transport(String, #[source] tonic::transport::Error),
 }
 
 /// Dials a unix socket for every connection the channel opens.

@@ -42,21 +42,14 @@ pub struct Path {
 }
 
 /// A path that cannot be parsed or followed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("path '{path}': {message}")]
 pub struct PathError {
     /// The path as written.
     pub path: String,
     /// What is wrong.
     pub message: String,
 }
-
-impl fmt::Display for PathError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "path '{}': {}", self.path, self.message)
-    }
-}
-
-impl std::error::Error for PathError {}
 
 impl Path {
     /// Parses `text` (see the module's documentation).
@@ -70,7 +63,7 @@ impl Path {
         let mut expect_key = true;
         while !rest.is_empty() {
             if let Some(inner) = rest.strip_prefix('[') {
-                let (step, after) = bracket(inner).map_err(|m| err(&m))?;
+                let (step, after) = bracket(inner).map_err(|m| err(&m.to_string()))?;
                 steps.push(step);
                 rest = after;
                 expect_key = false;
@@ -208,24 +201,44 @@ fn matches(item: &Node, field: &str, value: &str) -> bool {
     item.get(field).and_then(Node::as_str) == Some(value)
 }
 
+/// Why a bracketed step does not parse.
+#[derive(Debug, thiserror::Error)]
+enum BracketError {
+    /// A quoted key with no closing quote (the quote).
+    #[error("unclosed quote {0}")]
+    UnclosedQuote(char),
+    /// Something other than `]` after a quoted key.
+    #[error("expected ']' after the quoted key")]
+    AfterQuotedKey,
+    /// No `]`.
+    #[error("unclosed '['")]
+    Unclosed,
+    /// `[=value]`.
+    #[error("empty field name in '[field=value]'")]
+    EmptyField,
+    /// Neither an index, `-` nor `field=value` (the text inside).
+    #[error("'[{0}]' is not an index, '[-]' or '[field=value]'")]
+    NotAStep(String),
+}
+
 /// Reads one bracketed step; `text` starts after `[`. Returns the step
 /// and what follows the `]`.
-fn bracket(text: &str) -> Result<(Step, &str), String> {
+fn bracket(text: &str) -> Result<(Step, &str), BracketError> {
     if let Some(q) = text.chars().next().filter(|c| *c == '"' || *c == '\'') {
         let body = &text[1..];
-        let end = body.find(q).ok_or_else(|| format!("unclosed quote {q}"))?;
+        let end = body.find(q).ok_or(BracketError::UnclosedQuote(q))?;
         let after = body[end + 1..]
             .strip_prefix(']')
-            .ok_or("expected ']' after the quoted key")?;
+            .ok_or(BracketError::AfterQuotedKey)?;
         return Ok((Step::Key(body[..end].to_string()), after));
     }
-    let end = text.find(']').ok_or("unclosed '['")?;
+    let end = text.find(']').ok_or(BracketError::Unclosed)?;
     let (inside, after) = (&text[..end], &text[end + 1..]);
     let step = if inside == "-" {
         Step::Append
     } else if let Some((field, value)) = inside.split_once('=') {
         if field.is_empty() {
-            return Err("empty field name in '[field=value]'".into());
+            return Err(BracketError::EmptyField);
         }
         Step::Match {
             field: field.trim().to_string(),
@@ -235,7 +248,7 @@ fn bracket(text: &str) -> Result<(Step, &str), String> {
         Step::Index(
             inside
                 .parse()
-                .map_err(|_| format!("'[{inside}]' is not an index, '[-]' or '[field=value]'"))?,
+                .map_err(|_| BracketError::NotAStep(inside.to_string()))?,
         )
     };
     Ok((step, after))

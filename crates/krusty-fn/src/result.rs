@@ -95,6 +95,15 @@ pub struct FileRef {
     pub index: u64,
 }
 
+/// Why a node is not a result's wire form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultError {
+    /// The node is not a mapping.
+    #[error("a result must be a mapping")]
+    NotAMapping,
+}
+
 /// One result: a message with optional references to what it is about.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FnResult {
@@ -195,9 +204,9 @@ impl FnResult {
 
     /// Reads a result from its wire form. A severity other than `error`,
     /// `warning` and `info` is read as `warning`, its message saying so.
-    pub fn from_node(node: &Node) -> Result<FnResult, String> {
+    pub fn from_node(node: &Node) -> Result<FnResult, ResultError> {
         if node.as_map().is_none() {
-            return Err("a result must be a mapping".into());
+            return Err(ResultError::NotAMapping);
         }
         let severity_text = object::get_str(node, &["severity"]);
         let mut message = object::get_str(node, &["message"]).to_string();

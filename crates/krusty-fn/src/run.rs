@@ -9,43 +9,26 @@ use crate::wire::{ResourceList, WireError};
 
 /// A function's failure: becomes an `error` result and exit code 1.
 /// A function returns its own reasons as text (`Err("no team".into())`,
-/// or `?` on a `String`); the SDK's own failures keep their cause.
-#[derive(Debug, Clone, PartialEq)]
+/// or `?` on a `String`, or on an error of the SDK's other calls or of
+/// `krusty-match`); the SDK's own reading and writing failures keep their
+/// cause.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FnError {
     /// The function's own reason.
+    #[error("{0}")]
     Message(String),
     /// The `functionConfig` does not fit the function's type.
+    #[error("reading functionConfig: {0}")]
     Config(String),
     /// A `ResourceList` that cannot be read or written.
-    Wire(WireError),
+    #[error("{0}")]
+    Wire(#[source] WireError),
     /// Results to report (each with its own severity, references and
     /// message), as [`ResourceList::results`] would hold them: return
     /// `Err(FnResult::error("…").about(item).into())` to stop with a
     /// result that names a resource and a field.
+    #[error("{}", .0.iter().map(FnResult::to_string).collect::<Vec<_>>().join("\n"))]
     Results(Vec<FnResult>),
-}
-
-impl std::fmt::Display for FnError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FnError::Message(m) => f.write_str(m),
-            FnError::Config(why) => write!(f, "reading functionConfig: {why}"),
-            FnError::Wire(e) => e.fmt(f),
-            FnError::Results(results) => {
-                let lines: Vec<String> = results.iter().map(FnResult::to_string).collect();
-                f.write_str(&lines.join("\n"))
-            }
-        }
-    }
-}
-
-impl std::error::Error for FnError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            FnError::Wire(e) => Some(e),
-            _ => None,
-        }
-    }
 }
 
 impl From<String> for FnError {
@@ -77,6 +60,33 @@ impl From<crate::path::PathError> for FnError {
         FnError::Message(e.to_string())
     }
 }
+
+/// Errors of the SDK's other calls and of `krusty-match`, as the
+/// function's own reason (their message), so that `?` works on them in a
+/// function.
+macro_rules! message_from {
+    ($($error:ty),* $(,)?) => {
+        $(
+            impl From<$error> for FnError {
+                fn from(e: $error) -> FnError {
+                    FnError::Message(e.to_string())
+                }
+            }
+        )*
+    };
+}
+
+message_from!(
+    RunError,
+    crate::result::ResultError,
+    crate::testing::TestError,
+    krusty_match::RegexError,
+    krusty_match::SelectorError,
+);
+#[cfg(feature = "grpc")]
+message_from!(crate::serve::AddressError);
+#[cfg(feature = "server")]
+message_from!(crate::serve::ServeError);
 
 impl From<WireError> for FnError {
     fn from(e: WireError) -> FnError {
@@ -385,40 +395,108 @@ pub enum PackagedProtocol {
 impl PackagedProtocol {
     /// Reads the variable's value (`None`, or empty: `Both`); an unknown
     /// value is an error naming it.
-    pub fn from_env(value: Option<&str>) -> Result<PackagedProtocol, String> {
+    pub fn from_env(value: Option<&str>) -> Result<PackagedProtocol, RunError> {
         match value.unwrap_or("").trim() {
             "" | "both" => Ok(PackagedProtocol::Both),
             "v1" => Ok(PackagedProtocol::V1),
             "v2" => Ok(PackagedProtocol::V2),
-            other => Err(format!(
-                "{PROTOCOL_ENV}={other:?}: unknown protocol (expected v1, v2 or both)"
-            )),
+            other => Err(RunError::UnknownProtocol(other.to_string())),
         }
     }
 
-    fn allows_serving(self) -> Result<(), String> {
+    fn allows_serving(self) -> Result<(), RunError> {
         match self {
-            PackagedProtocol::V1 => Err(format!(
-                "this function is packaged for KRM function specification v1 only \
-                 ({PROTOCOL_ENV}=v1): it reads a ResourceList on stdin and does not serve \
-                 {} or {}",
-                HTTP_ADDRESS.0, GRPC_ADDRESS.0
-            )),
+            PackagedProtocol::V1 => Err(RunError::V1Only),
             _ => Ok(()),
         }
     }
 
-    fn allows_stdin(self) -> Result<(), String> {
+    fn allows_stdin(self) -> Result<(), RunError> {
         match self {
-            PackagedProtocol::V2 => Err(format!(
-                "this function is packaged for KRM function specification v2 only \
-                 ({PROTOCOL_ENV}=v2): start it with {} ADDR or {} ADDR; it does not read a \
-                 ResourceList on stdin (package it with --protocol both for that)",
-                HTTP_ADDRESS.0, GRPC_ADDRESS.0
-            )),
+            PackagedProtocol::V2 => Err(RunError::V2Only),
             _ => Ok(()),
         }
     }
+}
+
+/// Why a function's arguments or environment ask for no mode it can run
+/// in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// [`PROTOCOL_ENV`] has a value other than `v1`, `v2` and `both` (the
+    /// value).
+    #[error("{PROTOCOL_ENV}={0:?}: unknown protocol (expected v1, v2 or both)")]
+    UnknownProtocol(String),
+    /// A server address given to a function packaged for specification v1
+    /// only.
+    #[error(
+        "this function is packaged for KRM function specification v1 only \
+         ({PROTOCOL_ENV}=v1): it reads a ResourceList on stdin and does not serve \
+         {} or {}",
+        HTTP_ADDRESS.0,
+        GRPC_ADDRESS.0
+    )]
+    V1Only,
+    /// A run reading stdin of a function packaged for specification v2
+    /// only.
+    #[error(
+        "this function is packaged for KRM function specification v2 only \
+         ({PROTOCOL_ENV}=v2): start it with {} ADDR or {} ADDR; it does not read a \
+         ResourceList on stdin (package it with --protocol both for that)",
+        HTTP_ADDRESS.0,
+        GRPC_ADDRESS.0
+    )]
+    V2Only,
+    /// A server flag with no address after it (the flag).
+    #[error("{0} needs an address (host:port or unix:///path)")]
+    NoAddress(String),
+    /// Server flags and other arguments together (the first other one).
+    #[error(
+        "{} and {} take no other arguments, got {:?}",
+        HTTP_ADDRESS.0,
+        GRPC_ADDRESS.0,
+        .0
+    )]
+    ArgumentsBesideServer(String),
+}
+
+/// Why the standalone mode has no input list.
+#[derive(Debug, thiserror::Error)]
+enum InputError {
+    /// Stdin cannot be read.
+    #[error("reading stdin: {0}")]
+    Stdin(#[source] std::io::Error),
+    /// A file cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file as given.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No argument names the functionConfig.
+    #[error("no functionConfig file")]
+    NoConfig,
+    /// A file is not YAML, or (the functionConfig's) holds no object.
+    #[error("{path}: {source}")]
+    Objects {
+        /// The file as given.
+        path: String,
+        /// Why.
+        source: FnError,
+    },
+    /// A resource file holds a `ResourceList` that cannot be read.
+    #[error("{path}: {source}")]
+    List {
+        /// The file as given.
+        path: String,
+        /// Why.
+        source: WireError,
+    },
+    /// The list cannot be written.
+    #[error(transparent)]
+    Write(WireError),
 }
 
 /// The name the program was started by, without its directory.
@@ -450,7 +528,7 @@ pub struct ServerAddresses {
 pub fn server_addresses(
     args: &[String],
     env: impl Fn(&str) -> Option<String>,
-) -> Result<Option<ServerAddresses>, String> {
+) -> Result<Option<ServerAddresses>, RunError> {
     let mut flags = ServerAddresses::default();
     let mut others = Vec::new();
     let mut args = args.iter();
@@ -470,15 +548,12 @@ pub fn server_addresses(
         let value = inline
             .or_else(|| args.next().cloned())
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("{name} needs an address (host:port or unix:///path)"))?;
+            .ok_or_else(|| RunError::NoAddress(name.to_string()))?;
         *slot = Some(value);
     }
     let flagged = flags.http.is_some() || flags.grpc.is_some();
     if flagged && !others.is_empty() {
-        return Err(format!(
-            "{} and {} take no other arguments, got {:?}",
-            HTTP_ADDRESS.0, GRPC_ADDRESS.0, others[0]
-        ));
+        return Err(RunError::ArgumentsBesideServer(others[0].clone()));
     }
     if !flagged && !others.is_empty() {
         return Ok(None);
@@ -514,15 +589,15 @@ fn serve<F>(_: ServerAddresses, _: F) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn read_stdin() -> Result<String, String> {
+fn read_stdin() -> Result<String, InputError> {
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
-        .map_err(|e| format!("reading stdin: {e}"))?;
+        .map_err(InputError::Stdin)?;
     Ok(input)
 }
 
-fn failure(message: String) -> Outcome {
+fn failure(message: impl std::fmt::Display) -> Outcome {
     Outcome {
         stdout: String::new(),
         stderr: format!("{message}\n"),
@@ -565,16 +640,22 @@ where
     }
 }
 
-fn standalone_input(args: &[String]) -> Result<String, String> {
-    let read = |path: &str| -> Result<String, String> {
+fn standalone_input(args: &[String]) -> Result<String, InputError> {
+    let read = |path: &str| -> Result<String, InputError> {
         if path == "-" {
             return read_stdin();
         }
-        std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+        std::fs::read_to_string(path).map_err(|source| InputError::Read {
+            path: path.to_string(),
+            source,
+        })
     };
-    let (config_path, resources) = args.split_first().ok_or("no functionConfig file")?;
+    let (config_path, resources) = args.split_first().ok_or(InputError::NoConfig)?;
     let config =
-        crate::parse_object(&read(config_path)?).map_err(|e| format!("{config_path}: {e}"))?;
+        crate::parse_object(&read(config_path)?).map_err(|source| InputError::Objects {
+            path: config_path.clone(),
+            source,
+        })?;
     let mut items = Vec::new();
     let stdin = ["-".to_string()];
     for path in if resources.is_empty() {
@@ -583,13 +664,19 @@ fn standalone_input(args: &[String]) -> Result<String, String> {
         resources
     } {
         let text = read(path)?;
-        let mut docs = crate::parse_objects(&text).map_err(|e| format!("{path}: {e}"))?;
+        let mut docs = crate::parse_objects(&text).map_err(|source| InputError::Objects {
+            path: path.clone(),
+            source,
+        })?;
         // A whole ResourceList contributes its items.
         if docs.len() == 1
             && docs[0].get("kind").and_then(krusty_yaml::Node::as_str) == Some("ResourceList")
         {
             let list =
-                ResourceList::from_node(docs.remove(0)).map_err(|e| format!("{path}: {e}"))?;
+                ResourceList::from_node(docs.remove(0)).map_err(|source| InputError::List {
+                    path: path.clone(),
+                    source,
+                })?;
             items.extend(list.items);
         } else {
             items.extend(docs);
@@ -597,7 +684,7 @@ fn standalone_input(args: &[String]) -> Result<String, String> {
     }
     let mut list = ResourceList::new(items);
     list.function_config = Some(config);
-    list.to_yaml().map_err(|e| e.to_string())
+    list.to_yaml().map_err(InputError::Write)
 }
 
 fn standalone_output(list: &ResourceList, mut stderr: String, exit_code: u8) -> Outcome {
@@ -726,20 +813,76 @@ mod tests {
     }
 
     #[test]
+    fn argument_errors_say_what_is_wrong() {
+        for (error, text) in [
+            (
+                RunError::V1Only,
+                "this function is packaged for KRM function specification v1 only \
+                 (KRUSTY_FN_PROTOCOL=v1): it reads a ResourceList on stdin and does not serve \
+                 --http-addr or --grpc-addr",
+            ),
+            (
+                RunError::V2Only,
+                "this function is packaged for KRM function specification v2 only \
+                 (KRUSTY_FN_PROTOCOL=v2): start it with --http-addr ADDR or --grpc-addr ADDR; \
+                 it does not read a ResourceList on stdin (package it with --protocol both for \
+                 that)",
+            ),
+            (
+                RunError::UnknownProtocol("v3".into()),
+                "KRUSTY_FN_PROTOCOL=\"v3\": unknown protocol (expected v1, v2 or both)",
+            ),
+        ] {
+            assert_eq!(error.to_string(), text);
+        }
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let none = |_: &str| None;
+        assert_eq!(
+            server_addresses(&args(&["--http-addr"]), none)
+                .unwrap_err()
+                .to_string(),
+            "--http-addr needs an address (host:port or unix:///path)"
+        );
+        assert_eq!(
+            server_addresses(&args(&["--grpc-addr=:1", "config.yaml"]), none)
+                .unwrap_err()
+                .to_string(),
+            "--http-addr and --grpc-addr take no other arguments, got \"config.yaml\""
+        );
+        let failed = standalone(&[], |_: &mut ResourceList| Ok(()));
+        assert_eq!(failed.stderr, "no functionConfig file\n");
+        let missing = standalone(
+            &args(&["/nonexistent/fn-config.yaml"]),
+            |_: &mut ResourceList| Ok(()),
+        );
+        assert!(
+            missing.stderr.starts_with("/nonexistent/fn-config.yaml: "),
+            "{}",
+            missing.stderr
+        );
+    }
+
+    #[test]
     fn the_packaged_protocol_refuses_the_other_mode() {
         use PackagedProtocol::*;
         assert_eq!(PackagedProtocol::from_env(None), Ok(Both));
         assert_eq!(PackagedProtocol::from_env(Some("")), Ok(Both));
         assert_eq!(PackagedProtocol::from_env(Some("v1")), Ok(V1));
         assert_eq!(PackagedProtocol::from_env(Some("v2")), Ok(V2));
-        let err = PackagedProtocol::from_env(Some("v3")).unwrap_err();
+        let err = PackagedProtocol::from_env(Some("v3"))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("\"v3\"") && err.contains(PROTOCOL_ENV),
             "{err}"
         );
         assert!(V1.allows_stdin().is_ok() && V1.allows_serving().is_err());
         assert!(V2.allows_serving().is_ok());
-        assert!(V2.allows_stdin().unwrap_err().contains("--http-addr ADDR"));
+        assert!(V2
+            .allows_stdin()
+            .unwrap_err()
+            .to_string()
+            .contains("--http-addr ADDR"));
         assert!(Both.allows_stdin().is_ok() && Both.allows_serving().is_ok());
         assert_eq!(program_name("/usr/bin/krm-x"), "krm-x");
     }

@@ -3,7 +3,7 @@
 
 use krusty_yaml::{EmitError, Node, Value, YamlError};
 
-use crate::result::FnResult;
+use crate::result::{FnResult, ResultError};
 
 /// The `apiVersion` written on output.
 pub const API_VERSION: &str = "config.kubernetes.io/v1";
@@ -43,61 +43,50 @@ pub mod annotations {
 }
 
 /// Why a text is not a valid `ResourceList`, or a list cannot be written.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WireError {
     /// The text is not YAML.
+    #[error("not valid YAML: {}: {}", .0.pos, .0.message)]
     Yaml(YamlError),
     /// The text holds no document.
+    #[error("empty input: expected a ResourceList")]
     Empty,
     /// The text holds more than one document.
+    #[error("expected one ResourceList document, found several")]
     SeveralDocuments,
     /// The document is not a mapping.
+    #[error("expected a ResourceList mapping")]
     NotAMapping,
     /// `items` is not a list.
+    #[error("'items' must be a list")]
     ItemsNotAList,
     /// An item is not a mapping (its index).
+    #[error("items[{0}] is not an object")]
     ItemNotAnObject(usize),
     /// `kind` is not `ResourceList` (the kind found).
+    #[error("expected kind ResourceList, got '{0}'")]
     WrongKind(String),
     /// An apiVersion this wire format does not know (the one found).
+    #[error(
+        "unsupported ResourceList apiVersion '{}' (expected {})",
+        .0,
+        ACCEPTED_API_VERSIONS.join(" or ")
+    )]
     WrongApiVersion(String),
     /// A result that cannot be read.
-    Result(String),
+    #[error("results: {0}")]
+    Result(ResultError),
     /// The text is not UTF-8.
+    #[error("the output is not UTF-8")]
     NotUtf8,
     /// The list cannot be written.
+    #[error("{0}")]
     Emit(EmitError),
     /// The bytes are not a node in the binary encoding
     /// ([`ResourceList::from_binary`]).
+    #[error("{0}")]
     Binary(krusty_yaml::binary::DecodeError),
 }
-
-impl std::fmt::Display for WireError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WireError::Yaml(e) => write!(f, "not valid YAML: {}: {}", e.pos, e.message),
-            WireError::Empty => f.write_str("empty input: expected a ResourceList"),
-            WireError::SeveralDocuments => {
-                f.write_str("expected one ResourceList document, found several")
-            }
-            WireError::NotAMapping => f.write_str("expected a ResourceList mapping"),
-            WireError::ItemsNotAList => f.write_str("'items' must be a list"),
-            WireError::ItemNotAnObject(i) => write!(f, "items[{i}] is not an object"),
-            WireError::WrongKind(kind) => write!(f, "expected kind ResourceList, got '{kind}'"),
-            WireError::WrongApiVersion(v) => write!(
-                f,
-                "unsupported ResourceList apiVersion '{v}' (expected {})",
-                ACCEPTED_API_VERSIONS.join(" or ")
-            ),
-            WireError::Result(why) => write!(f, "results: {why}"),
-            WireError::NotUtf8 => f.write_str("the output is not UTF-8"),
-            WireError::Emit(e) => e.fmt(f),
-            WireError::Binary(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for WireError {}
 
 impl From<YamlError> for WireError {
     fn from(e: YamlError) -> WireError {
@@ -161,9 +150,8 @@ impl ResourceList {
                 "functionConfig" if !value.is_null() => list.function_config = Some(value),
                 "results" => {
                     for r in value.as_seq().map(|s| s.as_slice()).unwrap_or_default() {
-                        list.results.push(
-                            FnResult::from_node(r).map_err(|e| WireError::Result(e.to_string()))?,
-                        );
+                        list.results
+                            .push(FnResult::from_node(r).map_err(WireError::Result)?);
                     }
                 }
                 _ => {}

@@ -3,32 +3,61 @@
 //! are rewritten where the two syntaxes read the same text differently,
 //! and errors use Go's wording, which users and scripts see.
 
-/// Go's `regexp` error text for a pattern Rust's `regex` rejects (Go's
-/// wording for the common mistakes, else Rust's description). Go names
-/// the part of the pattern at fault: the whole pattern for a parenthesis
-/// without its pair, the class from its `[` on for a class without its
-/// `]`, nothing for a trailing backslash, and the range, escape or
-/// repetition operator itself for the others.
+/// Why a pattern does not compile, in Go's `regexp` words (Go's
+/// `syntax.Error`): what is wrong, and the part of the pattern at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("error parsing regexp: {code}: `{expr}`")]
+pub struct RegexError {
+    /// What is wrong (`missing closing )`).
+    pub code: String,
+    /// The part of the pattern Go names (empty for a trailing backslash).
+    pub expr: String,
+}
+
+impl RegexError {
+    /// Go's error for a pattern Rust's `regex` rejects (Go's wording for
+    /// the common mistakes, else Rust's description). Go names the part
+    /// of the pattern at fault: the whole pattern for a parenthesis
+    /// without its pair, the class from its `[` on for a class without
+    /// its `]`, nothing for a trailing backslash, and the range, escape
+    /// or repetition operator itself for the others.
+    pub fn from_regex(pattern: &str, e: &regex::Error) -> RegexError {
+        let message = match e {
+            regex::Error::Syntax(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let detail = message
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim_start_matches("error: ").to_string())
+            .unwrap_or_default();
+        let (go, part) = match GO_WORDING
+            .iter()
+            .find(|(rust, _, _)| detail.starts_with(rust))
+        {
+            Some((_, go, part)) => (*go, *part),
+            None => (detail.as_str(), Part::Whole),
+        };
+        RegexError {
+            code: go.to_string(),
+            expr: fault_fragment(&message, part).unwrap_or_else(|| pattern.to_string()),
+        }
+    }
+
+    /// Go's error `code` for `text`, the part of a pattern at fault.
+    fn go(code: &str, text: &[char]) -> RegexError {
+        RegexError {
+            code: code.to_string(),
+            expr: text.iter().collect(),
+        }
+    }
+}
+
+/// Go's `regexp` error text for a pattern Rust's `regex` rejects: the
+/// text of [`RegexError::from_regex`].
 pub fn error_text(pattern: &str, e: &regex::Error) -> String {
-    let message = match e {
-        regex::Error::Syntax(text) => text.clone(),
-        other => other.to_string(),
-    };
-    let detail = message
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim_start_matches("error: ").to_string())
-        .unwrap_or_default();
-    let (go, part) = match GO_WORDING
-        .iter()
-        .find(|(rust, _, _)| detail.starts_with(rust))
-    {
-        Some((_, go, part)) => (*go, *part),
-        None => (detail.as_str(), Part::Whole),
-    };
-    let fragment = fault_fragment(&message, part).unwrap_or_else(|| pattern.to_string());
-    format!("error parsing regexp: {go}: `{fragment}`")
+    RegexError::from_regex(pattern, e).to_string()
 }
 
 /// Which part of a pattern Go's error names.
@@ -112,14 +141,8 @@ fn marked_span(message: &str) -> Option<(&str, usize, usize)> {
 
 /// Compiles `pattern` as Go's `regexp` reads it; the error is Go's wording
 /// for the pattern as written.
-pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(&translate(pattern)?).map_err(|e| error_text(pattern, &e))
-}
-
-/// Go's error for `text`, the part of a pattern at fault.
-fn go_error(what: &str, text: &[char]) -> String {
-    let text: String = text.iter().collect();
-    format!("error parsing regexp: {what}: `{text}`")
+pub fn compile(pattern: &str) -> Result<regex::Regex, RegexError> {
+    regex::Regex::new(&translate(pattern)?).map_err(|e| RegexError::from_regex(pattern, &e))
 }
 
 /// Go's largest repetition count.
@@ -135,7 +158,7 @@ const MAX_REPEAT: u32 = 1000;
 ///   `~~` are literals in Go, nesting and set operations in Rust;
 /// - Go rejects a repetition of a repetition (`a**`, `a{2}{3}`), counts
 ///   above 1000, and flags other than `i`, `m`, `s` and `U`.
-fn translate(pattern: &str) -> Result<String, String> {
+fn translate(pattern: &str) -> Result<String, RegexError> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 8);
     // Where the repetition operator just written starts, if the last
@@ -157,7 +180,7 @@ fn translate(pattern: &str) -> Result<String, String> {
                 end += 1;
             }
             if let Some(start) = last_repeat {
-                return Err(go_error(
+                return Err(RegexError::go(
                     "invalid nested repetition operator",
                     &chars[start..end],
                 ));
@@ -168,7 +191,7 @@ fn translate(pattern: &str) -> Result<String, String> {
                     .split(',')
                     .any(|n| n.parse::<u32>().map_or(!n.is_empty(), |n| n > MAX_REPEAT))
                 {
-                    return Err(go_error("invalid repeat count", &chars[i..i + len]));
+                    return Err(RegexError::go("invalid repeat count", &chars[i..i + len]));
                 }
             }
             out.extend(&chars[i..end]);
@@ -222,7 +245,7 @@ fn translate(pattern: &str) -> Result<String, String> {
                         break;
                     }
                     if !matches!(f, 'i' | 'm' | 's' | 'U' | '-') {
-                        return Err(go_error(
+                        return Err(RegexError::go(
                             "invalid or unsupported Perl syntax",
                             &chars[i..=j],
                         ));
@@ -424,7 +447,7 @@ mod tests {
             ("(?x)a", "invalid or unsupported Perl syntax: `(?x`"),
         ] {
             assert_eq!(
-                compile(pattern).unwrap_err(),
+                compile(pattern).unwrap_err().to_string(),
                 format!("error parsing regexp: {error}"),
                 "{pattern}"
             );
@@ -439,7 +462,7 @@ mod tests {
     #[test]
     fn errors_use_go_wording_for_the_pattern_as_written() {
         assert_eq!(
-            compile("a(b").unwrap_err(),
+            compile("a(b").unwrap_err().to_string(),
             "error parsing regexp: missing closing ): `a(b`"
         );
     }
@@ -457,7 +480,7 @@ mod tests {
             (r"a\q", r"invalid escape sequence: `\q`"),
         ] {
             assert_eq!(
-                compile(pattern).unwrap_err(),
+                compile(pattern).unwrap_err().to_string(),
                 format!("error parsing regexp: {error}"),
                 "{pattern}"
             );

@@ -8,8 +8,6 @@
 //! integer, is greater or less than `n`). Keys must be qualified names
 //! (`[prefix/]name`) and values label values, as Kubernetes validates them.
 
-use std::fmt;
-
 /// A parsed selector; the empty one matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelector(Vec<Requirement>);
@@ -33,22 +31,121 @@ enum Operator {
     LessThan,
 }
 
-/// Why a selector does not parse, in apimachinery's words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SelectorError(String);
-
-impl fmt::Display for SelectorError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why a selector does not parse, in apimachinery's words. The `String`s
+/// are the text found where something else was expected (empty at the
+/// end of the selector).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectorError {
+    /// A run of special characters that starts with no operator.
+    #[error("error expected: keyword found '{0}'")]
+    UnknownSymbol(String),
+    /// A requirement that does not parse.
+    #[error("unable to parse requirement: {0}")]
+    Requirement(#[source] RequirementError),
+    /// No requirement after a comma.
+    #[error("found '{0}', expected: identifier after ','")]
+    AfterComma(String),
+    /// Neither a comma nor the end after a requirement.
+    #[error("found '{0}', expected: ',' or 'end of string'")]
+    AfterRequirement(String),
+    /// No requirement where one starts.
+    #[error("found '{0}', expected: !, identifier, or 'end of string'")]
+    NoRequirement(String),
 }
 
-impl std::error::Error for SelectorError {}
+/// Why one requirement of a selector does not parse, in apimachinery's
+/// words. The `String`s of the `Expected…` variants are the text found
+/// instead (empty at the end of the selector).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequirementError {
+    /// No key, or no value after `=`, `==`, `!=`, `>` or `<`.
+    #[error("found '{0}', expected: identifier")]
+    ExpectedIdentifier(String),
+    /// No operator after the key.
+    #[error("found '{0}', expected: '=', '!=', '==', 'in', notin'")]
+    ExpectedOperator(String),
+    /// No `(` after `in` or `notin`.
+    #[error("found '{0}' expected: '('")]
+    ExpectedOpenParen(String),
+    /// Neither a value, a comma nor `)` after `(`.
+    #[error("found '{0}', expected: ',', ')' or identifier")]
+    ExpectedSetStart(String),
+    /// Neither a comma nor `)` after a value of a set.
+    #[error("found '{0}', expected: ',' or ')'")]
+    ExpectedSetSeparator(String),
+    /// Neither a value nor a comma in a set.
+    #[error("found '{0}', expected: ',', or identifier")]
+    ExpectedSetValue(String),
+    /// A value of `>` or `<` that is not an integer (the value).
+    #[error(
+        "values[0]: Invalid value: {0:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+    )]
+    NotAnInteger(String),
+    /// A key that is not a qualified name.
+    #[error("invalid label key {key:?}: {rule}")]
+    InvalidKey {
+        /// The key.
+        key: String,
+        /// The rule it breaks.
+        rule: KeyRule,
+    },
+    /// A value that is not a label value.
+    #[error("invalid label value: {value:?}: at key: {key:?}: {rule}")]
+    InvalidValue {
+        /// The requirement's key.
+        key: String,
+        /// The value.
+        value: String,
+        /// The rule it breaks.
+        rule: ValueRule,
+    },
+}
+
+/// The rule of qualified names (`[prefix/]name`) a label key breaks, in
+/// apimachinery's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyRule {
+    /// More than one `/`.
+    #[error("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")]
+    QualifiedName,
+    /// An empty prefix before the `/`.
+    #[error("prefix part must be non-empty")]
+    EmptyPrefix,
+    /// A prefix that is not a DNS-1123 subdomain.
+    #[error("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")]
+    PrefixNotSubdomain,
+    /// An empty name.
+    #[error("name part must be non-empty")]
+    EmptyName,
+    /// A name longer than 63 characters.
+    #[error("name part must be no more than 63 characters")]
+    NameTooLong,
+    /// A name with other characters than alphanumerics, `-`, `_` and `.`,
+    /// or that does not start and end alphanumeric.
+    #[error("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")]
+    Name,
+}
+
+/// The rule of label values a value breaks, in apimachinery's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueRule {
+    /// Longer than 63 characters.
+    #[error("must be no more than 63 characters")]
+    TooLong,
+    /// Other characters than alphanumerics, `-`, `_` and `.`, or not
+    /// starting and ending alphanumeric.
+    #[error("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")]
+    Name,
+}
 
 impl LabelSelector {
     /// Parses `text`; whitespace around tokens is ignored.
     pub fn parse(text: &str) -> Result<LabelSelector, SelectorError> {
-        let tokens = lex(text).map_err(SelectorError)?;
+        let tokens = lex(text)?;
         Parser { tokens, at: 0 }.selector().map(LabelSelector)
     }
 
@@ -129,7 +226,7 @@ fn is_special(c: char) -> bool {
 
 /// Splits `text` into tokens: runs of special characters become the
 /// longest symbol they start with, other runs identifiers or keywords.
-fn lex(text: &str) -> Result<Vec<Token>, String> {
+fn lex(text: &str) -> Result<Vec<Token>, SelectorError> {
     let mut tokens = Vec::new();
     let mut rest = text;
     loop {
@@ -141,7 +238,7 @@ fn lex(text: &str) -> Result<Vec<Token>, String> {
         if is_special(c) {
             let run: String = rest.chars().take_while(|&c| is_special(c)).collect();
             let Some(symbol) = SYMBOLS.iter().find(|s| run.starts_with(**s)) else {
-                return Err(format!("error expected: keyword found '{run}'"));
+                return Err(SelectorError::UnknownSymbol(run));
             };
             tokens.push(Token::Symbol(symbol));
             rest = &rest[symbol.len()..];
@@ -182,40 +279,25 @@ impl Parser {
             match self.peek() {
                 Token::End => return Ok(out),
                 t if t.as_value().is_some() || *t == Token::Symbol("!") => {
-                    let r = self
-                        .requirement()
-                        .map_err(|e| SelectorError(format!("unable to parse requirement: {e}")))?;
+                    let r = self.requirement().map_err(SelectorError::Requirement)?;
                     out.push(r);
                     match self.next() {
                         Token::End => return Ok(out),
                         Token::Symbol(",") => {
                             let t = self.peek();
                             if t.as_value().is_none() && *t != Token::Symbol("!") {
-                                return Err(SelectorError(format!(
-                                    "found '{}', expected: identifier after ','",
-                                    t.literal()
-                                )));
+                                return Err(SelectorError::AfterComma(t.literal().to_string()));
                             }
                         }
-                        t => {
-                            return Err(SelectorError(format!(
-                                "found '{}', expected: ',' or 'end of string'",
-                                t.literal()
-                            )))
-                        }
+                        t => return Err(SelectorError::AfterRequirement(t.literal().to_string())),
                     }
                 }
-                t => {
-                    return Err(SelectorError(format!(
-                        "found '{}', expected: !, identifier, or 'end of string'",
-                        t.literal()
-                    )))
-                }
+                t => return Err(SelectorError::NoRequirement(t.literal().to_string())),
             }
         }
     }
 
-    fn requirement(&mut self) -> Result<Requirement, String> {
+    fn requirement(&mut self) -> Result<Requirement, RequirementError> {
         let mut op = None;
         let mut t = self.next();
         if t == Token::Symbol("!") {
@@ -223,7 +305,9 @@ impl Parser {
             t = self.next();
         }
         let Some(key) = t.as_value().map(str::to_string) else {
-            return Err(format!("found '{}', expected: identifier", t.literal()));
+            return Err(RequirementError::ExpectedIdentifier(
+                t.literal().to_string(),
+            ));
         };
         validate_key(&key)?;
         if matches!(self.peek(), Token::End | Token::Symbol(",")) && op.is_none() {
@@ -243,21 +327,14 @@ impl Parser {
             Token::Symbol("!=") => (Operator::NotIn, self.exact_value()?),
             Token::Symbol(">") => (Operator::GreaterThan, self.exact_value()?),
             Token::Symbol("<") => (Operator::LessThan, self.exact_value()?),
-            t => {
-                return Err(format!(
-                    "found '{}', expected: '=', '!=', '==', 'in', notin'",
-                    t.literal()
-                ))
-            }
+            t => return Err(RequirementError::ExpectedOperator(t.literal().to_string())),
         };
         let mut values = values;
         values.sort();
         values.dedup();
         if matches!(op, Operator::GreaterThan | Operator::LessThan) {
             if let Some(v) = values.iter().find(|v| v.parse::<i64>().is_err()) {
-                return Err(format!(
-                    "values[0]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
-                ));
+                return Err(RequirementError::NotAnInteger(v.clone()));
             }
         }
         for v in &values {
@@ -267,10 +344,10 @@ impl Parser {
     }
 
     /// `(a, b, …)`: the values of `in` and `notin` (`()` is one empty value).
-    fn set(&mut self) -> Result<Vec<String>, String> {
+    fn set(&mut self) -> Result<Vec<String>, RequirementError> {
         let t = self.next();
         if t != Token::Symbol("(") {
-            return Err(format!("found '{}' expected: '('", t.literal()));
+            return Err(RequirementError::ExpectedOpenParen(t.literal().to_string()));
         }
         let mut values = Vec::new();
         match self.peek().clone() {
@@ -279,12 +356,7 @@ impl Parser {
                 return Ok(vec![String::new()]);
             }
             t if t.as_value().is_some() || t == Token::Symbol(",") => {}
-            t => {
-                return Err(format!(
-                    "found '{}', expected: ',', ')' or identifier",
-                    t.literal()
-                ))
-            }
+            t => return Err(RequirementError::ExpectedSetStart(t.literal().to_string())),
         }
         loop {
             let t = self.next();
@@ -298,7 +370,11 @@ impl Parser {
                         }
                     }
                     Token::Symbol(")") => {}
-                    t => return Err(format!("found '{}', expected: ',' or ')'", t.literal())),
+                    t => {
+                        return Err(RequirementError::ExpectedSetSeparator(
+                            t.literal().to_string(),
+                        ))
+                    }
                 }
             } else if t == Token::Symbol(",") {
                 // A comma with no value before or after it stands for "".
@@ -307,10 +383,7 @@ impl Parser {
                     values.push(String::new());
                 }
             } else if t != Token::Symbol(")") {
-                return Err(format!(
-                    "found '{}', expected: ',', or identifier",
-                    t.literal()
-                ));
+                return Err(RequirementError::ExpectedSetValue(t.literal().to_string()));
             }
             if *self.peek() == Token::Symbol(")") {
                 self.next();
@@ -321,14 +394,16 @@ impl Parser {
 
     /// The one value after `=`, `==`, `!=`, `>` or `<` (empty at the end
     /// or before a comma).
-    fn exact_value(&mut self) -> Result<Vec<String>, String> {
+    fn exact_value(&mut self) -> Result<Vec<String>, RequirementError> {
         if matches!(self.peek(), Token::End | Token::Symbol(",")) {
             return Ok(vec![String::new()]);
         }
         let t = self.next();
         match t.as_value() {
             Some(v) => Ok(vec![v.to_string()]),
-            None => Err(format!("found '{}', expected: identifier", t.literal())),
+            None => Err(RequirementError::ExpectedIdentifier(
+                t.literal().to_string(),
+            )),
         }
     }
 }
@@ -358,49 +433,47 @@ fn is_dns_subdomain(s: &str) -> bool {
         })
 }
 
-const NAME_RULE: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-
 /// A label key: a qualified name, `[prefix/]name`.
-fn validate_key(key: &str) -> Result<(), String> {
-    let invalid = |why: &str| Err(format!("invalid label key {key:?}: {why}"));
+fn validate_key(key: &str) -> Result<(), RequirementError> {
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
     };
-    if name.contains('/') {
-        return invalid("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-    }
-    match prefix {
-        Some("") => return invalid("prefix part must be non-empty"),
-        Some(p) if !is_dns_subdomain(p) => {
-            return invalid("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-        }
-        _ => {}
-    }
-    if name.is_empty() {
-        return invalid("name part must be non-empty");
-    }
-    if name.len() > 63 {
-        return invalid("name part must be no more than 63 characters");
-    }
-    if !is_name(name) {
-        return invalid(NAME_RULE);
-    }
-    Ok(())
-}
-
-/// A label value: empty, or at most 63 characters of the name form.
-fn validate_value(key: &str, value: &str) -> Result<(), String> {
-    let why = if value.len() > 63 {
-        "must be no more than 63 characters"
-    } else if !value.is_empty() && !is_name(value) {
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+    let broken = if name.contains('/') {
+        KeyRule::QualifiedName
+    } else if prefix == Some("") {
+        KeyRule::EmptyPrefix
+    } else if prefix.is_some_and(|p| !is_dns_subdomain(p)) {
+        KeyRule::PrefixNotSubdomain
+    } else if name.is_empty() {
+        KeyRule::EmptyName
+    } else if name.len() > 63 {
+        KeyRule::NameTooLong
+    } else if !is_name(name) {
+        KeyRule::Name
     } else {
         return Ok(());
     };
-    Err(format!(
-        "invalid label value: {value:?}: at key: {key:?}: {why}"
-    ))
+    Err(RequirementError::InvalidKey {
+        key: key.to_string(),
+        rule: broken,
+    })
+}
+
+/// A label value: empty, or at most 63 characters of the name form.
+fn validate_value(key: &str, value: &str) -> Result<(), RequirementError> {
+    let rule = if value.len() > 63 {
+        ValueRule::TooLong
+    } else if !value.is_empty() && !is_name(value) {
+        ValueRule::Name
+    } else {
+        return Ok(());
+    };
+    Err(RequirementError::InvalidValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        rule,
+    })
 }
 
 #[cfg(test)]
@@ -473,6 +546,38 @@ mod tests {
             LabelSelector::parse("app ~ x").unwrap_err().to_string(),
             "unable to parse requirement: found '~', expected: '=', '!=', '==', 'in', notin'"
         );
+    }
+
+    #[test]
+    fn errors_use_apimachinery_words() {
+        let name_rule = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+        for (selector, error) in [
+            ("a,,b", "found ',', expected: identifier after ','".to_string()),
+            ("a=b c", "found 'c', expected: ',' or 'end of string'".into()),
+            (")", "found ')', expected: !, identifier, or 'end of string'".into()),
+            ("!)", "unable to parse requirement: found ')', expected: identifier".into()),
+            ("a in x", "unable to parse requirement: found 'x' expected: '('".into()),
+            ("a in )", "unable to parse requirement: found ')' expected: '('".into()),
+            ("a in (=)", "unable to parse requirement: found '=', expected: ',', ')' or identifier".into()),
+            ("a in (b c)", "unable to parse requirement: found 'c', expected: ',' or ')'".into()),
+            ("a in (b,=)", "unable to parse requirement: found '=', expected: ',', or identifier".into()),
+            ("a=(", "unable to parse requirement: found '(', expected: identifier".into()),
+            ("a>b", "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer".into()),
+            ("a/b/c", format!("unable to parse requirement: invalid label key \"a/b/c\": a qualified name {name_rule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")),
+            ("/a", "unable to parse requirement: invalid label key \"/a\": prefix part must be non-empty".into()),
+            ("A/a", "unable to parse requirement: invalid label key \"A/a\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".into()),
+            ("a/", "unable to parse requirement: invalid label key \"a/\": name part must be non-empty".into()),
+            (&"k".repeat(64), format!("unable to parse requirement: invalid label key \"{}\": name part must be no more than 63 characters", "k".repeat(64))),
+            ("-a", format!("unable to parse requirement: invalid label key \"-a\": name part {name_rule}")),
+            ("a=-b", "unable to parse requirement: invalid label value: \"-b\": at key: \"a\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".into()),
+            (&format!("a={}", "v".repeat(64)), format!("unable to parse requirement: invalid label value: \"{}\": at key: \"a\": must be no more than 63 characters", "v".repeat(64))),
+        ] {
+            assert_eq!(
+                LabelSelector::parse(selector).unwrap_err().to_string(),
+                error,
+                "{selector}"
+            );
+        }
     }
 
     #[test]

@@ -15,4 +15,5 @@ pub mod go_regex;
 pub mod label_selector;
 pub mod selector;
 
-pub use label_selector::LabelSelector;
+pub use go_regex::RegexError;
+pub use label_selector::{LabelSelector, SelectorError};

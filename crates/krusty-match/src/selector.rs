@@ -199,7 +199,10 @@ impl IdPatterns {
     /// selectors are not read), in the order of [`Field`].
     pub fn compile(fields: &Fields<'_>) -> Result<IdPatterns, FieldError> {
         let pattern = |field: Field| {
-            Pattern::new(fields.get(field)).map_err(|message| FieldError { field, message })
+            Pattern::new(fields.get(field)).map_err(|e| FieldError {
+                field,
+                message: e.to_string(),
+            })
         };
         Ok(IdPatterns {
             group: pattern(Field::Group)?,
@@ -248,7 +251,7 @@ enum Pattern {
 
 impl Pattern {
     /// The pattern of `text`; the error is Go's, for `^(?:text)$`.
-    fn new(text: &str) -> Result<Pattern, String> {
+    fn new(text: &str) -> Result<Pattern, go_regex::RegexError> {
         if text.is_empty() {
             return Ok(Pattern::Any);
         }

@@ -65,7 +65,7 @@ impl Step {
             let Some((key, text)) = list_selector(&part) else {
                 return Step::NoEquals;
             };
-            let pattern = krusty_match::go_regex::compile(text);
+            let pattern = krusty_match::go_regex::compile(text).map_err(|e| e.to_string());
             return Step::Match {
                 key: key.to_string(),
                 text: text.to_string(),

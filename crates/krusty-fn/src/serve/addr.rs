@@ -15,21 +15,43 @@ pub enum Address {
     Unix(PathBuf),
 }
 
+/// Why a text is not an [`Address`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddressError {
+    /// `unix:` with no path after it (the address).
+    #[error("address {0:?}: no socket path after unix:")]
+    NoSocketPath(String),
+    /// Neither `unix:` nor a `:` before a port (the address).
+    #[error("address {0:?}: expected host:port or unix:///path")]
+    NoPort(String),
+    /// What follows the last `:` is not a port number.
+    #[error("address {address:?}: {port:?} is not a port number")]
+    BadPort {
+        /// The address.
+        address: String,
+        /// The text after its last `:`.
+        port: String,
+    },
+}
+
 impl Address {
     /// Reads `unix:///path`, `unix:path` or `host:port`.
-    pub fn parse(text: &str) -> Result<Address, String> {
+    pub fn parse(text: &str) -> Result<Address, AddressError> {
         if let Some(rest) = text.strip_prefix("unix:") {
             let path = rest.strip_prefix("//").unwrap_or(rest);
             if path.is_empty() {
-                return Err(format!("address {text:?}: no socket path after unix:"));
+                return Err(AddressError::NoSocketPath(text.to_string()));
             }
             return Ok(Address::Unix(PathBuf::from(path)));
         }
         let (host, port) = text
             .rsplit_once(':')
-            .ok_or_else(|| format!("address {text:?}: expected host:port or unix:///path"))?;
-        port.parse::<u16>()
-            .map_err(|_| format!("address {text:?}: {port:?} is not a port number"))?;
+            .ok_or_else(|| AddressError::NoPort(text.to_string()))?;
+        port.parse::<u16>().map_err(|_| AddressError::BadPort {
+            address: text.to_string(),
+            port: port.to_string(),
+        })?;
         let host = if host.is_empty() { "0.0.0.0" } else { host };
         Ok(Address::Tcp(format!("{host}:{port}")))
     }
@@ -46,9 +68,9 @@ impl fmt::Display for Address {
 }
 
 impl std::str::FromStr for Address {
-    type Err = String;
+    type Err = AddressError;
 
-    fn from_str(text: &str) -> Result<Address, String> {
+    fn from_str(text: &str) -> Result<Address, AddressError> {
         Address::parse(text)
     }
 }
@@ -80,8 +102,21 @@ mod tests {
             Address::parse("unix:///run/fn.sock").unwrap().to_string(),
             "unix:///run/fn.sock"
         );
-        assert!(Address::parse("unix://").is_err());
-        assert!(Address::parse("localhost").is_err());
-        assert!(Address::parse("localhost:http").is_err());
+        for (bad, error) in [
+            (
+                "unix://",
+                r#"address "unix://": no socket path after unix:"#,
+            ),
+            (
+                "localhost",
+                r#"address "localhost": expected host:port or unix:///path"#,
+            ),
+            (
+                "localhost:http",
+                r#"address "localhost:http": "http" is not a port number"#,
+            ),
+        ] {
+            assert_eq!(Address::parse(bad).unwrap_err().to_string(), error);
+        }
     }
 }

@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::eval::{answer, Encoding, Function, Refusal};
 use super::listen::{stopped, Listener};
+use super::ServeError;
 use crate::grpc::{
     CapabilitiesRequest, CapabilitiesResponse, Format, FunctionService, FunctionServiceServer,
     RunRequest, RunResponse, MAX_MESSAGE_BYTES,
@@ -24,7 +25,7 @@ pub(crate) async fn serve(
     function: Function,
     cache_ttl: Option<Duration>,
     stop: watch::Receiver<bool>,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<FunctionServiceServer<Service>>().await;
     let service = FunctionServiceServer::new(Service {
@@ -51,7 +52,10 @@ pub(crate) async fn serve(
             served
         }
     };
-    served.map_err(|e| format!("serving gRPC on {described}: {e}"))
+    served.map_err(|source| ServeError::Grpc {
+        address: described,
+        source,
+    })
 }
 
 struct Service {

@@ -48,6 +48,7 @@ use tokio::sync::watch;
 
 use super::eval::{answer, Encoding, Function, Refusal};
 use super::listen::{stopped, Listener};
+use super::ServeError;
 use crate::answer::NODE_MEDIA_TYPE;
 use crate::cancel::{parse_timeout, Cancellation};
 use crate::grpc::MAX_MESSAGE_BYTES;
@@ -66,7 +67,7 @@ pub(crate) async fn serve(
     listener: Listener,
     function: Function,
     stop: watch::Receiver<bool>,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let graceful = GracefulShutdown::new();
     let stop_signal = stopped(stop);
     tokio::pin!(stop_signal);
@@ -158,14 +159,8 @@ fn admit(head: &hyper::http::request::Parts) -> Result<Admitted, Box<Response<Fu
             .insert(ALLOW, HeaderValue::from_static("POST"));
         return Err(Box::new(response));
     }
-    let given = content_type(&head.headers).map_err(|given| {
-        Box::new(text(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!(
-                "Content-Type must be text/yaml, application/json or {NODE_MEDIA_TYPE}, not {given:?}\n"
-            ),
-        ))
-    })?;
+    let given = content_type(&head.headers)
+        .map_err(|e| Box::new(text(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("{e}\n"))))?;
     let answering = accepted(&head.headers).ok_or_else(|| {
         Box::new(text(
             StatusCode::NOT_ACCEPTABLE,
@@ -249,7 +244,7 @@ fn text(status: StatusCode, message: String) -> Response<Full<Bytes>> {
 
 /// The body's encoding from `Content-Type` (parameters such as `charset`
 /// ignored), or the header's text when it names neither.
-fn content_type(headers: &HeaderMap) -> Result<Encoding, String> {
+fn content_type(headers: &HeaderMap) -> Result<Encoding, UnsupportedType> {
     let given = headers
         .get(CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
@@ -258,9 +253,15 @@ fn content_type(headers: &HeaderMap) -> Result<Encoding, String> {
         "text/yaml" => Ok(Encoding::Yaml),
         "application/json" => Ok(Encoding::Json),
         NODE_MEDIA_TYPE => Ok(Encoding::Node),
-        _ => Err(given),
+        _ => Err(UnsupportedType(given)),
     }
 }
+
+/// A request's `Content-Type` that names no encoding a function reads
+/// (the header's text, empty when it is missing).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Content-Type must be text/yaml, application/json or {NODE_MEDIA_TYPE}, not {0:?}")]
+struct UnsupportedType(String);
 
 /// The media type an answer is given under, and its encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -482,7 +483,13 @@ mod tests {
         let given = |v: &str| content_type(&headers(CONTENT_TYPE, &[v]));
         assert_eq!(given("Text/YAML; charset=utf-8"), Ok(Encoding::Yaml));
         assert_eq!(given("application/json"), Ok(Encoding::Json));
-        assert_eq!(given("application/yaml"), Err("application/yaml".into()));
-        assert_eq!(content_type(&HeaderMap::new()), Err(String::new()));
+        assert_eq!(
+            given("application/yaml"),
+            Err(UnsupportedType("application/yaml".into()))
+        );
+        assert_eq!(
+            content_type(&HeaderMap::new()),
+            Err(UnsupportedType(String::new()))
+        );
     }
 }

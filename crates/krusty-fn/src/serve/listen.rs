@@ -9,6 +9,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 
 use super::addr::Address;
+use super::ServeError;
 
 /// The mode of a server's unix socket: any user may connect, so that a
 /// client under another uid (a container's user against the host's, or
@@ -29,15 +30,17 @@ impl Listener {
     /// the same directory, given [`SOCKET_MODE`], then renamed: its path
     /// appears only once a client can connect to it. A file already at
     /// the path is replaced only if it is a socket (a previous server's).
-    pub(crate) async fn bind(address: &Address) -> Result<Listener, String> {
+    pub(crate) async fn bind(address: &Address) -> Result<Listener, ServeError> {
+        let listening = |source| ServeError::Listen {
+            address: address.clone(),
+            source,
+        };
         match address {
             Address::Tcp(host_port) => TcpListener::bind(host_port)
                 .await
                 .map(Listener::Tcp)
-                .map_err(|e| format!("listening on {address}: {e}")),
-            Address::Unix(path) => {
-                bind_unix(path).map_err(|e| format!("listening on {address}: {e}"))
-            }
+                .map_err(listening),
+            Address::Unix(path) => bind_unix(path).map_err(listening),
         }
     }
 
@@ -108,8 +111,8 @@ impl Drop for SocketFile {
 /// terminal or the supervisor gone: nothing would read the answers).
 pub(crate) fn stop_on_signals(
     stop: watch::Sender<bool>,
-) -> Result<tokio::task::JoinHandle<()>, String> {
-    let watch = |kind: SignalKind| signal(kind).map_err(|e| format!("watching signals: {e}"));
+) -> Result<tokio::task::JoinHandle<()>, ServeError> {
+    let watch = |kind: SignalKind| signal(kind).map_err(ServeError::Signals);
     let (mut term, mut interrupt, mut hangup) = (
         watch(SignalKind::terminate())?,
         watch(SignalKind::interrupt())?,

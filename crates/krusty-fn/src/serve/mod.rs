@@ -24,14 +24,14 @@ mod http;
 #[cfg(feature = "server")]
 mod listen;
 
-pub use addr::Address;
+pub use addr::{Address, AddressError};
 
 /// How long the requests under way may take to be answered once a
 /// server is told to stop; connections still open after that are closed.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(feature = "server")]
-pub use server::{serve, serve_with, Options};
+pub use server::{serve, serve_with, Options, ServeError};
 
 #[cfg(feature = "server")]
 mod server {
@@ -40,10 +40,44 @@ mod server {
 
     use tokio::sync::watch;
 
-    use super::addr::Address;
+    use super::addr::{Address, AddressError};
     use super::listen::Listener;
     use crate::run::{FnError, ServerAddresses};
     use crate::wire::ResourceList;
+
+    /// Why a server does not start, or stops on a failure.
+    #[derive(Debug, thiserror::Error)]
+    #[non_exhaustive]
+    pub enum ServeError {
+        /// An address that does not parse.
+        #[error(transparent)]
+        Address(#[from] AddressError),
+        /// The runtime the servers run on does not start.
+        #[error("starting the server runtime: {0}")]
+        Runtime(#[source] std::io::Error),
+        /// The stop signals cannot be watched.
+        #[error("watching signals: {0}")]
+        Signals(#[source] std::io::Error),
+        /// An address cannot be listened on.
+        #[error("listening on {address}: {source}")]
+        Listen {
+            /// The address.
+            address: Address,
+            /// Why.
+            source: std::io::Error,
+        },
+        /// The gRPC server fails.
+        #[error("serving gRPC on {address}: {source}")]
+        Grpc {
+            /// The address it listens on.
+            address: String,
+            /// Why.
+            source: tonic::transport::Error,
+        },
+        /// A server's task panics or is cancelled.
+        #[error("server task: {0}")]
+        Task(#[source] tokio::task::JoinError),
+    }
 
     /// How the servers answer, besides the function itself.
     #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,7 +94,7 @@ mod server {
     /// removes the unix sockets it created and returns. Each server announces itself on stderr once it accepts
     /// connections: `serving HTTP on ADDR` (`ADDR` with the port a `:0`
     /// address got).
-    pub fn serve<F>(addresses: &ServerAddresses, f: F) -> Result<(), String>
+    pub fn serve<F>(addresses: &ServerAddresses, f: F) -> Result<(), ServeError>
     where
         F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
     {
@@ -68,7 +102,11 @@ mod server {
     }
 
     /// [`serve`] with [`Options`].
-    pub fn serve_with<F>(addresses: &ServerAddresses, options: &Options, f: F) -> Result<(), String>
+    pub fn serve_with<F>(
+        addresses: &ServerAddresses,
+        options: &Options,
+        f: F,
+    ) -> Result<(), ServeError>
     where
         F: Fn(&mut ResourceList) -> Result<(), FnError> + Send + Sync + 'static,
     {
@@ -77,7 +115,7 @@ mod server {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("starting the server runtime: {e}"))?;
+            .map_err(ServeError::Runtime)?;
         let function: super::eval::Function = Arc::new(f);
         let served = runtime.block_on(run_servers(http, grpc, function, options.clone()));
         // A function still running on a blocking thread (its request cut
@@ -92,7 +130,7 @@ mod server {
         grpc: Option<Address>,
         function: super::eval::Function,
         options: Options,
-    ) -> Result<(), String> {
+    ) -> Result<(), ServeError> {
         // Signals are watched before binding: a SIGTERM sent as soon as the
         // server is announced must stop it gracefully.
         let (stop_tx, stop) = watch::channel(false);
@@ -128,7 +166,7 @@ mod server {
                     match task.await {
                         Ok(Ok(())) => {}
                         Ok(Err(e)) => failure = failure.take().or(Some(e)),
-                        Err(e) => failure = failure.take().or(Some(format!("server task: {e}"))),
+                        Err(e) => failure = failure.take().or(Some(ServeError::Task(e))),
                     }
                 }
             };

@@ -57,7 +57,7 @@ pub fn reads_nodes(socket: &Path, timeout: Duration) -> Result<bool, Error> {
 fn connect_error(e: ConnectError) -> Error {
     match e {
         ConnectError::Transport(..) => Error::Connection(std::io::Error::other(e.to_string())),
-        ConnectError::Address(why) => Error::Malformed(why),
+        ConnectError::Address(why) => Error::Malformed(why.to_string()),
     }
 }
 
