@@ -73,12 +73,7 @@ fn stage(label: &str, action: impl Apply + 'static, root: &Path) -> Operation {
 struct Stage<A>(A);
 
 impl<A: Apply> Apply for Stage<A> {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let _timer = Timings::start(build.timings(), &call.loader.root, || {
             format!("finish: {}", call.label)
         });
@@ -91,7 +86,7 @@ impl<A: Apply> Apply for Stage<A> {
 struct StripRecords;
 
 impl Apply for StripRecords {
-    fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
+    fn apply(&self, _: &mut dyn Build, _: &Call, resources: &mut ResMap) -> BuildResult<()> {
         krusty_ops::parallel::map_each(resources.resources_mut_keeping_identity(), |r| {
             if krusty_resource::build_records::strip(&mut r.node) {
                 r.meta.needs_hash = true;
@@ -103,14 +98,14 @@ impl Apply for StripRecords {
 
 /// Generated names get their hash suffixes.
 impl Apply for AddHashSuffixes {
-    fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
+    fn apply(&self, _: &mut dyn Build, _: &Call, resources: &mut ResMap) -> BuildResult<()> {
         AddHashSuffixes::apply(self, resources).map_err(BuildError::from)
     }
 }
 
 /// References follow every rename.
 impl Apply for FixNameReferences {
-    fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
+    fn apply(&self, _: &mut dyn Build, _: &Call, resources: &mut ResMap) -> BuildResult<()> {
         FixNameReferences::apply(self, resources).map_err(BuildError::from)
     }
 }
@@ -123,7 +118,7 @@ struct Vars {
 }
 
 impl Apply for Vars {
-    fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
+    fn apply(&self, _: &mut dyn Build, _: &Call, resources: &mut ResMap) -> BuildResult<()> {
         vars::resolve(resources, &self.declared, &self.config.var_reference)
             .map_err(BuildError::from)
     }
@@ -138,12 +133,7 @@ struct RecordsAndOrder {
 }
 
 impl Apply for RecordsAndOrder {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let resources = resources.resources_mut();
         self.records
             .apply(resources, &call.loader.root, build.version());
@@ -158,7 +148,7 @@ impl Apply for RecordsAndOrder {
 struct CheckNames;
 
 impl Apply for CheckNames {
-    fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
+    fn apply(&self, _: &mut dyn Build, _: &Call, resources: &mut ResMap) -> BuildResult<()> {
         check_names(resources)
     }
 }
@@ -168,7 +158,7 @@ impl Apply for CheckNames {
 struct CheckUnique;
 
 impl Apply for CheckUnique {
-    fn apply(&self, _: &mut dyn Build, _: &Call<'_>, resources: &mut ResMap) -> BuildResult<()> {
+    fn apply(&self, _: &mut dyn Build, _: &Call, resources: &mut ResMap) -> BuildResult<()> {
         resources.check_unique().map_err(BuildError::from)
     }
 }

@@ -450,12 +450,7 @@ fn load(loader: &Loader, path: &Path) -> BuildResult<String> {
 impl Apply for Chart {
     /// Inflates the chart and adds its resources; Kustomize reports a
     /// chart's failure as it is.
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let _timer = call.timer(build);
         self.generate(resources, call.origin)
     }

@@ -14,12 +14,7 @@ use crate::timings::{Timer, Timings};
 pub trait Apply: Send + Sync {
     /// Runs over `resources` as `call` says (its role, origin, loader and
     /// names in messages), reaching the build through `build`.
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()>;
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()>;
 
     /// The `patches:` entry this is, which may share one pass over the
     /// resources with its neighbours (see [`krusty_ops::patch::chain`]).

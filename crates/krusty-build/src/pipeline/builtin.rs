@@ -9,12 +9,7 @@ use super::{Apply, Build, Call, Role};
 use crate::error::{BuildError, BuildResult};
 
 impl Apply for Builtin {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let _timer = call.timer(build);
         let env = build.env(call.loader);
         if call.role == Role::Validator {

@@ -15,12 +15,7 @@ pub struct CompositionFile {
 }
 
 impl Apply for CompositionFile {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let in_composition = |e: BuildError| {
             e.context(format!("running {}", call.label))
                 .context(call.site)

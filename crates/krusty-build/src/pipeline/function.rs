@@ -8,12 +8,7 @@ use super::{Apply, Build, Call};
 use crate::error::{BuildError, BuildResult};
 
 impl Apply for FunctionCall {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let _timer = call.timer(build);
         let ran = build.run_function(self, call.role, resources, call.origin);
         // A generator's output is added as Kustomize adds it.

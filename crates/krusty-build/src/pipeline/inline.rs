@@ -18,12 +18,7 @@ pub struct InlineKustomization {
 }
 
 impl Apply for InlineKustomization {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         build
             .run_kustomization(call.loader, &self.kustomization, &self.file, resources)
             .map_err(|e| call.failed(e))

@@ -16,12 +16,7 @@ pub struct PatchChain {
 }
 
 impl Apply for PatchChain {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let _timer = call.timer(build);
         let env = build.env(call.loader);
         let patches: Vec<&PatchEntry> = self

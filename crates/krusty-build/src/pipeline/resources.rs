@@ -13,12 +13,7 @@ pub struct ResourcePaths {
 }
 
 impl Apply for ResourcePaths {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         for path in &self.paths {
             let read = build
                 .load_resources(call.loader, path)

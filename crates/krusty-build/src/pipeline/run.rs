@@ -43,12 +43,7 @@ impl Pipeline {
 }
 
 impl Apply for Pipeline {
-    fn apply(
-        &self,
-        build: &mut dyn Build,
-        call: &Call<'_>,
-        resources: &mut ResMap,
-    ) -> BuildResult<()> {
+    fn apply(&self, build: &mut dyn Build, call: &Call, resources: &mut ResMap) -> BuildResult<()> {
         let (loader, site) = (call.loader, call.site);
         match call.role {
             Role::Generator => {
