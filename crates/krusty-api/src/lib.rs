@@ -26,7 +26,7 @@
 //! fetch options, [`catalog`] reading, [`composition`] consolidation and
 //! the [`interrupt`] handling that stops what a build started. A
 //! [`pipeline`] of builtins and KRM functions of one's own runs over
-//! resources in memory through [`Engine::session`].
+//! resources in memory through [`Engine::build_context`].
 //!
 //! ```
 //! # fn main() -> Result<(), krusty_api::Error> {
@@ -261,8 +261,8 @@ impl Engine {
     /// A build of no folder with the engine's services, through which a
     /// [`pipeline::Pipeline`] of one's own runs over resources in memory
     /// (see [`pipeline`]).
-    pub fn session(&self) -> impl pipeline::Build {
-        self.engine.session()
+    pub fn build_context(&self) -> impl pipeline::Build {
+        self.engine.build_context()
     }
 
     /// How many function servers run now.

@@ -131,7 +131,7 @@ impl Engine {
     /// A build of no folder, with the engine's services: what a
     /// [`crate::pipeline::Pipeline`] of one's own runs through, over
     /// resources held in memory (see [`crate::pipeline`]).
-    pub fn session(&self) -> impl crate::pipeline::Build {
+    pub fn build_context(&self) -> impl crate::pipeline::Build {
         crate::target::Context::new(self, &BuildRequest::default(), None)
     }
 

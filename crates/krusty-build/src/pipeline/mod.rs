@@ -23,7 +23,7 @@
 //! let mut options = BuildOptions::default();
 //! options.functions = Policy { enable_alpha_plugins: true, enable_exec: true, ..Policy::default() };
 //! let engine = Engine::new(options);
-//! let mut build = engine.session();
+//! let mut build = engine.build_context();
 //! // No file is read: the loader only says where files would be.
 //! let loader = Loader::new(Path::new("/"), LoadRestrictor::RootOnly)?;
 //! let site = ConfigSite {
