@@ -657,7 +657,7 @@ fn read_labels_entry(item: &Node) -> OpResult<LabelsEntry> {
             "includeSelectors" => e.include_selectors = typed::boolean(v, at)?,
             "includeTemplates" => e.include_templates = typed::boolean(v, at)?,
             "fields" => e.fields = specs_from_node(v, "labels.fields", typed::Strictness::Strict)?,
-            _ => return Err(typed::unknown_field(k)),
+            _ => return Err(typed::unknown_field(k).into()),
         }
     }
     Ok(e)
@@ -708,7 +708,7 @@ fn read_patch_args(options: &Node, entry: &mut PatchEntry) -> OpResult<()> {
                 entry.allow_kind_change =
                     typed::boolean(value, at("patches.options.allowKindChange"))?
             }
-            _ => return Err(typed::unknown_field(key)),
+            _ => return Err(typed::unknown_field(key).into()),
         }
     }
     Ok(())
@@ -765,7 +765,7 @@ fn read_patch(
                     }
                 }
             }
-            _ => return Err(typed::unknown_field(k)),
+            _ => return Err(typed::unknown_field(k).into()),
         }
     }
     if trim == Trim::Both {
@@ -811,7 +811,7 @@ fn read_image(item: &Node, field: &str) -> OpResult<ImageChange> {
             "newTag" => image.new_tag = text,
             "tagSuffix" => image.tag_suffix = text,
             "digest" => image.digest = text,
-            _ => return Err(typed::unknown_field(k)),
+            _ => return Err(typed::unknown_field(k).into()),
         }
     }
     Ok(image)
@@ -837,7 +837,7 @@ fn read_replica(item: &Node) -> OpResult<(String, i64, krusty_yaml::Pos)> {
         match typed::canonical_field(key, &["name", "count"]) {
             "name" => name = typed::string(v, at)?,
             "count" => count = typed::integer(v, at)?,
-            _ => return Err(typed::unknown_field(k)),
+            _ => return Err(typed::unknown_field(k).into()),
         }
     }
     Ok((name, count, item.pos()))
@@ -887,7 +887,7 @@ fn string_list(field: &str, n: &Node) -> BuildResult<Vec<String>> {
 }
 
 fn parse_sort_options(n: &Node) -> BuildResult<SortOptions> {
-    let strict = |e: OpError| BuildError::from(e);
+    let strict = |e: krusty_schema::SchemaError| BuildError::from(OpError::from(e));
     let fields = typed::fields(
         n,
         &["order", "legacySortOptions"],

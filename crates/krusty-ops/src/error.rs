@@ -3,6 +3,8 @@
 use std::fmt;
 
 use krusty_resource::{ResMapError, ResourceError};
+use krusty_schema::error::write_located;
+use krusty_schema::SchemaError;
 use krusty_yaml::{Pos, YamlError};
 
 /// Why an operation failed. It prints Kustomize's words for the failure,
@@ -141,30 +143,9 @@ impl fmt::Display for OpError {
                 line,
                 column,
                 source,
-            } => {
-                let mut at: Vec<String> = file.iter().chain(item).cloned().collect();
-                if *line > 0 {
-                    at.push(format!("line {line}, column {column}"));
-                }
-                write_located(f, source, &at.join(", "))
-            }
+            } => write_located(f, source, file.as_deref(), item.as_deref(), *line, *column),
             OpError::Context { context, source } => write!(f, "{context}: {source}"),
         }
-    }
-}
-
-/// `source` followed by where it happened, `at`: on the same line, or on
-/// a line of its own after a message of several lines (one that ends
-/// with a node's contents).
-fn write_located(f: &mut fmt::Formatter<'_>, source: &OpError, at: &str) -> fmt::Result {
-    if at.is_empty() {
-        return fmt::Display::fmt(source, f);
-    }
-    let text = source.to_string();
-    if text.contains('\n') {
-        write!(f, "{}\n({at})", text.trim_end_matches('\n'))
-    } else {
-        write!(f, "{text} ({at})")
     }
 }
 
@@ -200,13 +181,35 @@ impl From<YamlError> for OpError {
     }
 }
 
+impl From<SchemaError> for OpError {
+    /// The same error, part for part: a decoder's failure reads the same
+    /// when an operation reports it.
+    fn from(e: SchemaError) -> OpError {
+        match e {
+            SchemaError::Message(m) => OpError::Message(m),
+            SchemaError::Yaml(e) => OpError::Yaml(e),
+            SchemaError::Located {
+                file,
+                field,
+                line,
+                column,
+                source,
+            } => OpError::Located {
+                file,
+                item: field,
+                line,
+                column,
+                source: Box::new(OpError::from(*source)),
+            },
+            SchemaError::Context { context, source } => OpError::Context {
+                context,
+                source: Box::new(OpError::from(*source)),
+            },
+        }
+    }
+}
+
 /// Result of an operation.
 pub type OpResult<T> = Result<T, OpError>;
 
-/// Go's `%q` of a string, as Kustomize's messages quote names and paths
-/// (JSON escaping, which agrees for the text they hold).
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::new();
-    krusty_yaml::write_go_json_string(s, &mut out);
-    out
-}
+pub use krusty_schema::go_quote;

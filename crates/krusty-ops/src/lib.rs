@@ -18,9 +18,7 @@ pub mod schema;
 pub mod selector;
 mod structured;
 mod target_path;
-pub mod typed;
 pub mod vars;
-pub mod version;
 
 #[cfg(test)]
 mod test_support;
@@ -31,4 +29,4 @@ pub use env::Env;
 pub use error::{OpError, OpResult};
 pub use fieldspec::FieldSpec;
 pub use files::FileSource;
-pub use version::KustomizeVersion;
+pub use krusty_schema::{typed, version, KustomizeVersion};

@@ -77,7 +77,7 @@ pub enum ReplacementEntry {
 }
 
 fn string(value: &Node, owner: &'static str, path: &'static str) -> OpResult<String> {
-    typed::string(value, At { owner, path })
+    Ok(typed::string(value, At { owner, path })?)
 }
 
 fn read_options(node: &Node, strictness: Strictness) -> OpResult<FieldOptions> {

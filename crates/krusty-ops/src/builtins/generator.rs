@@ -62,7 +62,7 @@ impl GeneratorOptions {
                 "annotations" => o.annotations = typed::string_map(v, at)?,
                 "disableNameSuffixHash" => o.disable_name_suffix_hash = typed::boolean(v, at)?,
                 "immutable" => o.immutable = typed::boolean(v, at)?,
-                _ => return Err(typed::unknown_field(k)),
+                _ => return Err(typed::unknown_field(k).into()),
             }
         }
         Ok(o)
@@ -280,7 +280,7 @@ impl GeneratorArgs {
                 }
                 "apiVersion" | "kind" => {}
                 _ if !strict => {}
-                _ => return Err(typed::unknown_field(k)),
+                _ => return Err(typed::unknown_field(k).into()),
             }
         }
         if a.name.is_empty() {

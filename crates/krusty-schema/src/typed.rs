@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use krusty_yaml::{resolve_input, Node, Resolved, Value};
 
-use crate::error::{OpError, OpResult};
+use crate::error::{SchemaError, SchemaResult};
 
 /// Where a value sits, for error messages: the Go struct that declares the
 /// field and the JSON path of the field.
@@ -36,8 +36,8 @@ pub fn json_type(n: &Node) -> &'static str {
 
 /// Go's decoding error, followed by where the value stands in its file
 /// when it was read from one.
-fn mismatch(n: &Node, at: At<'_>, go_type: &str) -> OpError {
-    OpError::new(format!(
+fn mismatch(n: &Node, at: At<'_>, go_type: &str) -> SchemaError {
+    SchemaError::new(format!(
         "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}",
         json_type(n),
         at.owner,
@@ -56,7 +56,7 @@ pub fn location(n: &Node) -> String {
 }
 
 /// A string field (null reads as empty).
-pub fn string(n: &Node, at: At<'_>) -> OpResult<String> {
+pub fn string(n: &Node, at: At<'_>) -> SchemaResult<String> {
     match json_type(n) {
         "null" => Ok(String::new()),
         "string" => Ok(scalar_text(n)),
@@ -75,7 +75,7 @@ fn scalar_text(n: &Node) -> String {
 }
 
 /// A boolean field (null reads as false).
-pub fn boolean(n: &Node, at: At<'_>) -> OpResult<bool> {
+pub fn boolean(n: &Node, at: At<'_>) -> SchemaResult<bool> {
     match &n.value {
         Value::Scalar(_) => match resolve_input(n) {
             Resolved::Null => Ok(false),
@@ -89,7 +89,7 @@ pub fn boolean(n: &Node, at: At<'_>) -> OpResult<bool> {
 /// An integer field (null reads as 0). A whole number written as a float
 /// (`3.0`, `1e3`) is one: the YAML to JSON step writes it without a
 /// fraction.
-pub fn integer(n: &Node, at: At<'_>) -> OpResult<i64> {
+pub fn integer(n: &Node, at: At<'_>) -> SchemaResult<i64> {
     /// 2^63: floats from here on are out of `i64`'s range.
     const OUT_OF_RANGE: f64 = 9_223_372_036_854_775_808.0;
     match &n.value {
@@ -108,7 +108,7 @@ pub fn integer(n: &Node, at: At<'_>) -> OpResult<i64> {
 }
 
 /// A list of strings (null reads as empty).
-pub fn string_list(n: &Node, at: At<'_>) -> OpResult<Vec<String>> {
+pub fn string_list(n: &Node, at: At<'_>) -> SchemaResult<Vec<String>> {
     match &n.value {
         Value::Seq(items) => items.iter().map(|i| string(i, at)).collect(),
         _ if n.is_null() => Ok(Vec::new()),
@@ -117,7 +117,7 @@ pub fn string_list(n: &Node, at: At<'_>) -> OpResult<Vec<String>> {
 }
 
 /// A map of strings, in source order (null reads as empty).
-pub fn string_map(n: &Node, at: At<'_>) -> OpResult<Vec<(String, String)>> {
+pub fn string_map(n: &Node, at: At<'_>) -> SchemaResult<Vec<(String, String)>> {
     match &n.value {
         Value::Map(entries) => entries
             .iter()
@@ -168,7 +168,7 @@ pub fn lenient_string_map(n: &Node) -> Vec<(String, String)> {
 }
 
 /// The entries of a mapping (null reads as none).
-pub fn object<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [(Node, Node)]> {
+pub fn object<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> SchemaResult<&'n [(Node, Node)]> {
     match &n.value {
         Value::Map(entries) => Ok(entries),
         _ if n.is_null() => Ok(&[]),
@@ -177,7 +177,7 @@ pub fn object<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [(Node
 }
 
 /// The items of a sequence (null reads as none).
-pub fn array<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> OpResult<&'n [Node]> {
+pub fn array<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> SchemaResult<&'n [Node]> {
     match &n.value {
         Value::Seq(items) => Ok(items),
         _ if n.is_null() => Ok(&[]),
@@ -202,7 +202,7 @@ pub fn fields<'n>(
     known: &[&'static str],
     owner: &'static str,
     strictness: Strictness,
-) -> OpResult<Vec<(&'static str, &'n Node)>> {
+) -> SchemaResult<Vec<(&'static str, &'n Node)>> {
     let mut out = Vec::new();
     for (key, value) in object(node, At { owner, path: "" }, owner)? {
         let name = key.key_str().unwrap_or_default();
@@ -230,8 +230,8 @@ pub fn canonical_field<'a>(written: &'a str, known: &[&'static str]) -> &'a str 
 }
 
 /// The error for a field the struct does not have.
-pub fn unknown_field(key: &Node) -> OpError {
-    OpError::new(format!(
+pub fn unknown_field(key: &Node) -> SchemaError {
+    SchemaError::new(format!(
         "json: unknown field \"{}\" (line {})",
         key.key_str().unwrap_or_default(),
         key.pos().line
@@ -242,7 +242,9 @@ pub fn unknown_field(key: &Node) -> OpError {
 mod tests {
     use super::*;
 
-    use crate::test_support::node;
+    fn node(text: &str) -> Node {
+        krusty_yaml::first_root(text).unwrap().unwrap()
+    }
 
     #[test]
     fn go_typing_errors() {

@@ -1,0 +1,20 @@
+//! The file formats krusty reads, and the one strict way they are decoded.
+//!
+//! Every format is read from a YAML node (never from re-serialised text)
+//! with Go's JSON typing (see [`typed`]), and every failure is a
+//! [`SchemaError`] that names the file, line, column and field. This crate
+//! sits right above `krusty-yaml`: resources, operations and the
+//! orchestrator build on the types here, and tools that only read or edit
+//! kustomizations (`krusty edit`, `krusty view catalog`) need nothing
+//! above it.
+
+pub mod error;
+pub mod id;
+pub mod scope;
+pub mod typed;
+pub mod version;
+
+pub use error::{go_quote, SchemaError, SchemaResult};
+pub use id::{Gvk, ResId};
+pub use typed::{At, Strictness};
+pub use version::KustomizeVersion;
