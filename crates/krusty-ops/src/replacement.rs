@@ -9,7 +9,7 @@ use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Value};
 use crate::error::go_quote;
 use crate::error::{OpError, OpResult};
 use crate::path::{self, raw};
-use crate::selector::{AsWritten, Selected, Selector};
+use crate::selector::{AsWritten, Compile, Selected, Selector};
 use crate::structured;
 use crate::target_path::{kind_of, visit, Reached, Step, Walk};
 use crate::typed::{self, At, Strictness};
@@ -272,31 +272,6 @@ pub fn read_file(text: &str, path: &str, version: KustomizeVersion) -> OpResult<
         r.written_at.0 = Some(path.to_string());
     }
     Ok(out)
-}
-
-impl Selector {
-    /// Whether a resource id is selected by this selector's id part
-    /// (exact names; empty fields match anything). As in Kustomize, a
-    /// resource without a namespace, cluster-scoped ones included, is in
-    /// `default` here.
-    pub fn selects_id(&self, id: &ResId) -> bool {
-        let ns_ok = self.namespace.is_empty() || {
-            let namespace = match id.namespace.as_str() {
-                "" => "default",
-                ns => ns,
-            };
-            self.namespace == namespace
-        };
-        (self.name.is_empty() || self.name == id.name) && ns_ok && id.gvk.is_selected_by(&self.gvk)
-    }
-
-    fn has_id(&self) -> bool {
-        !(self.gvk.group.is_empty()
-            && self.gvk.version.is_empty()
-            && self.gvk.kind.is_empty()
-            && self.name.is_empty()
-            && self.namespace.is_empty())
-    }
 }
 
 /// Every id a resource has had (current first).

@@ -2,136 +2,32 @@
 //! fields `varReference` specs name, replaced at the end of the build with a
 //! field of the resource the var's `objref` names.
 
-use krusty_resource::{Gvk, ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Tag, Value};
+use krusty_resource::{ResId, ResMap, Resource};
+use krusty_yaml::{resolve_input, Node, Resolved, ScalarStyle, Tag, Value};
 
 use crate::error::{OpError, OpResult};
 use crate::fieldspec::{self, CreateKind, FieldSpec};
 use crate::path;
-use crate::typed::{self, At, Strictness::Strict};
 
-/// The field a var reads when it names none.
-const DEFAULT_FIELD_PATH: &str = "metadata.name";
+pub use krusty_schema::var::{read_vars, Var};
 
-/// One declared var.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Var {
-    /// The name used in `$(NAME)`.
-    pub name: String,
-    /// `objref.apiVersion`.
-    pub api_version: String,
-    /// `objref` group, version and kind.
-    pub gvk: Gvk,
-    /// `objref.name`.
-    pub object_name: String,
-    /// `objref.namespace`.
-    pub namespace: String,
-    /// `fieldref.fieldPath` as written (may be empty).
-    pub field_path: String,
-    /// Where the var is declared: its kustomization file (once the build
-    /// knows it) and position, for messages.
-    pub written_at: (Option<String>, Pos),
+/// How a var appears in messages.
+trait Described {
+    /// `e`, located where the var is declared (when known).
+    fn locate(&self, e: OpError) -> OpError;
+
+    /// Kustomize's `%v` form, `{NAME Kind.version.group {fieldpath}}`.
+    fn describe(&self, field_path: &str) -> String;
 }
 
-impl Var {
-    /// The objref's group, version and kind (from `apiVersion` when given).
-    pub fn target_gvk(&self) -> Gvk {
-        if self.api_version.is_empty() {
-            self.gvk.clone()
-        } else {
-            Gvk::from_api_version(&self.api_version, &self.gvk.kind)
-        }
-    }
-
-    fn field_path(&self) -> &str {
-        if self.field_path.is_empty() {
-            DEFAULT_FIELD_PATH
-        } else {
-            &self.field_path
-        }
-    }
-
-    /// `e`, located where the var is declared (when known).
+impl Described for Var {
     fn locate(&self, e: OpError) -> OpError {
         e.located(self.written_at.0.as_deref(), self.written_at.1)
     }
 
-    /// Kustomize's `%v` form, `{NAME Kind.version.group {fieldpath}}`.
     fn describe(&self, field_path: &str) -> String {
         format!("{{{} {} {{{field_path}}}}}", self.name, self.target_gvk())
     }
-}
-
-/// Reads the `vars:` list.
-pub fn read_vars(node: &Node) -> OpResult<Vec<Var>> {
-    let items = typed::array(
-        node,
-        At {
-            owner: "Kustomization",
-            path: "vars",
-        },
-        "[]Var",
-    )?;
-    let mut out = Vec::new();
-    for item in items {
-        let mut var = Var {
-            written_at: (None, item.pos()),
-            ..Var::default()
-        };
-        for (name, value) in typed::fields(item, &["name", "objref", "fieldref"], "Var", Strict)? {
-            match name {
-                "name" => {
-                    var.name = typed::string(
-                        value,
-                        At {
-                            owner: "Var",
-                            path: "vars.name",
-                        },
-                    )?
-                }
-                "objref" => {
-                    let known = [
-                        "apiVersion",
-                        "group",
-                        "version",
-                        "kind",
-                        "name",
-                        "namespace",
-                    ];
-                    for (field, v) in typed::fields(value, &known, "Target", Strict)? {
-                        let text = typed::string(
-                            v,
-                            At {
-                                owner: "Target",
-                                path: field,
-                            },
-                        )?;
-                        match field {
-                            "apiVersion" => var.api_version = text,
-                            "group" => var.gvk.group = text.into(),
-                            "version" => var.gvk.version = text.into(),
-                            "kind" => var.gvk.kind = text.into(),
-                            "name" => var.object_name = text,
-                            _ => var.namespace = text,
-                        }
-                    }
-                }
-                _ => {
-                    for (_, v) in typed::fields(value, &["fieldPath"], "FieldSelector", Strict)? {
-                        var.field_path = typed::string(
-                            v,
-                            At {
-                                owner: "FieldSelector",
-                                path: "fieldPath",
-                            },
-                        )?;
-                    }
-                }
-            }
-        }
-        out.push(var);
-    }
-    Ok(out)
 }
 
 /// The vars of a build so far, each name once.

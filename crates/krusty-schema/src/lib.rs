@@ -9,9 +9,13 @@
 //! above it.
 
 pub mod error;
+pub mod fieldspec;
 pub mod id;
+pub mod image;
 pub mod scope;
+pub mod selector;
 pub mod typed;
+pub mod var;
 pub mod version;
 
 pub use error::{go_quote, SchemaError, SchemaResult};

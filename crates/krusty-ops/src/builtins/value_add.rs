@@ -10,7 +10,7 @@ use crate::error::{OpError, OpResult};
 use crate::files::FileSource;
 use crate::parallel;
 use crate::path::wrong_kind;
-use crate::selector::Selector;
+use crate::selector::{Compile, Selector};
 use crate::typed::{self, Strictness};
 
 /// What a builtin config may consult besides its own fields.

@@ -33,7 +33,7 @@ use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry, Pa
 use crate::env::Env;
 use crate::error::{OpError, OpResult};
 use crate::parallel;
-use crate::selector::CompiledSelector;
+use crate::selector::{Compile, CompiledSelector};
 use crate::version::KustomizeVersion;
 
 /// Whether `entry` can share a chain with its neighbours.

@@ -14,7 +14,7 @@ use crate::env::Env;
 use crate::error::{go_quote, OpError, OpResult};
 use crate::parallel;
 use crate::schema::{Schema, Shape};
-use crate::selector::Selector;
+use crate::selector::{Compile, Selector};
 use crate::version::KustomizeVersion;
 use json6902::JsonPatch;
 

@@ -123,7 +123,7 @@ impl Subject for AsWritten<'_> {
 mod tests {
     use super::*;
 
-    use crate::selector::Selector;
+    use crate::selector::{Compile, Selector};
     use crate::test_support::node;
 
     fn resource(yaml: &str) -> Resource {
