@@ -451,7 +451,8 @@ impl Kustomization {
                 let list = typed::array(value, at, "[]GeneratorArgs")?
                     .iter()
                     .map(|g| GeneratorArgs::from_node(kind, g, name, true, version))
-                    .collect::<OpResult<Vec<_>>>()?;
+                    .collect::<krusty_schema::SchemaResult<Vec<_>>>()
+                    .map_err(OpError::from)?;
                 match kind {
                     GeneratedKind::ConfigMap => self.config_map_generator = list,
                     GeneratedKind::Secret => self.secret_generator = list,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use krusty_build::{BuildError, LoadRestrictor, Loader};
 pub use krusty_ops::builtins::generator::GeneratedKind;
-use krusty_ops::builtins::generator::GeneratorArgs;
+use krusty_ops::builtins::generator::{Generate, GeneratorArgs};
 use krusty_ops::{KustomizeVersion, OpError};
 use krusty_yaml::Node;
 
@@ -307,7 +307,8 @@ enum LiteralError {
 fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), Invalid> {
     let loader = Loader::new(dir, LoadRestrictor::RootOnly)?;
     let args =
-        GeneratorArgs::from_node(kind, entry, field(kind), true, KustomizeVersion::default())?;
+        GeneratorArgs::from_node(kind, entry, field(kind), true, KustomizeVersion::default())
+            .map_err(OpError::from)?;
     args.generate(&loader)?;
     Ok(())
 }

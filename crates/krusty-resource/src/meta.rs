@@ -14,44 +14,7 @@ pub struct PreviousId {
     pub namespace: CompactString,
 }
 
-/// How a generated resource combines with an existing one of the same id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Behavior {
-    /// Not a generated resource, or no behavior given.
-    #[default]
-    Unspecified,
-    /// Must not exist yet.
-    Create,
-    /// Replaces the existing resource's content.
-    Replace,
-    /// Merges data into the existing resource.
-    Merge,
-}
-
-impl Behavior {
-    /// The name Kustomize records it by (`unspecified`, `create`,
-    /// `replace`, `merge`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Behavior::Unspecified => "unspecified",
-            Behavior::Create => "create",
-            Behavior::Replace => "replace",
-            Behavior::Merge => "merge",
-        }
-    }
-
-    /// Reads a generator's `behavior` field as Kustomize does: a value
-    /// other than `create`, `replace` and `merge` is no behavior (and the
-    /// generator creates).
-    pub fn parse(s: &str) -> Behavior {
-        match s {
-            "create" => Behavior::Create,
-            "replace" => Behavior::Replace,
-            "merge" => Behavior::Merge,
-            _ => Behavior::Unspecified,
-        }
-    }
-}
+pub use krusty_schema::generator::Behavior;
 
 /// A folder of a remote repository built as a base: what it holds records
 /// the repository, its ref, and a path from the folder the reference names.

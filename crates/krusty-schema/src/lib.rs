@@ -10,8 +10,10 @@
 
 pub mod error;
 pub mod fieldspec;
+pub mod generator;
 pub mod id;
 pub mod image;
+pub mod patch;
 pub mod scope;
 pub mod selector;
 pub mod typed;

@@ -29,7 +29,7 @@ use krusty_yaml::Node;
 use rayon::prelude::*;
 
 use super::json6902::JsonPatch;
-use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry, PatchSource};
+use super::{apply_json, apply_strategic_one, detect, smp, Parsed, PatchEntry, PatchSource, Text};
 use crate::env::Env;
 use crate::error::{OpError, OpResult};
 use crate::parallel;
@@ -480,7 +480,7 @@ fn first_error(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::patch::PatchSource;
+    use crate::patch::{Patch, PatchSource};
     use crate::selector::Selector;
 
     const RESOURCES: &str = "
