@@ -4,7 +4,7 @@
 use krusty_match::selector::{IdPatterns, Subject};
 use krusty_match::LabelSelector;
 use krusty_resource::{ResId, ResMap, Resource};
-use krusty_yaml::{resolve_input, Node, Pos, Resolved, ScalarStyle, Value};
+use krusty_yaml::{resolve_input, Node, Resolved, ScalarStyle, Value};
 
 use crate::error::go_quote;
 use crate::error::{OpError, OpResult};
@@ -18,261 +18,10 @@ use crate::version::KustomizeVersion;
 /// The field a source reads when it names none.
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
 
-/// `options:` of a source or target.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FieldOptions {
-    /// Split the value at this delimiter...
-    pub delimiter: String,
-    /// ...and use (or replace) this part.
-    pub index: i64,
-    /// Create missing target fields.
-    pub create: bool,
-}
-
-/// Where a replacement's value comes from.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Source {
-    /// The resource (group, version, kind, name, namespace).
-    pub id: Selector,
-    /// The field (default `metadata.name`).
-    pub field_path: String,
-    /// Delimiter and index.
-    pub options: FieldOptions,
-}
-
-/// Where a replacement's value goes.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Target {
-    /// Resources to write to.
-    pub select: Option<Selector>,
-    /// Resources to leave alone.
-    pub reject: Vec<Selector>,
-    /// Fields to write (default `metadata.name`).
-    pub field_paths: Vec<String>,
-    /// Delimiter, index and create.
-    pub options: FieldOptions,
-}
-
-/// One replacement.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Replacement {
-    /// Where it is written: its file, when not the kustomization or
-    /// config that lists it, and position (for messages).
-    pub written_at: (Option<String>, Pos),
-    /// The value's origin.
-    pub source: Option<Source>,
-    /// A value written as it is (`sourceValue:`, Kustomize v5.8.1).
-    pub source_value: Option<String>,
-    /// Where it is written.
-    pub targets: Option<Vec<Target>>,
-}
-
-/// An entry of a replacements list: inline, or a file of replacements.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ReplacementEntry {
-    /// A replacement written inline.
-    Inline(Box<Replacement>),
-    /// `path:` a file holding one replacement or a list of them.
-    Path(String),
-}
-
-fn string(value: &Node, owner: &'static str, path: &'static str) -> OpResult<String> {
-    Ok(typed::string(value, At { owner, path })?)
-}
-
-fn read_options(node: &Node, strictness: Strictness) -> OpResult<FieldOptions> {
-    let mut o = FieldOptions::default();
-    for (name, value) in typed::fields(
-        node,
-        &["delimiter", "index", "create"],
-        "FieldOptions",
-        strictness,
-    )? {
-        let at = At {
-            owner: "FieldOptions",
-            path: name,
-        };
-        match name {
-            "delimiter" => o.delimiter = typed::string(value, at)?,
-            "index" => o.index = typed::integer(value, at)?,
-            _ => o.create = typed::boolean(value, at)?,
-        }
-    }
-    Ok(o)
-}
-
-fn read_source(node: &Node, strictness: Strictness) -> OpResult<Source> {
-    let known = [
-        "group",
-        "version",
-        "kind",
-        "name",
-        "namespace",
-        "fieldPath",
-        "options",
-    ];
-    let mut s = Source::default();
-    for (name, value) in typed::fields(node, &known, "SourceSelector", strictness)? {
-        match name {
-            "options" => s.options = read_options(value, strictness)?,
-            "fieldPath" => s.field_path = string(value, "SourceSelector", name)?,
-            _ => {
-                s.id.set_field(name, string(value, "SourceSelector", name)?);
-            }
-        }
-    }
-    Ok(s)
-}
-
-fn read_target(node: &Node, strictness: Strictness) -> OpResult<Target> {
-    let known = ["select", "reject", "fieldPaths", "options"];
-    let mut t = Target::default();
-    for (name, value) in typed::fields(node, &known, "TargetSelector", strictness)? {
-        match name {
-            "select" if !value.is_null() => {
-                t.select = Some(Selector::from_node(value, "Selector", strictness)?)
-            }
-            "select" => {}
-            "reject" => {
-                for r in typed::array(
-                    value,
-                    At {
-                        owner: "TargetSelector",
-                        path: name,
-                    },
-                    "[]*types.Selector",
-                )? {
-                    t.reject
-                        .push(Selector::from_node(r, "Selector", strictness)?);
-                }
-            }
-            "fieldPaths" => {
-                t.field_paths = typed::string_list(
-                    value,
-                    At {
-                        owner: "TargetSelector",
-                        path: name,
-                    },
-                )?
-            }
-            _ => t.options = read_options(value, strictness)?,
-        }
-    }
-    Ok(t)
-}
-
-/// Reads one replacement mapping (`source` and `targets`, and from
-/// Kustomize v5.8.1 on `sourceValue`).
-pub fn read_replacement(
-    node: &Node,
-    strictness: Strictness,
-    version: KustomizeVersion,
-) -> OpResult<Replacement> {
-    let mut r = Replacement {
-        written_at: (None, node.pos()),
-        ..Replacement::default()
-    };
-    let known: &[&str] = if version >= KustomizeVersion::V5_8_1 {
-        &["source", "sourceValue", "targets"]
-    } else {
-        &["source", "targets"]
-    };
-    for (name, value) in typed::fields(node, known, "Replacement", strictness)? {
-        match name {
-            "source" if !value.is_null() => r.source = Some(read_source(value, strictness)?),
-            "sourceValue" if !value.is_null() => {
-                r.source_value = Some(string(
-                    value,
-                    "ReplacementField",
-                    "replacements.Replacement.sourceValue",
-                )?)
-            }
-            "targets" if !value.is_null() => {
-                let items = typed::array(
-                    value,
-                    At {
-                        owner: "Replacement",
-                        path: name,
-                    },
-                    "[]*types.TargetSelector",
-                )?;
-                r.targets = Some(
-                    items
-                        .iter()
-                        .map(|t| read_target(t, strictness))
-                        .collect::<OpResult<_>>()?,
-                );
-            }
-            _ => {}
-        }
-    }
-    Ok(r)
-}
-
-/// Reads an entry of a replacements list: `{path: FILE}` or an inline
-/// replacement (not both).
-pub fn read_entry(
-    node: &Node,
-    strictness: Strictness,
-    version: KustomizeVersion,
-) -> OpResult<ReplacementEntry> {
-    let path = node
-        .as_map()
-        .and_then(|m| {
-            m.iter()
-                .find(|(k, _)| k.key_str().is_some_and(|k| k.eq_ignore_ascii_case("path")))
-        })
-        .map(|(_, v)| v);
-    match path {
-        Some(p) => {
-            if node.as_map().is_some_and(|m| m.len() > 1) {
-                return Err(
-                    OpError::new("cannot specify both path and inline replacement")
-                        .located(None, node.pos()),
-                );
-            }
-            Ok(ReplacementEntry::Path(typed::string(
-                p,
-                At {
-                    owner: "ReplacementField",
-                    path: "path",
-                },
-            )?))
-        }
-        None => Ok(ReplacementEntry::Inline(Box::new(read_replacement(
-            node, strictness, version,
-        )?))),
-    }
-}
-
-/// Reads a replacements file: one replacement or a list of them (unknown
-/// fields ignored).
-pub fn read_file(text: &str, path: &str, version: KustomizeVersion) -> OpResult<Vec<Replacement>> {
-    // Kustomize decodes them with go-yaml v2: a repeated key replaces the
-    // earlier one, and `yes`/`on` are booleans.
-    let limits = krusty_yaml::Limits::with_duplicate_keys(krusty_yaml::DuplicateKeys::LastWins);
-    let docs = krusty_yaml::parse_stream_with(text, limits)
-        .map_err(|e| OpError::new(format!("{path}: {e}")))?;
-    let mut out = Vec::new();
-    for mut root in docs.into_iter().filter_map(|d| d.root) {
-        krusty_yaml::retype_as_go_yaml_v2(&mut root);
-        let in_file = |e: OpError| e.place(&|pos| Some((Some(path.to_string()), pos)));
-        match &root.value {
-            Value::Seq(items) => {
-                for item in items {
-                    out.push(
-                        read_replacement(item, Strictness::Lenient, version).map_err(in_file)?,
-                    );
-                }
-            }
-            _ => out.push(read_replacement(&root, Strictness::Lenient, version).map_err(in_file)?),
-        }
-    }
-    for r in &mut out {
-        r.written_at.0 = Some(path.to_string());
-    }
-    Ok(out)
-}
+pub use krusty_schema::replacement::{
+    read_entry, read_file, read_replacement, FieldOptions, Replacement, ReplacementEntry, Source,
+    Target,
+};
 
 /// Every id a resource has had (current first).
 fn ids(r: &Resource) -> Vec<ResId> {
@@ -289,10 +38,9 @@ fn matches_label_and_annotation(r: &Resource, s: &Selector) -> OpResult<bool> {
     Ok(annotations.matches(|k| r.annotation(k)) && labels.matches(|k| r.label(k)))
 }
 
-impl Source {
-    fn describe(&self) -> String {
-        format!("{}:{}", self.id.id_text(), self.field_path)
-    }
+/// How a source is named in messages: its id and field.
+fn describe(source: &Source) -> String {
+    format!("{}:{}", source.id.id_text(), source.field_path)
 }
 
 /// Applies replacements in order; each sees the previous ones' writes.
@@ -378,7 +126,7 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<SourceValue> {
             if found.is_some() {
                 return Err(OpError::new(format!(
                     "multiple matches for selector {}",
-                    source.describe()
+                    describe(source)
                 )));
             }
             found = Some((i, r));
@@ -387,7 +135,7 @@ fn source_value(resources: &ResMap, source: &Source) -> OpResult<SourceValue> {
     let Some((index, r)) = found else {
         return Err(OpError::new(format!(
             "nothing selected by {}",
-            source.describe()
+            describe(source)
         )));
     };
     let field_path = if source.field_path.is_empty() {

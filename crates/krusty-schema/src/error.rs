@@ -83,6 +83,31 @@ impl SchemaError {
         }
     }
 
+    /// The same error with every position that is relative to no file
+    /// (one read from a text) placed in `file`.
+    pub fn in_file(self, file: &str) -> SchemaError {
+        match self {
+            SchemaError::Located {
+                file: None,
+                field,
+                line,
+                column,
+                source,
+            } if line > 0 => SchemaError::Located {
+                file: Some(file.to_string()),
+                field,
+                line,
+                column,
+                source,
+            },
+            SchemaError::Context { context, source } => SchemaError::Context {
+                context,
+                source: Box::new(source.in_file(file)),
+            },
+            other => other,
+        }
+    }
+
     /// Whether the error says where it happened.
     pub fn has_location(&self) -> bool {
         match self {

@@ -14,6 +14,7 @@ pub mod generator;
 pub mod id;
 pub mod image;
 pub mod patch;
+pub mod replacement;
 pub mod scope;
 pub mod selector;
 pub mod typed;
