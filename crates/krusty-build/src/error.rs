@@ -198,6 +198,18 @@ impl From<ResMapError> for BuildError {
     }
 }
 
+impl From<krusty_schema::SchemaError> for BuildError {
+    /// A file that cannot be read: its message, its YAML error, or (with
+    /// where it happened) the error of the operation that reads it.
+    fn from(e: krusty_schema::SchemaError) -> BuildError {
+        match e {
+            krusty_schema::SchemaError::Message(m) => BuildError::Message(m),
+            krusty_schema::SchemaError::Yaml(e) => BuildError::Yaml(e),
+            located => BuildError::Op(OpError::from(located)),
+        }
+    }
+}
+
 impl From<YamlError> for BuildError {
     fn from(e: YamlError) -> BuildError {
         BuildError::Yaml(Box::new(e))

@@ -351,7 +351,8 @@ impl Context {
                 let path = loader.root.join(crate::kustomization::FILE_NAMES[0]);
                 Kustomization::parse(&text, self.version)
                     .map_err(|e| {
-                        e.context(format!("invalid kustomization file {}", path.display()))
+                        BuildError::from(e)
+                            .context(format!("invalid kustomization file {}", path.display()))
                     })
                     .map(|mut k| {
                         for var in &mut k.vars {
@@ -360,7 +361,7 @@ impl Context {
                         (k, path)
                     })
             }
-            None => Kustomization::load(loader, self.version),
+            None => crate::kustomization::load(loader, self.version),
         };
         let (k, path) = loaded.map_err(|e| e.no_target(&loader.root))?;
         self.warnings.extend(k.warnings.iter().cloned());
@@ -670,7 +671,7 @@ impl Context {
                 e.located(place.file, place.pos)
             }
         };
-        let (k, k_path) = Kustomization::load(sub, self.version)
+        let (k, k_path) = crate::kustomization::load(sub, self.version)
             .map_err(|e| e.no_target(&dir))
             .map_err(in_directory)?;
         if k.kind != "Component" {

@@ -11,8 +11,10 @@
 pub mod error;
 pub mod fieldspec;
 pub mod generator;
+pub mod helm;
 pub mod id;
 pub mod image;
+pub mod kustomization;
 pub mod patch;
 pub mod replacement;
 pub mod scope;
@@ -23,5 +25,6 @@ pub mod version;
 
 pub use error::{go_quote, SchemaError, SchemaResult};
 pub use id::{Gvk, ResId};
+pub use kustomization::{Kustomization, FILE_NAMES};
 pub use typed::{At, Strictness};
 pub use version::KustomizeVersion;

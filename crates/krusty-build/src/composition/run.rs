@@ -172,7 +172,7 @@ fn resource_paths(t: &Transformer, field: &str) -> BuildResult<Vec<String>> {
 /// An inline Kustomization, read from its config.
 fn inline_kustomization(t: &Transformer, version: KustomizeVersion) -> BuildResult<Kustomization> {
     let mut k = Kustomization::from_node(t.config.clone(), &t.source, version)
-        .map_err(|e| e.context("invalid inline Kustomization"))?;
+        .map_err(|e| BuildError::from(e).context("invalid inline Kustomization"))?;
     // Its entries are named by the transformer's line, not their own.
     k.positions = Default::default();
     Ok(k)

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::config::ChartConfig;
+use krusty_schema::helm::ChartConfig;
 
 /// What `helm template` is given besides the chart's configuration.
 pub struct TemplateInputs<'a> {

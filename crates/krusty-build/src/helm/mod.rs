@@ -8,7 +8,6 @@
 pub mod archive;
 pub mod args;
 pub mod cache;
-pub mod config;
 pub mod confine;
 pub mod pull;
 pub mod run;
@@ -29,7 +28,7 @@ use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::{self, clean, is_within, LoadRestrictor, Loader};
 use crate::pipeline::{Apply, Build, Call, Operation, Role};
-use config::ChartConfig;
+use krusty_schema::helm::{self as config, ChartConfig};
 use run::{Invocation, TempDir};
 use values::Merge;
 

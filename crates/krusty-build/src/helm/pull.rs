@@ -26,8 +26,8 @@ use krusty_yaml::Node;
 
 use super::archive;
 use super::cache::{kept_chart, publish_chart, verified_chart_entry, version_record};
-use super::config::ChartConfig;
 use crate::error::{BuildError, BuildResult};
+use krusty_schema::helm::ChartConfig;
 
 /// The media types of a chart's layer in an OCI registry (helm's, and the
 /// one of helm before 3.8).

@@ -9,7 +9,7 @@
 
 use crate::error::{BuildError, BuildResult};
 
-use super::config::ChartConfig;
+use krusty_schema::helm::ChartConfig;
 
 /// The longest release name helm accepts.
 const MAX_RELEASE_NAME: usize = 53;

@@ -4,8 +4,9 @@
 //! names match without regard to case and values are typed as Go's JSON
 //! decoding types them, with its error wording.
 
-use krusty_ops::typed::{self, At, Strictness};
-use krusty_ops::{KustomizeVersion, OpResult};
+use crate::error::SchemaResult;
+use crate::typed::{self, At, Strictness};
+use crate::version::KustomizeVersion;
 use krusty_yaml::{Node, Value};
 
 /// `helmGlobals`: settings shared by a kustomization's charts.
@@ -113,7 +114,7 @@ const ARGS_FIELDS: [&str; 13] = [
 ];
 
 /// Reads `helmGlobals`.
-pub fn read_globals(node: &Node) -> OpResult<HelmGlobals> {
+pub fn read_globals(node: &Node) -> SchemaResult<HelmGlobals> {
     let mut g = HelmGlobals::default();
     for (name, value) in typed::fields(node, &GLOBAL_FIELDS, "HelmGlobals", Strictness::Strict)? {
         let path = format!("helmGlobals.{name}");
@@ -135,7 +136,7 @@ fn set_global(g: &mut HelmGlobals, name: &str, text: String) {
 
 /// Reads the `helmCharts` list. An empty `apiVersions`, `kubeVersion` or
 /// `debug` counts as unset: Kustomize passes the entry on without them.
-pub fn read_charts(node: &Node, version: KustomizeVersion) -> OpResult<Vec<ChartConfig>> {
+pub fn read_charts(node: &Node, version: KustomizeVersion) -> SchemaResult<Vec<ChartConfig>> {
     let at = At {
         owner: "Kustomization",
         path: "helmCharts",
@@ -161,7 +162,7 @@ pub fn read_charts(node: &Node, version: KustomizeVersion) -> OpResult<Vec<Chart
 }
 
 /// Sets the `HelmChart` field `name` of `c` from `value`.
-fn set_chart_field(c: &mut ChartConfig, name: &str, value: &Node, at: At<'_>) -> OpResult<()> {
+fn set_chart_field(c: &mut ChartConfig, name: &str, value: &Node, at: At<'_>) -> SchemaResult<()> {
     match name {
         "name" => c.name = typed::string(value, at)?,
         "version" => c.version = typed::string(value, at)?,
@@ -186,7 +187,7 @@ fn set_chart_field(c: &mut ChartConfig, name: &str, value: &Node, at: At<'_>) ->
 }
 
 /// A `map[string]interface{}` field: a mapping, or nothing for a null.
-fn values_map(value: &Node, at: At<'_>) -> OpResult<Option<Node>> {
+fn values_map(value: &Node, at: At<'_>) -> SchemaResult<Option<Node>> {
     typed::object(value, at, "map[string]interface {}")?;
     Ok((!value.is_null()).then(|| value.clone()))
 }
@@ -194,7 +195,7 @@ fn values_map(value: &Node, at: At<'_>) -> OpResult<Option<Node>> {
 /// Reads the deprecated `helmChartInflationGenerator` list: its charts,
 /// and the globals its entries set (the last non-empty `chartHome` and
 /// `helmHome` win).
-pub fn read_deprecated(node: &Node) -> OpResult<(Vec<ChartConfig>, HelmGlobals)> {
+pub fn read_deprecated(node: &Node) -> SchemaResult<(Vec<ChartConfig>, HelmGlobals)> {
     let at = At {
         owner: "Kustomization",
         path: "helmChartInflationGenerator",
@@ -239,7 +240,7 @@ pub fn read_deprecated(node: &Node) -> OpResult<(Vec<ChartConfig>, HelmGlobals)>
 /// Reads an `apiVersion: builtin` `HelmChartInflationGenerator` config:
 /// the chart's fields and the globals' beside `apiVersion`, `kind` and
 /// `metadata`; other fields are ignored, as Kustomize ignores them.
-pub fn read_builtin(config: &Node, version: KustomizeVersion) -> OpResult<ChartConfig> {
+pub fn read_builtin(config: &Node, version: KustomizeVersion) -> SchemaResult<ChartConfig> {
     let owner = "HelmChartInflationGeneratorPlugin";
     let known: Vec<&'static str> = chart_fields(version)
         .iter()
