@@ -57,9 +57,13 @@
 //! # }
 //! ```
 
+mod edit_checks;
+
 use std::path::Path;
 
 use rayon::prelude::*;
+
+pub use edit_checks::EditChecks;
 
 pub use krusty_build::helm::HelmOptions;
 pub use krusty_build::timings::Span as TimedStage;
@@ -76,6 +80,7 @@ pub use krusty_runtime::server::DEFAULT_MAX_SERVERS;
 /// The file name of the Starlark interpreter's program, which krusty runs
 /// from beside itself (or from `$KRUSTY_STARLARK`).
 pub use krusty_runtime::starlark::PROGRAM as STARLARK_PROGRAM;
+pub use krusty_schema as schema;
 
 /// How to build: `kustomize build`'s flags (`Options::default()` is a
 /// build with no flags).

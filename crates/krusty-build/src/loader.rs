@@ -494,23 +494,7 @@ pub fn canonical(path: &Path) -> BuildResult<PathBuf> {
     })
 }
 
-/// `path` with `.` and `..` components resolved lexically (as Go's
-/// `filepath.Clean` does).
-pub fn clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub use krusty_schema::path::clean;
 
 /// The first prefix of `path` that does not exist (where Go's symlink
 /// resolution stops), or `path` itself.

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use clap::{Args, Subcommand};
+use krusty_api::EditChecks;
 use krusty_api::KustomizeVersion;
 use krusty_edit::generator::GeneratedKind;
 use krusty_edit::{
@@ -104,7 +105,7 @@ pub fn create(args: &CreateArgs) -> Result<(), String> {
         autodetect: args.autodetect,
         recursive: args.recursive,
     };
-    krusty_edit::create_file(Path::new("."), &args)
+    krusty_edit::create_file(Path::new("."), &args, &EditChecks::default())
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
@@ -416,7 +417,8 @@ pub fn run(command: &EditCommand, release: KustomizeVersion) -> Result<(), Strin
         EditCommand::Add(c) => run_add(here, c, release),
         EditCommand::Remove(c) => run_remove(here, c),
         EditCommand::Fix(f) => {
-            let report = krusty_edit::fix_file(here, f.vars).map_err(|e| e.to_string())?;
+            let report = krusty_edit::fix_file(here, f.vars, &EditChecks::default())
+                .map_err(|e| e.to_string())?;
             for line in report {
                 println!("{line}");
             }
@@ -453,32 +455,50 @@ fn run_set(dir: &Path, command: &SetCommand) -> EditResult<Notes> {
         SetCommand::Buildmetadata(v) => {
             krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Set, &v.values)
         }
-        SetCommand::Configmap(a) => {
-            krusty_edit::set_generated(dir, GeneratedKind::ConfigMap, a.flags())
-        }
-        SetCommand::Secret(a) => krusty_edit::set_generated(dir, GeneratedKind::Secret, a.flags()),
+        SetCommand::Configmap(a) => krusty_edit::set_generated(
+            dir,
+            GeneratedKind::ConfigMap,
+            a.flags(),
+            &EditChecks::default(),
+        ),
+        SetCommand::Secret(a) => krusty_edit::set_generated(
+            dir,
+            GeneratedKind::Secret,
+            a.flags(),
+            &EditChecks::default(),
+        ),
     }
 }
 
 fn run_add(dir: &Path, command: &AddCommand, release: KustomizeVersion) -> EditResult<Notes> {
     match command {
-        AddCommand::Resource(a) => {
-            krusty_edit::add_paths(dir, PathList::Resources, &a.values, !a.no_verify)
-        }
-        AddCommand::Component(v) => {
-            krusty_edit::add_paths(dir, PathList::Components, &v.values, true)
-        }
+        AddCommand::Resource(a) => krusty_edit::add_paths(
+            dir,
+            PathList::Resources,
+            &a.values,
+            !a.no_verify,
+            &EditChecks::default(),
+        ),
+        AddCommand::Component(v) => krusty_edit::add_paths(
+            dir,
+            PathList::Components,
+            &v.values,
+            true,
+            &EditChecks::default(),
+        ),
         AddCommand::Base(v) => krusty_edit::add_bases(dir, &v.values),
         AddCommand::Patch(p) => krusty_edit::add_patch(dir, &p.to_arg()),
         AddCommand::Configmap(a) => krusty_edit::add_generated(
             dir,
             GeneratedKind::ConfigMap,
             a.common.flags(&a.behavior, ""),
+            &EditChecks::default(),
         ),
         AddCommand::Secret(a) => krusty_edit::add_generated(
             dir,
             GeneratedKind::Secret,
             a.common.flags("", &a.secret_type),
+            &EditChecks::default(),
         ),
         AddCommand::Label(a) => {
             let flags = AddFlags {
@@ -497,12 +517,20 @@ fn run_add(dir: &Path, command: &AddCommand, release: KustomizeVersion) -> EditR
             };
             krusty_edit::add_metadata(dir, Kind::Annotation, &a.values, flags)
         }
-        AddCommand::Generator(v) => {
-            krusty_edit::add_paths(dir, PathList::Generators, &v.values, true)
-        }
-        AddCommand::Transformer(v) => {
-            krusty_edit::add_paths(dir, PathList::Transformers, &v.values, true)
-        }
+        AddCommand::Generator(v) => krusty_edit::add_paths(
+            dir,
+            PathList::Generators,
+            &v.values,
+            true,
+            &EditChecks::default(),
+        ),
+        AddCommand::Transformer(v) => krusty_edit::add_paths(
+            dir,
+            PathList::Transformers,
+            &v.values,
+            true,
+            &EditChecks::default(),
+        ),
         AddCommand::Buildmetadata(v) => {
             krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Add, &v.values)
         }

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use krusty_build::kustomization::FILE_NAMES;
+use krusty_schema::FILE_NAMES;
+
+use crate::checks::Checks;
 use krusty_yaml::Node;
 
 use crate::error::{EditError, EditResult};
@@ -35,11 +37,11 @@ pub struct CreateArgs {
 
 /// Writes `dir/kustomization.yaml` from `args`; fails if `dir` has a
 /// kustomization file already.
-pub fn create(dir: &Path, args: &CreateArgs) -> EditResult<PathBuf> {
+pub fn create(dir: &Path, args: &CreateArgs, checks: &dyn Checks) -> EditResult<PathBuf> {
     let mut resources = Vec::new();
     if !args.resources.is_empty() {
         let patterns: Vec<String> = args.resources.split(',').map(str::to_string).collect();
-        resources = expand_checked(dir, &patterns, true)?;
+        resources = expand_checked(dir, &patterns, true, checks)?;
     }
     // A link to nothing counts: it is never written through.
     if FILE_NAMES
@@ -49,7 +51,7 @@ pub fn create(dir: &Path, args: &CreateArgs) -> EditResult<PathBuf> {
         return Err(EditError::new("kustomization file already exists"));
     }
     if args.autodetect {
-        for found in detect(dir, Path::new(""), args.recursive)? {
+        for found in detect(dir, Path::new(""), args.recursive, checks)? {
             if !resources.contains(&found) {
                 resources.push(found);
             }
@@ -94,7 +96,7 @@ fn to_map(text: &str, kind: Kind) -> EditResult<Node> {
 /// The resource files of `dir/rel` in name order, and with `recursive`
 /// those of its subdirectories (a subdirectory holding a kustomization file
 /// counts as one entry and is not entered).
-fn detect(dir: &Path, rel: &Path, recursive: bool) -> EditResult<Vec<String>> {
+fn detect(dir: &Path, rel: &Path, recursive: bool, checks: &dyn Checks) -> EditResult<Vec<String>> {
     let full = dir.join(rel);
     let mut names: Vec<String> = std::fs::read_dir(&full)
         .map_err(|e| EditError::new(format!("{}: {e}", full.display())))?
@@ -114,9 +116,9 @@ fn detect(dir: &Path, rel: &Path, recursive: bool) -> EditResult<Vec<String>> {
             if FILE_NAMES.iter().any(|f| abs.join(f).exists()) {
                 out.push(shown);
             } else {
-                out.extend(detect(dir, &path, recursive)?);
+                out.extend(detect(dir, &path, recursive, checks)?);
             }
-        } else if is_resource_file(&abs) {
+        } else if is_resource_file(&abs, checks) {
             out.push(shown);
         }
     }
@@ -125,7 +127,6 @@ fn detect(dir: &Path, rel: &Path, recursive: bool) -> EditResult<Vec<String>> {
 
 /// The file is a regular file (a FIFO or device is passed over) that
 /// reads as Kubernetes resources.
-fn is_resource_file(path: &Path) -> bool {
-    crate::open::read_regular(path)
-        .is_some_and(|text| krusty_build::read::resources_from_text(&text, path).is_ok())
+fn is_resource_file(path: &Path, checks: &dyn Checks) -> bool {
+    crate::open::read_regular(path).is_some_and(|text| checks.reads_as_resources(&text, path))
 }

@@ -25,8 +25,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use krusty_build::kustomization::FILE_NAMES;
-use krusty_ops::KustomizeVersion;
+use krusty_schema::{Kustomization, KustomizeVersion, FILE_NAMES};
 use krusty_yaml::{DuplicateKeys, Limits, Node, Value};
 
 use crate::error::{EditError, EditResult};
@@ -168,7 +167,7 @@ impl KustomizationFile {
     /// release's fields are known). The model is of a new file:
     /// [`save`](KustomizationFile::save) creates it.
     pub fn parse(path: PathBuf, text: &str) -> EditResult<KustomizationFile> {
-        if let Err(e) = krusty_build::Kustomization::parse(text, KustomizeVersion::default()) {
+        if let Err(e) = Kustomization::parse(text, KustomizeVersion::default()) {
             let message = e.to_string();
             if message != EMPTY {
                 return Err(EditError::new(format!("invalid Kustomization: {message}")));
@@ -554,7 +553,7 @@ mod tests {
             assert!(text.ends_with("namespace: a\n"), "{empty:?}: {text:?}");
             assert!(!text.contains("{}"), "{empty:?}: {text:?}");
             assert!(
-                krusty_build::Kustomization::parse(&text, KustomizeVersion::default()).is_ok(),
+                Kustomization::parse(&text, KustomizeVersion::default()).is_ok(),
                 "{text:?}"
             );
         }

@@ -4,12 +4,10 @@
 
 use std::path::Path;
 
-use krusty_build::{BuildError, LoadRestrictor, Loader};
-pub use krusty_ops::builtins::generator::GeneratedKind;
-use krusty_ops::builtins::generator::{Generate, GeneratorArgs};
-use krusty_ops::{KustomizeVersion, OpError};
+pub use krusty_schema::generator::GeneratedKind;
 use krusty_yaml::Node;
 
+use crate::checks::{CheckError, Checks};
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
 use crate::glob;
@@ -36,14 +34,6 @@ pub struct GeneratorFlags {
     pub secret_type: String,
     /// `--new-namespace` (`edit set`).
     pub new_namespace: String,
-}
-
-/// Which generator list.
-fn field(kind: GeneratedKind) -> &'static str {
-    match kind {
-        GeneratedKind::ConfigMap => "configMapGenerator",
-        GeneratedKind::Secret => "secretGenerator",
-    }
 }
 
 fn word(kind: GeneratedKind) -> &'static str {
@@ -125,7 +115,12 @@ fn same_namespace(a: &str, b: &str) -> bool {
 
 /// Adds the sources to the entry of that name and namespace (a new entry
 /// at the end if there is none), then generates it to check it.
-pub fn add(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditResult<Vec<String>> {
+pub fn add(
+    dir: &Path,
+    kind: GeneratedKind,
+    mut flags: GeneratorFlags,
+    checks: &dyn Checks,
+) -> EditResult<Vec<String>> {
     let what = word(kind);
     let mut notes = Vec::new();
     expand_files(dir, &mut flags, &mut notes)
@@ -134,7 +129,7 @@ pub fn add(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditRe
         validate(&flags).map_err(|e| EditError::new(format!("failed to validate flags: {e}")))?;
     let mut k = KustomizationFile::find(dir)
         .map_err(|e| EditError::new(format!("failed to load kustomization file: {e}")))?;
-    let mut list = items(k.get(field(kind)));
+    let mut list = items(k.get(kind.field()));
     let at = list.iter().position(|e| {
         text(e, "name") == name && same_namespace(text(e, "namespace"), &flags.namespace)
     });
@@ -148,8 +143,10 @@ pub fn add(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditRe
     };
     merge_flags(entry, &flags);
     merge_global_options(entry, k.get("generatorOptions"));
-    check(dir, kind, entry).map_err(|e| EditError::new(format!("failed to create {what}: {e}")))?;
-    k.set(field(kind), Node::seq_of(list));
+    checks
+        .generate(dir, kind, entry)
+        .map_err(|e| EditError::new(format!("failed to create {what}: {e}")))?;
+    k.set(kind.field(), Node::seq_of(list));
     k.complete_type_meta();
     k.save()
         .map_err(|e| EditError::new(format!("failed to write kustomization file: {e}")))?;
@@ -276,19 +273,8 @@ enum EntryError {
         /// `ConfigMap` or `Secret`.
         what: &'static str,
         /// Why it does not generate.
-        source: Invalid,
+        source: CheckError,
     },
-}
-
-/// Why an entry does not generate its object.
-#[derive(Debug, thiserror::Error)]
-enum Invalid {
-    /// Its folder cannot be read.
-    #[error(transparent)]
-    Folder(#[from] BuildError),
-    /// The entry, or generating from it, fails.
-    #[error(transparent)]
-    Generator(#[from] OpError),
 }
 
 /// Why a literal cannot be updated.
@@ -302,21 +288,15 @@ enum LiteralError {
     Missing(String),
 }
 
-/// Generates the object the entry stands for, reading files as a build
-/// of `dir` would.
-fn check(dir: &Path, kind: GeneratedKind, entry: &Node) -> Result<(), Invalid> {
-    let loader = Loader::new(dir, LoadRestrictor::RootOnly)?;
-    let args =
-        GeneratorArgs::from_node(kind, entry, field(kind), true, KustomizeVersion::default())
-            .map_err(OpError::from)?;
-    args.generate(&loader)?;
-    Ok(())
-}
-
 /// `edit set configmap|secret NAME [--from-literal=K=V]... [--namespace NS]
 /// [--new-namespace NS]`: new values for literal keys the entry has, and a
 /// new namespace.
-pub fn set(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditResult<Vec<String>> {
+pub fn set(
+    dir: &Path,
+    kind: GeneratedKind,
+    mut flags: GeneratorFlags,
+    checks: &dyn Checks,
+) -> EditResult<Vec<String>> {
     let mut notes = Vec::new();
     expand_files(dir, &mut flags, &mut notes)
         .map_err(|e| EditError::new(format!("failed to expand file source: {e}")))?;
@@ -332,10 +312,10 @@ pub fn set(dir: &Path, kind: GeneratedKind, mut flags: GeneratorFlags) -> EditRe
     }
     let mut k = KustomizationFile::find(dir)
         .map_err(|e| EditError::new(format!("failed to load kustomization file: {e}")))?;
-    let mut list = items(k.get(field(kind)));
-    set_entry(dir, kind, &mut list, name, &flags)
+    let mut list = items(k.get(kind.field()));
+    set_entry(dir, kind, &mut list, name, &flags, checks)
         .map_err(|e| EditError::new(format!("failed to create {}: {e}", word(kind))))?;
-    k.set(field(kind), Node::seq_of(list));
+    k.set(kind.field(), Node::seq_of(list));
     k.complete_type_meta();
     k.save()
         .map_err(|e| EditError::new(format!("failed to write kustomization file: {e}")))?;
@@ -349,6 +329,7 @@ fn set_entry(
     list: &mut [Node],
     name: &str,
     flags: &GeneratorFlags,
+    checks: &dyn Checks,
 ) -> Result<(), EntryError> {
     let what = kind_name(kind);
     let entry = list
@@ -365,7 +346,9 @@ fn set_entry(
         let value = crate::node::replacing(entry.get("namespace"), &flags.new_namespace);
         put_sorted(entry, "namespace", value);
     }
-    check(dir, kind, entry).map_err(|source| EntryError::Invalid { what, source })
+    checks
+        .generate(dir, kind, entry)
+        .map_err(|source| EntryError::Invalid { what, source })
 }
 
 /// `key=value` with exactly one `=`.
@@ -421,7 +404,7 @@ pub fn remove(
     let mut k = KustomizationFile::find(dir)
         .map_err(|e| EditError::new(format!("could not read kustomization file: {e}")))?;
     let mut found: Vec<String> = Vec::new();
-    let kept: Vec<Node> = items(k.get(field(kind)))
+    let kept: Vec<Node> = items(k.get(kind.field()))
         .into_iter()
         .filter(|e| {
             let name = text(e, "name");
@@ -442,7 +425,7 @@ pub fn remove(
         .filter(|n| !found.iter().any(|f| f == *n))
         .map(|n| format!("{what} {n} doesn't exist in kustomization file"))
         .collect();
-    k.set_or_remove(field(kind), Node::seq_of(kept));
+    k.set_or_remove(kind.field(), Node::seq_of(kept));
     k.complete_type_meta();
     k.save()
         .map_err(|e| EditError::new(format!("failed to write kustomization file: {e}")))?;

@@ -53,7 +53,7 @@ fn parse(arg: &str) -> EditResult<ImageArg> {
         Some((k, v)) => (Some(k), v),
         None => (None, arg),
     };
-    let (name, tag, digest) = krusty_ops::builtins::images::split_image(value);
+    let (name, tag, digest) = krusty_schema::image::split_image(value);
     if name == arg {
         return Err(EditError::new(INVALID));
     }

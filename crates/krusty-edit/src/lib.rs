@@ -20,6 +20,7 @@
 //! ```
 
 pub mod buildmeta;
+pub mod checks;
 pub mod create;
 pub mod error;
 pub mod file;
@@ -33,7 +34,6 @@ mod node;
 mod open;
 pub mod patch;
 pub mod paths;
-pub mod remote;
 pub mod replace;
 pub mod replicas;
 pub mod scalar;
@@ -41,6 +41,7 @@ pub mod vars;
 
 use std::path::Path;
 
+pub use checks::{CheckError, Checks};
 pub use create::CreateArgs;
 pub use error::{EditError, EditResult};
 pub use file::KustomizationFile;
@@ -128,7 +129,13 @@ pub fn remove_metadata(dir: &Path, kind: Kind, args: &[String], ignore: bool) ->
 
 /// `edit add resource|component PATTERN...` (`verify: false` for
 /// `--no-verify`).
-pub fn add_paths(dir: &Path, list: PathList, args: &[String], verify: bool) -> EditResult<Notes> {
+pub fn add_paths(
+    dir: &Path,
+    list: PathList,
+    args: &[String],
+    verify: bool,
+    checks: &dyn Checks,
+) -> EditResult<Notes> {
     if args.is_empty() {
         return Err(EditError::new(match list {
             PathList::Resources => "must specify a resource file",
@@ -143,7 +150,9 @@ pub fn add_paths(dir: &Path, list: PathList, args: &[String], verify: bool) -> E
     }
     let mut notes = Notes::new();
     let paths = match list {
-        PathList::Resources | PathList::Components => paths::expand_checked(dir, args, verify)?,
+        PathList::Resources | PathList::Components => {
+            paths::expand_checked(dir, args, verify, checks)?
+        }
         PathList::Generators | PathList::Transformers => paths::expand(dir, args, &mut notes)?,
     };
     if paths.is_empty() {
@@ -221,14 +230,14 @@ pub fn edit_build_metadata(
 /// returns Kustomize's report for stdout: the fields rewritten, and a
 /// warning when the target no longer builds, or builds differently, than
 /// before.
-pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
+pub fn fix_file(dir: &Path, vars: bool, checks: &dyn Checks) -> EditResult<Notes> {
     let mut before = String::new();
     let mut rewrites = vars::Rewrites::default();
     edit_file(dir, |k, _| {
         // Built once the file is open: a kustomization file that is not
         // a regular file has been refused. A target that did not build
         // counts as an empty output, as in Kustomize.
-        before = built(dir).unwrap_or_default();
+        before = checks.build(dir).unwrap_or_default();
         fix::fix(dir, k)?;
         if vars {
             rewrites = vars::to_replacements(dir, k)?;
@@ -261,7 +270,7 @@ pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
             .map(String::from),
         );
     }
-    match built(dir) {
+    match checks.build(dir) {
         Err(e) => report.push(format!(
             "Warning: 'Fixed' kustomization now produces the error when running `kustomize build`: {e}"
         )),
@@ -273,48 +282,25 @@ pub fn fix_file(dir: &Path, vars: bool) -> EditResult<Notes> {
     Ok(report)
 }
 
-/// Why `kustomize build` of a target fails.
-#[derive(Debug, thiserror::Error)]
-enum Unbuilt {
-    /// The build fails.
-    #[error(transparent)]
-    Build(#[from] krusty_build::BuildError),
-    /// Its output cannot be printed.
-    #[error(transparent)]
-    Emit(#[from] krusty_yaml::EmitError),
-}
-
-/// The output of `kustomize build dir`, or why it fails.
-fn built(dir: &Path) -> Result<String, Unbuilt> {
-    let out = krusty_build::build(dir, &krusty_build::BuildOptions::default())?;
-    let mut text = String::new();
-    for (i, r) in out.resources.iter().enumerate() {
-        if i > 0 {
-            text.push_str("---\n");
-        }
-        krusty_yaml::emit_document(&r.node, &mut text)?;
-    }
-    Ok(text)
-}
-
 /// `create`: a new kustomization file in `dir`.
-pub fn create_file(dir: &Path, args: &CreateArgs) -> EditResult<Notes> {
-    create::create(dir, args).map(|_| Notes::new())
+pub fn create_file(dir: &Path, args: &CreateArgs, checks: &dyn Checks) -> EditResult<Notes> {
+    create::create(dir, args, checks).map(|_| Notes::new())
 }
 
 /// `edit set configmap|secret NAME --from-literal=K=V... [--new-namespace NS]`.
 pub fn set_generated(
     dir: &Path,
-    kind: krusty_ops::builtins::generator::GeneratedKind,
+    kind: generator::GeneratedKind,
     flags: generator::GeneratorFlags,
+    checks: &dyn Checks,
 ) -> EditResult<Notes> {
-    generator::set(dir, kind, flags)
+    generator::set(dir, kind, flags, checks)
 }
 
 /// `edit remove configmap|secret NAME[,NAME] [--namespace NS]`.
 pub fn remove_generated(
     dir: &Path,
-    kind: krusty_ops::builtins::generator::GeneratedKind,
+    kind: generator::GeneratedKind,
     args: &[String],
     namespace: &str,
 ) -> EditResult<Notes> {
@@ -324,8 +310,9 @@ pub fn remove_generated(
 /// `edit add configmap|secret NAME --from-...`.
 pub fn add_generated(
     dir: &Path,
-    kind: krusty_ops::builtins::generator::GeneratedKind,
+    kind: generator::GeneratedKind,
     flags: generator::GeneratorFlags,
+    checks: &dyn Checks,
 ) -> EditResult<Notes> {
-    generator::add(dir, kind, flags)
+    generator::add(dir, kind, flags, checks)
 }

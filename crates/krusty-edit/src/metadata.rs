@@ -1,7 +1,7 @@
 //! `edit add|set|remove label|annotation`: `commonLabels`,
 //! `commonAnnotations`, and `labels` entries without selectors.
 
-use krusty_ops::KustomizeVersion;
+use krusty_schema::KustomizeVersion;
 use krusty_yaml::{Node, Value};
 
 use crate::error::{EditError, EditResult};

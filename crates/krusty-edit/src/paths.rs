@@ -5,6 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use krusty_yaml::Node;
 
+use crate::checks::Checks;
 use crate::error::{EditError, EditResult};
 use crate::file::KustomizationFile;
 use crate::glob;
@@ -50,7 +51,12 @@ impl PathList {
 /// directory or a remote target (fetched to check that its folder exists,
 /// as Kustomize clones it); else Kustomize's error. `verify: false`
 /// (`--no-verify`) takes the patterns as they are.
-pub fn expand_checked(dir: &Path, patterns: &[String], verify: bool) -> EditResult<Vec<String>> {
+pub fn expand_checked(
+    dir: &Path,
+    patterns: &[String],
+    verify: bool,
+    checks: &dyn Checks,
+) -> EditResult<Vec<String>> {
     let mut out = Vec::new();
     for pattern in patterns {
         if !verify {
@@ -63,8 +69,8 @@ pub fn expand_checked(dir: &Path, patterns: &[String], verify: bool) -> EditResu
             out.extend(found);
             continue;
         }
-        let why = match crate::remote::parse(pattern) {
-            Some(url) => crate::remote::check(&url).err().map(|e| e.to_string()),
+        let why = match checks.remote_target(pattern) {
+            Some(checked) => checked.err().map(|e| e.to_string()),
             None => Some(not_a_root(dir, pattern)),
         };
         if let Some(why) = why {

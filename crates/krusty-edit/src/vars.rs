@@ -22,9 +22,9 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use krusty_build::kustomization::FILE_NAMES;
-use krusty_build::loader::clean;
-use krusty_ops::vars::{read_vars, Var};
+use krusty_schema::path::clean;
+use krusty_schema::var::{read_vars, Var};
+use krusty_schema::FILE_NAMES;
 use krusty_yaml::{Node, Value};
 
 use crate::error::{EditError, EditResult};

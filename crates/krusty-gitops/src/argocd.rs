@@ -942,7 +942,12 @@ fn edited_kustomization(
     }
     let components = present_components(o, app_dir, top);
     if !components.is_empty() {
-        let paths = edit::paths::expand_checked(app_dir, &components, true)?;
+        let paths = edit::paths::expand_checked(
+            app_dir,
+            &components,
+            true,
+            &krusty_api::EditChecks::default(),
+        )?;
         file.edit(|k| {
             let mut notes = Vec::new();
             edit::paths::add(k, PathList::Components, &paths, &mut notes);

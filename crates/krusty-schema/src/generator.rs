@@ -56,6 +56,16 @@ pub enum GeneratedKind {
     Secret,
 }
 
+impl GeneratedKind {
+    /// The kustomization field that lists generators of the kind.
+    pub fn field(self) -> &'static str {
+        match self {
+            GeneratedKind::ConfigMap => "configMapGenerator",
+            GeneratedKind::Secret => "secretGenerator",
+        }
+    }
+}
+
 /// `options:` / `generatorOptions:`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GeneratorOptions {

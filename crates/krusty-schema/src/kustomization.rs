@@ -609,7 +609,7 @@ fn read_labels_entry(item: &Node) -> SchemaResult<LabelsEntry> {
             "includeSelectors" => e.include_selectors = typed::boolean(v, at)?,
             "includeTemplates" => e.include_templates = typed::boolean(v, at)?,
             "fields" => e.fields = specs_from_node(v, "labels.fields", typed::Strictness::Strict)?,
-            _ => return Err(typed::unknown_field(k).into()),
+            _ => return Err(typed::unknown_field(k)),
         }
     }
     Ok(e)
@@ -660,7 +660,7 @@ fn read_patch_args(options: &Node, entry: &mut PatchEntry) -> SchemaResult<()> {
                 entry.allow_kind_change =
                     typed::boolean(value, at("patches.options.allowKindChange"))?
             }
-            _ => return Err(typed::unknown_field(key).into()),
+            _ => return Err(typed::unknown_field(key)),
         }
     }
     Ok(())
@@ -717,7 +717,7 @@ fn read_patch(
                     }
                 }
             }
-            _ => return Err(typed::unknown_field(k).into()),
+            _ => return Err(typed::unknown_field(k)),
         }
     }
     if trim == Trim::Both {
@@ -763,7 +763,7 @@ fn read_image(item: &Node, field: &str) -> SchemaResult<ImageChange> {
             "newTag" => image.new_tag = text,
             "tagSuffix" => image.tag_suffix = text,
             "digest" => image.digest = text,
-            _ => return Err(typed::unknown_field(k).into()),
+            _ => return Err(typed::unknown_field(k)),
         }
     }
     Ok(image)
@@ -789,7 +789,7 @@ fn read_replica(item: &Node) -> SchemaResult<(String, i64, krusty_yaml::Pos)> {
         match typed::canonical_field(key, &["name", "count"]) {
             "name" => name = typed::string(v, at)?,
             "count" => count = typed::integer(v, at)?,
-            _ => return Err(typed::unknown_field(k).into()),
+            _ => return Err(typed::unknown_field(k)),
         }
     }
     Ok((name, count, item.pos()))
@@ -855,8 +855,7 @@ fn parse_sort_options(n: &Node) -> SchemaResult<SortOptions> {
                 return Err(SchemaError::new(
                     "the field 'sortOptions.legacySortOptions' is set but the selected sort order is 'fifo', not 'legacy'",
                 )
-                .located(None, legacy.pos())
-                .into());
+                .located(None, legacy.pos()));
             }
             Ok(SortOptions::Fifo)
         }
@@ -881,8 +880,7 @@ fn parse_sort_options(n: &Node) -> SchemaResult<SortOptions> {
         },
         _ => Err(
             SchemaError::new("the field 'sortOptions.order' must be one of [fifo, legacy]")
-                .located(None, order_node.unwrap_or(n).pos())
-                .into(),
+                .located(None, order_node.unwrap_or(n).pos()),
         ),
     }
 }

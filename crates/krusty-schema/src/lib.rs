@@ -16,6 +16,7 @@ pub mod id;
 pub mod image;
 pub mod kustomization;
 pub mod patch;
+pub mod path;
 pub mod replacement;
 pub mod scope;
 pub mod selector;
