@@ -115,7 +115,7 @@ impl From<BuildError> for Error {
 /// A built target.
 #[derive(Debug)]
 pub struct Build {
-    output: krusty_build::target::BuildOutput,
+    output: krusty_build::BuildOutput,
 }
 
 /// Documents rendered together into one piece of a [`Stream`]: enough to

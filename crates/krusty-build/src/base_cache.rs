@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use krusty_resource::Hashed;
 
 use crate::inputs::Inputs;
+use crate::level::SubTarget;
 use crate::schema_choice::SchemaChoice;
-use crate::target::SubTarget;
 
 /// Bases already built, by folder and situation.
 #[derive(Debug, Default)]

@@ -14,30 +14,8 @@ use krusty_runtime::Host;
 
 use crate::error::BuildResult;
 use crate::inputs::{InputLog, Inputs};
-use crate::target::{BuildOptions, BuildOutput};
-
-/// How to build one folder, beyond the engine's options.
-#[derive(Debug, Clone, Default)]
-pub struct BuildRequest {
-    /// The text to build the folder's kustomization from, in place of its
-    /// kustomization file (which need not exist). A kustomization made
-    /// for one build (as Flux and Argo CD make them) is so never written
-    /// into the tree. It is read as `kustomization.yaml` in the folder.
-    pub kustomization: Option<Arc<str>>,
-    /// Record the local files the build reads (see [`crate::inputs`]).
-    pub record_inputs: bool,
-    /// The folder every local file and base of the build must lie in,
-    /// whatever the load restrictor (Flux confines a build to its
-    /// source).
-    pub confine_to: Option<Arc<Path>>,
-    /// Bases built by earlier builds of the same files, and where this
-    /// build keeps those it builds (see [`crate::base_cache`]): give one
-    /// cache to the builds of one revision of a tree.
-    pub base_cache: Option<Arc<crate::BaseCache>>,
-    /// Where to record the time each stage of the build takes (see
-    /// [`crate::timings`]); several builds may share one.
-    pub timings: Option<Arc<crate::Timings>>,
-}
+use crate::request::{BuildOptions, BuildOutput, BuildRequest};
+use crate::services::Services;
 
 /// Builds kustomizations under one set of options, sharing the fetcher
 /// and the function servers between them. Builds may run at once on any
@@ -60,36 +38,36 @@ pub struct BuildRequest {
 /// ```
 #[derive(Debug)]
 pub struct Engine {
-    options: BuildOptions,
-    fetcher: Arc<Fetcher>,
-    host: Arc<Host>,
+    services: Services,
 }
 
 impl Engine {
     /// An engine building with `options`.
     pub fn new(options: BuildOptions) -> Engine {
-        Engine {
+        let services = Services {
             host: Arc::new(
                 Host::new(options.functions.clone())
                     .with_result_cache(options.fetch.function_cache()),
             ),
             fetcher: Arc::new(Fetcher::new(options.fetch.clone())),
             options,
-        }
+        };
+        Engine { services }
     }
 
     /// An engine reproducing Kustomize release `version` with the same
     /// options, sharing this one's fetcher and function host (a remote
     /// both build is fetched once, a function server started once).
     pub fn for_release(&self, version: krusty_ops::KustomizeVersion) -> Engine {
-        Engine {
+        let services = Services {
             options: BuildOptions {
                 kustomize_version: version,
-                ..self.options.clone()
+                ..self.services.options.clone()
             },
-            fetcher: Arc::clone(&self.fetcher),
-            host: Arc::clone(&self.host),
-        }
+            fetcher: Arc::clone(&self.services.fetcher),
+            host: Arc::clone(&self.services.host),
+        };
+        Engine { services }
     }
 
     /// Builds the kustomization (or composition) in `dir`, or the remote
@@ -108,36 +86,36 @@ impl Engine {
         request: &BuildRequest,
     ) -> (BuildResult<BuildOutput>, Inputs) {
         let log = request.record_inputs.then(|| Arc::new(InputLog::default()));
-        let built = crate::target::build(dir, self, request, log.clone());
+        let built = crate::target::build(dir, &self.services, request, log.clone());
         (built, log.map(|log| log.take()).unwrap_or_default())
     }
 
     /// The options every build of the engine uses.
     pub fn options(&self) -> &BuildOptions {
-        &self.options
+        &self.services.options
     }
 
     /// The fetcher of remote bases, files, catalogs and programs.
     pub fn fetcher(&self) -> &Arc<Fetcher> {
-        &self.fetcher
+        &self.services.fetcher
     }
 
     /// The host that runs the builds' KRM functions and owns their
     /// servers.
     pub fn host(&self) -> &Arc<Host> {
-        &self.host
+        &self.services.host
     }
 
     /// A build of no folder, with the engine's services: what a
     /// [`crate::pipeline::Pipeline`] of one's own runs through, over
     /// resources held in memory (see [`crate::pipeline`]).
     pub fn build_context(&self) -> impl crate::pipeline::Build {
-        crate::target::Context::new(self, &BuildRequest::default(), None)
+        crate::context::Context::new(&self.services, &BuildRequest::default(), None)
     }
 
     /// How many function servers run now.
     pub fn servers_running(&self) -> usize {
-        self.host.servers().running()
+        self.services.host.servers().running()
     }
 }
 

@@ -13,8 +13,8 @@ use krusty_yaml::Node;
 use crate::build_metadata::Records;
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::SortOptions;
+use crate::level::Config;
 use crate::pipeline::{Apply, Build, Call, Operation, Pipeline, Role};
-use crate::target::Config;
 use crate::timings::Timings;
 
 /// What the finishing stages need of the top level and the options.

@@ -126,6 +126,27 @@ enum Probe {
 }
 
 impl Loader {
+    /// The documents of a YAML file named in a kustomization or a composition
+    /// (empty ones left out), with the file's path and text.
+    pub(crate) fn yaml_documents(
+        &self,
+        path: &str,
+    ) -> BuildResult<(PathBuf, String, Vec<krusty_yaml::Node>)> {
+        let file = self.file(path)?;
+        let text = self.read(&file, None)?;
+        let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
+            BuildError::new(format!(
+                "{}:{}:{}: {}",
+                file.display(),
+                e.pos.line,
+                e.pos.col,
+                e.message
+            ))
+        })?;
+        let roots = docs.into_iter().filter_map(|d| d.root).collect();
+        Ok((file, text, roots))
+    }
+
     /// A loader rooted at `dir` (which must exist and be a directory).
     pub fn new(dir: &Path, restrictor: LoadRestrictor) -> BuildResult<Loader> {
         let root = canonical(dir)?;

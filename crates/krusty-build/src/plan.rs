@@ -14,13 +14,13 @@ use krusty_ops::{Builtin, FieldSpec, KustomizeVersion, TransformerConfig};
 use krusty_resource::Resource;
 
 use crate::catalog::CatalogRef;
+use crate::context::Context;
 use crate::error::{BuildError, BuildResult};
+use crate::level::Config;
 use crate::loader::Loader;
-use crate::pipeline::{CompositionFile, Operation, Role};
+use crate::pipeline::{Build, CompositionFile, Operation, Role};
 use crate::resolve::Unresolved;
-use crate::target::{Config, Context};
 use krusty_resource::Origin;
-use krusty_yaml::Node;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -40,27 +40,6 @@ fn op_err(e: krusty_ops::OpError) -> BuildError {
     BuildError::from(e)
 }
 
-/// The documents of a YAML file named in a kustomization or a composition
-/// (empty ones left out), with the file's path and text.
-pub(crate) fn yaml_documents(
-    loader: &Loader,
-    path: &str,
-) -> BuildResult<(PathBuf, String, Vec<Node>)> {
-    let file = loader.file(path)?;
-    let text = loader.read(&file, None)?;
-    let docs = krusty_yaml::parse_stream(&text).map_err(|e| {
-        BuildError::new(format!(
-            "{}:{}:{}: {}",
-            file.display(),
-            e.pos.line,
-            e.pos.col,
-            e.message
-        ))
-    })?;
-    let roots = docs.into_iter().filter_map(|d| d.root).collect();
-    Ok((file, text, roots))
-}
-
 /// This kustomization's `configurations:` files with the defaults merged
 /// into them, in Kustomize's order (the shared defaults themselves when it
 /// has none).
@@ -78,7 +57,9 @@ pub(crate) fn own_config(
     let mut files = TransformerConfig::default();
     for (i, path) in k.configurations.iter().enumerate() {
         let pos = crate::kustomization::EntryPositions::at(&k.positions.configurations, i);
-        let (file, _, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
+        let (file, _, roots) = loader
+            .yaml_documents(path)
+            .map_err(|e| e.located(k_path, pos))?;
         for mut root in roots {
             // Kustomize decodes them with go-yaml v2 (`create: yes` is true).
             krusty_yaml::retype_as_go_yaml_v2(&mut root);
@@ -104,7 +85,9 @@ pub(crate) fn crd_config(
     let mut config = TransformerConfig::default();
     for (i, path) in k.crds.iter().enumerate() {
         let pos = crate::kustomization::EntryPositions::at(&k.positions.crds, i);
-        let (file, _, roots) = yaml_documents(loader, path).map_err(|e| e.located(k_path, pos))?;
+        let (file, _, roots) = loader
+            .yaml_documents(path)
+            .map_err(|e| e.located(k_path, pos))?;
         if roots.is_empty() && loader.read(&file, None)?.is_empty() {
             // Kustomize crashes on an empty file here.
             return Err(BuildError::new(format!(
@@ -367,7 +350,7 @@ fn configured(
             listed.push((i, Listed::Composition(file, entry.as_str())));
             continue;
         }
-        let (resources, _) = ctx.resources_at(loader, entry).map_err(|e| here(i, e))?;
+        let resources = ctx.load_resources(loader, entry).map_err(|e| here(i, e))?;
         listed.extend(
             resources
                 .into_vec()

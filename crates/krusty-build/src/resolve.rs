@@ -11,10 +11,10 @@ use krusty_ops::Builtin;
 use krusty_resource::{Origin, Resource};
 
 use crate::catalog::CatalogRef;
+use crate::context::Context;
 use crate::error::BuildError;
 use crate::loader::Loader;
 use crate::pipeline::{Operation, Role};
-use crate::target::Context;
 
 /// Why a config names no operation.
 pub(crate) enum Unresolved {

@@ -15,65 +15,25 @@ use krusty_ops::{Env, KustomizeVersion, TransformerConfig};
 use krusty_resource::{Hashed, Origin, ResMap, Resource};
 
 use krusty_resource::BuildMeta;
-use krusty_runtime::{FunctionCall, Policy, Shown};
+use krusty_runtime::{FunctionCall, Shown};
 use krusty_yaml::Node;
 
-use crate::base_cache::BaseCache;
 use crate::build_metadata::Records;
+use crate::context::Context;
 use crate::error::{BuildError, BuildResult};
 use crate::inputs::InputLog;
 use crate::kustomization::{EntryPositions, Kustomization, OpenApi, SortOptions};
+use crate::level::{Config, SubTarget};
 use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::pipeline::{Build, Operation, Pipeline, Role};
 use crate::plan;
 use crate::read::resources_from_text;
-use crate::readahead::ReadAhead;
 use crate::remote::Remotes;
+use crate::request::{BuildOutput, BuildRequest};
 use crate::schema_choice::{custom_schema, SchemaChoice};
+use crate::services::Services;
 use crate::timings::Timings;
-use krusty_fetch::{FetchOptions, Fetcher, GitUrl};
-
-/// Options for a build.
-#[derive(Debug, Clone, Default)]
-pub struct BuildOptions {
-    /// Which files kustomizations may read.
-    pub load_restrictor: LoadRestrictor,
-    /// Add the `app.kubernetes.io/managed-by` label to every resource.
-    pub managed_by_label: bool,
-    /// The Helm flags (`--enable-helm`, `--helm-command`, ...).
-    pub helm: crate::helm::HelmOptions,
-    /// What KRM functions may do (by default: nothing runs).
-    pub functions: Policy,
-    /// How remote bases and files are fetched (`--offline`, the cache).
-    pub fetch: FetchOptions,
-    /// The Kustomize release whose behaviour the build reproduces.
-    pub kustomize_version: KustomizeVersion,
-    /// Refuse remote bases (git repositories), as Flux's
-    /// `--no-remote-bases` does; files named by URL are still read.
-    pub refuse_remote_bases: bool,
-    /// Leave resources in the order the build made them unless a
-    /// kustomization's `sortOptions` orders them (Flux's builds; `kustomize
-    /// build --reorder none`), instead of Kustomize's legacy order.
-    pub keep_build_order: bool,
-}
-
-/// The result of a build: resources in output order, and warnings for stderr.
-#[derive(Debug, Default)]
-pub struct BuildOutput {
-    /// Resources in output order.
-    pub resources: Vec<Resource>,
-    /// Warnings (deprecations) to print on stderr.
-    pub warnings: Vec<String>,
-}
-
-/// A directory built as part of another: its root, its configuration and
-/// its vars.
-#[derive(Debug, Clone)]
-pub(crate) struct SubTarget {
-    dir: PathBuf,
-    config: Config,
-    vars: VarSet,
-}
+use krusty_fetch::GitUrl;
 
 /// What a build has gathered so far: resources, the transformer
 /// configuration in force, and vars. Components work on their parent's.
@@ -98,16 +58,16 @@ pub(crate) struct Level {
 }
 
 /// Builds the kustomization in `dir` with the services of `engine` (see
-/// [`crate::Engine::build`]).
+/// `Engine::build`).
 pub(crate) fn build(
     dir: &Path,
-    engine: &crate::Engine,
-    request: &crate::BuildRequest,
+    services: &Services,
+    request: &BuildRequest,
     inputs: Option<Arc<InputLog>>,
 ) -> BuildResult<BuildOutput> {
     let kustomization = request.kustomization.clone();
-    let opts = engine.options();
-    let mut ctx = Context::new(engine, request, inputs.clone());
+    let opts = &services.options;
+    let mut ctx = Context::new(services, request, inputs.clone());
     // As in Kustomize, a target that reads as a remote reference is one,
     // even where a folder of that name exists.
     let remote = dir.to_str().and_then(|d| GitUrl::parse(d).ok());
@@ -251,59 +211,16 @@ fn keeps_printed(r: &Resource) -> bool {
         .is_none_or(|v| v == "false")
 }
 
-pub(crate) struct Context {
-    /// The Kustomize release whose rules apply.
-    pub(crate) version: KustomizeVersion,
-    /// The namespace the kustomizations above this one pass down to its
-    /// Helm charts (Kustomize v5.8.1's `helmRootNamespace`): the nearest
-    /// one's `namespace` that is set.
-    pub(crate) helm_root_namespace: String,
-    /// Kustomization roots being built, outermost first (for cycle detection).
-    chain: Vec<PathBuf>,
-    warnings: Vec<String>,
-    /// The merge schema chosen by an `openapi:` field: the top
-    /// kustomization's, else the first one met while loading bases.
-    schema: SchemaChoice,
-    /// The top kustomization asks for transformation annotations.
-    record_transformations: bool,
-    /// The build records the top kustomization asks for, and its folder
-    /// (functions see the records as annotations, paths from there).
-    records: (Records, PathBuf),
-    /// The top kustomization has `buildMetadata` (see `Env::build_records`).
-    build_records: bool,
-    /// What KRM functions may do.
-    pub(crate) policy: Policy,
-    /// Runs the build's functions.
-    host: Arc<krusty_runtime::Host>,
-    /// Helm for this build: the flags, and the binary's version.
-    pub(crate) helm: Arc<crate::helm::Helm>,
-    /// Reads ahead for the whole build when its files come from disk.
-    read_ahead: Arc<ReadAhead>,
-    /// Remote bases: the fetcher, and the remote references being built.
-    remotes: Remotes,
-    /// The function catalogs of the build, each fetched when first needed.
-    pub(crate) catalogs: Arc<crate::catalog::Store>,
-    /// Where the files the build reads are recorded, when asked for.
-    pub(crate) inputs: Option<Arc<InputLog>>,
-    /// The text the top folder's kustomization is read from instead of
-    /// its file, until it has been read.
-    top_kustomization: Option<Arc<str>>,
-    /// Bases built by earlier builds of the same files.
-    bases: Option<Arc<BaseCache>>,
-    /// Where the time of each stage is recorded, when asked for.
-    pub(crate) timings: Option<Arc<Timings>>,
-}
-
 impl Context {
     /// A context for one build with the services of `engine`, as
     /// `request` says; the files it reads are recorded in `inputs`.
     pub(crate) fn new(
-        engine: &crate::Engine,
-        request: &crate::BuildRequest,
+        services: &Services,
+        request: &BuildRequest,
         inputs: Option<Arc<InputLog>>,
     ) -> Context {
-        let opts = engine.options();
-        let mut remotes = Remotes::new(Arc::clone(engine.fetcher()));
+        let opts = &services.options;
+        let mut remotes = Remotes::new(Arc::clone(&services.fetcher));
         remotes.refused = opts.refuse_remote_bases;
         Context {
             version: opts.kustomize_version,
@@ -315,7 +232,7 @@ impl Context {
             records: (Records::default(), PathBuf::new()),
             build_records: false,
             policy: opts.functions.clone(),
-            host: Arc::clone(engine.host()),
+            host: Arc::clone(&services.host),
             helm: Arc::new(crate::helm::Helm::new(
                 opts.helm.clone(),
                 Arc::clone(&remotes.fetcher),
@@ -452,12 +369,6 @@ impl Context {
         Ok(())
     }
 
-    /// The build records functions see (see `krusty_runtime::Shown`) and
-    /// the folder their paths are shown from.
-    pub(crate) fn records(&self) -> &(Records, PathBuf) {
-        &self.records
-    }
-
     /// Renders the composition `file` as the build's top level.
     fn composition_level(&mut self, loader: &Loader, file: &Path) -> BuildResult<Level> {
         self.chain.push(loader.root.clone());
@@ -489,11 +400,6 @@ impl Context {
         }
         let resmap = crate::composition::run(self, &list, restrictor, ResMap::default())?;
         Ok((resmap.into_hashed(), None))
-    }
-
-    /// The build's fetcher (remote bases, files by URL, catalogs).
-    pub(crate) fn fetcher(&self) -> Arc<Fetcher> {
-        Arc::clone(&self.remotes.fetcher)
     }
 
     fn accumulate(
@@ -1173,10 +1079,6 @@ impl Place<'_> {
 /// hashed where they were read or built, often on another thread), and for
 /// a directory, what else its build passes up.
 pub(crate) type Gathered = (Hashed, Option<SubTarget>);
-
-/// A transformer configuration: Kustomize's defaults are shared, not
-/// copied, by every level that does not change them (most levels).
-pub(crate) type Config = Cow<'static, TransformerConfig>;
 
 /// Merges `other` into `config`, copying the shared defaults only when
 /// the merge changes them.

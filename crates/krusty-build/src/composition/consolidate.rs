@@ -197,9 +197,9 @@ fn consolidate_file(
                 catalogs: Arc::from([]),
             }),
             Listed::File { path, pos } => {
-                let (configs_file, configs_text, configs) =
-                    crate::plan::yaml_documents(&loader, path)
-                        .map_err(|e| error_at(file, *pos, format!("transformers '{path}': {e}")))?;
+                let (configs_file, configs_text, configs) = loader
+                    .yaml_documents(path)
+                    .map_err(|e| error_at(file, *pos, format!("transformers '{path}': {e}")))?;
                 let configs_text: Arc<str> = configs_text.into();
                 for mut config in configs {
                     schema::check_transformer(&configs_file, &mut config, "transformers")?;

@@ -12,12 +12,12 @@ use krusty_resource::{Origin, ResMap, Resource};
 use krusty_yaml::Node;
 
 use super::consolidate::Transformer;
+use crate::context::Context;
 use crate::error::{BuildError, BuildResult};
 use crate::kustomization::Kustomization;
 use crate::loader::{LoadRestrictor, Loader};
 use crate::pipeline::{InlineKustomization, Operation, Pipeline, ResourcePaths, Role};
 use crate::resolve::Unresolved;
-use crate::target::Context;
 
 /// The API version of an inline Kustomization.
 const KUSTOMIZATION_API: &str = "kustomize.config.k8s.io/v1beta1";
