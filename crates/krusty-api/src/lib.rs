@@ -24,7 +24,8 @@
 //! edit` makes to a kustomization file, keeping its comments and layout.
 //! So are the pieces of the build a tool around it needs: the Helm and
 //! fetch options, [`catalog`] reading, [`composition`] consolidation and
-//! the [`interrupt`] handling that stops what a build started. A
+//! the [`interrupt`] handling that stops what a build started. The file
+//! formats themselves (catalogs, compositions) are read by [`schema`]. A
 //! [`pipeline`] of builtins and KRM functions of one's own runs over
 //! resources in memory through [`Engine::build_context`].
 //!
@@ -76,6 +77,7 @@ pub use krusty_runtime::server::DEFAULT_MAX_SERVERS;
 /// The file name of the Starlark interpreter's program, which krusty runs
 /// from beside itself (or from `$KRUSTY_STARLARK`).
 pub use krusty_runtime::starlark::PROGRAM as STARLARK_PROGRAM;
+pub use krusty_schema as schema;
 
 /// How to build: `kustomize build`'s flags (`Options::default()` is a
 /// build with no flags).

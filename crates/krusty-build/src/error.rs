@@ -204,6 +204,15 @@ impl From<YamlError> for BuildError {
     }
 }
 
+impl From<krusty_schema::SchemaError> for BuildError {
+    /// A file that does not read, as its message: where it is written is
+    /// part of the text, so the entry that names the file is still
+    /// located after it (`error (kustomization.yaml, line L, column C)`).
+    fn from(e: krusty_schema::SchemaError) -> BuildError {
+        BuildError::Message(e.to_string())
+    }
+}
+
 /// Result of a build step.
 pub type BuildResult<T> = Result<T, BuildError>;
 
