@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Err(e) = krusty_build::catalog::schema::parse(text) {
-            let _ = e.in_file("catalog.yaml");
+            let _ = e.place_first("catalog.yaml");
         }
     }
 });

@@ -24,7 +24,8 @@
 //! edit` makes to a kustomization file, keeping its comments and layout.
 //! So are the pieces of the build a tool around it needs: the Helm and
 //! fetch options, [`catalog`] reading, [`composition`] consolidation and
-//! the [`interrupt`] handling that stops what a build started. A
+//! the [`interrupt`] handling that stops what a build started. The file
+//! formats themselves (catalogs, compositions) are read by [`schema`]. A
 //! [`pipeline`] of builtins and KRM functions of one's own runs over
 //! resources in memory through [`Engine::build_context`].
 //!

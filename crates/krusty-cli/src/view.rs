@@ -6,8 +6,8 @@
 
 use std::fmt::Write;
 
-use krusty_api::catalog::schema::{Catalog, RuntimeDef};
 use krusty_api::catalog::{read_one, Loaded};
+use krusty_api::schema::catalog::{Catalog, RuntimeDef};
 use krusty_api::FetchOptions;
 
 /// `krusty view`.

@@ -108,6 +108,45 @@ impl SchemaError {
         }
     }
 
+    /// The error as compilers print theirs, with where it is written
+    /// first: `file:line:column: context: field 'f': failure`. The file is
+    /// the one the error names, else `file`; the line and column are left
+    /// out when the position is unknown, and `field 'f': ` when the error
+    /// names no field. An error that says nowhere reads `file: error`.
+    pub fn place_first(&self, file: &str) -> String {
+        let mut contexts = Vec::new();
+        let mut at = self;
+        loop {
+            match at {
+                SchemaError::Context { context, source } => {
+                    contexts.push(context.as_str());
+                    at = source;
+                }
+                SchemaError::Located {
+                    file: own,
+                    field,
+                    line,
+                    column,
+                    source,
+                } => {
+                    let mut out = own.as_deref().unwrap_or(file).to_string();
+                    if *line > 0 {
+                        out.push_str(&format!(":{line}:{column}"));
+                    }
+                    for context in contexts {
+                        out.push_str(&format!(": {context}"));
+                    }
+                    if let Some(field) = field {
+                        out.push_str(&format!(": field '{field}'"));
+                    }
+                    out.push_str(&format!(": {source}"));
+                    return out;
+                }
+                SchemaError::Message(_) | SchemaError::Yaml(_) => return format!("{file}: {self}"),
+            }
+        }
+    }
+
     /// Whether the error says where it happened.
     pub fn has_location(&self) -> bool {
         match self {

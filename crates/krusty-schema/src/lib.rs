@@ -8,6 +8,8 @@
 //! kustomizations (`krusty edit`, `krusty view catalog`) need nothing
 //! above it.
 
+pub mod catalog;
+pub mod composition;
 pub mod error;
 pub mod fieldspec;
 pub mod generator;

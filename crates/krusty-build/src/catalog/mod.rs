@@ -10,7 +10,6 @@ mod image;
 pub mod location;
 pub mod official;
 mod resolve;
-pub mod schema;
 pub mod source;
 pub mod trust;
 
@@ -21,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use krusty_fetch::Fetcher;
 use krusty_yaml::Pos;
 
+pub use krusty_schema::catalog as schema;
 pub use location::Location;
 pub use resolve::resolve;
 pub use schema::{Catalog, FunctionDef, VersionDef};
@@ -149,7 +149,7 @@ impl Store {
         let read = source::read(&reference.written, &reference.loader, &self.fetcher)
             .map_err(|e| e.context(format!("catalog '{}'", reference.written)))?;
         let catalog = schema::parse(&read.text)
-            .map_err(|e| BuildError::new(format!("catalog {}", e.in_file(&read.from))))?;
+            .map_err(|e| BuildError::new(format!("catalog {}", e.place_first(&read.from))))?;
         Ok(Arc::new(Loaded {
             catalog,
             from: read.from,

@@ -5,7 +5,9 @@
 
 use std::sync::OnceLock;
 
-use super::schema::{self, Catalog, SchemaError};
+use krusty_schema::SchemaError;
+
+use super::schema::{self, Catalog};
 
 /// The embedded catalog's text (empty: none was embedded).
 const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/official-catalog.yaml"));
@@ -15,7 +17,7 @@ pub const LABEL: &str = "the official catalog";
 
 /// The embedded official catalog does not read (where and why).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{LABEL}: {}", .0.in_file("(embedded)"))]
+#[error("{LABEL}: {}", .0.place_first("(embedded)"))]
 pub struct Unreadable(pub SchemaError);
 
 /// The official catalog, if this build of krusty has one. One that does not

@@ -13,10 +13,12 @@ use std::sync::Arc;
 
 use krusty_yaml::{Node, Pos, Value};
 
-use super::schema::{
-    self, child_field, directive, error_at, CompositionFile, Directive, ImportMode, Listed,
+use krusty_schema::composition::{
+    self as schema, child_field, CompositionFile, Directive, ImportMode, Listed, OrderEntry,
     Override, DIRECTIVE_KEY,
 };
+
+use super::error_at;
 use crate::catalog::CatalogRef;
 use crate::error::{BuildError, BuildResult};
 use crate::loader::{canonical, LoadRestrictor, Loader};
@@ -125,7 +127,7 @@ fn consolidate_in(
 ) -> BuildResult<Vec<Transformer>> {
     let file = canonical(file)?;
     let text: Arc<str> = crate::loader::read_text(&file, None)?.into();
-    let parsed = schema::parse(&file, &text)?;
+    let parsed = schema::parse(&file, &text).map_err(super::unreadable)?;
     chain.push(file.clone());
     let result = consolidate_file(&parsed, &text, restrictor, chain, catalogs);
     chain.pop();
@@ -262,7 +264,7 @@ fn check_unique(list: &[Transformer]) -> BuildResult<()> {
 fn reorder(
     file: &Path,
     list: Vec<Transformer>,
-    order: &[schema::OrderEntry],
+    order: &[OrderEntry],
     order_at: Pos,
 ) -> BuildResult<Vec<Transformer>> {
     let mut slots: Vec<Option<Transformer>> = list.into_iter().map(Some).collect();
@@ -271,10 +273,10 @@ fn reorder(
         let matches: Vec<usize> = slots
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.as_ref().is_some_and(|t| entry.names(t)))
+            .filter(|(_, t)| t.as_ref().is_some_and(|t| names(entry, t)))
             .map(|(i, _)| i)
             .collect();
-        let already = out.iter().any(|t| entry.names(t));
+        let already = out.iter().any(|t| names(entry, t));
         match matches.as_slice() {
             [i] => out.extend(slots[*i].take()),
             [] if already => {
@@ -323,6 +325,11 @@ fn reorder(
         ));
     }
     Ok(out)
+}
+
+/// Whether the `transformerOrder` entry names `t`.
+fn names(entry: &OrderEntry, t: &Transformer) -> bool {
+    entry.names(t.api_version(), t.kind(), t.name())
 }
 
 /// Applies the override `entry` of `file` to the imported transformers it
@@ -422,7 +429,7 @@ fn merge(target: &mut Node, patch: &Node, site: &OverrideSite, field: &str) -> B
         }
         let present = target.get(name).filter(|v| !v.is_null());
         let wanted = match value.as_map() {
-            Some(_) => directive(site.file, value, &inner)?,
+            Some(_) => schema::directive(site.file, value, &inner)?,
             None => Directive::Replace,
         };
         match present {

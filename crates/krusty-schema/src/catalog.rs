@@ -11,6 +11,8 @@
 
 use krusty_yaml::{Node, Pos, Value};
 
+use crate::error::{SchemaError, SchemaResult};
+
 /// The API version of catalogs and definitions.
 pub const API_VERSION: &str = "config.kubernetes.io/v1alpha1";
 
@@ -109,58 +111,28 @@ pub struct Platform {
     pub sha256: Option<String>,
 }
 
-/// A catalog file that does not read: where and why.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SchemaError {
-    /// Where the problem is written.
-    pub pos: Pos,
-    /// The field, as a path (`spec.krmFunctions[0].group`).
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl SchemaError {
-    fn new(node: &Node, field: &str, message: impl Into<String>) -> SchemaError {
-        SchemaError {
-            pos: node.pos(),
-            field: field.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// The error for the file named `file`: `file:line:col: field 'f': why`.
-    pub fn in_file(&self, file: &str) -> String {
-        if self.field.is_empty() {
-            return format!(
-                "{file}:{}:{}: {}",
-                self.pos.line, self.pos.col, self.message
-            );
-        }
-        format!(
-            "{file}:{}:{}: field '{}': {}",
-            self.pos.line, self.pos.col, self.field, self.message
-        )
+/// The error for the value `node` of the field `field` (a path,
+/// `spec.krmFunctions[0].group`; empty: the whole file). Printed with
+/// [`SchemaError::place_first`], it reads `file:line:col: field 'f': why`.
+fn error(node: &Node, field: &str, message: impl Into<String>) -> SchemaError {
+    let e = SchemaError::new(message);
+    if field.is_empty() {
+        e.located(None, node.pos())
+    } else {
+        e.in_field(field, node.pos())
     }
 }
 
-type Read<T> = Result<T, SchemaError>;
+type Read<T> = SchemaResult<T>;
 
 /// Reads the catalog or definition in `text` (the first document).
 pub fn parse(text: &str) -> Read<Catalog> {
-    let docs = krusty_yaml::parse_stream(text).map_err(|e| SchemaError {
-        pos: e.pos,
-        field: String::new(),
-        message: format!("not valid YAML: {}", e.message),
+    let docs = krusty_yaml::parse_stream(text).map_err(|e| {
+        SchemaError::new(format!("not valid YAML: {}", e.message)).located(None, e.pos)
     })?;
-    let root = docs
-        .into_iter()
-        .find_map(|d| d.root)
-        .ok_or_else(|| SchemaError {
-            pos: Pos { line: 1, col: 1 },
-            field: String::new(),
-            message: "the file is empty".into(),
-        })?;
+    let root = docs.into_iter().find_map(|d| d.root).ok_or_else(|| {
+        SchemaError::new("the file is empty").located(None, Pos { line: 1, col: 1 })
+    })?;
     parse_root(&root)
 }
 
@@ -170,7 +142,7 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
     let kind = match root.get("kind") {
         Some(k) => string(k, "kind")?,
         None => {
-            return Err(SchemaError::new(
+            return Err(error(
                 root,
                 "kind",
                 "required (Catalog, KRMFunctionCatalog or KRMFunctionDefinition)",
@@ -180,14 +152,14 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
     match root.get("apiVersion") {
         Some(v) if string(v, "apiVersion")? == API_VERSION => {}
         Some(v) => {
-            return Err(SchemaError::new(
+            return Err(error(
                 v,
                 "apiVersion",
                 format!("'{}' is not {API_VERSION}", string(v, "apiVersion")?),
             ))
         }
         None => {
-            return Err(SchemaError::new(
+            return Err(error(
                 root,
                 "apiVersion",
                 format!("required ({API_VERSION})"),
@@ -199,7 +171,7 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
         "KRMFunctionDefinition" => true,
         other => {
             let at = root.get("kind").unwrap_or(root);
-            return Err(SchemaError::new(
+            return Err(error(
                 at,
                 "kind",
                 format!("'{other}' is not Catalog, KRMFunctionCatalog or KRMFunctionDefinition"),
@@ -220,7 +192,7 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
             other => return Err(unknown(key, other)),
         }
     }
-    let spec = spec.ok_or_else(|| SchemaError::new(root, "spec", "required"))?;
+    let spec = spec.ok_or_else(|| error(root, "spec", "required"))?;
     if definition {
         catalog.functions.push(function(spec, "spec")?);
         return Ok(catalog);
@@ -238,7 +210,7 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
         }
     }
     if spec.get("krmFunctions").is_none() {
-        return Err(SchemaError::new(spec, "spec.krmFunctions", "required"));
+        return Err(error(spec, "spec.krmFunctions", "required"));
     }
     Ok(catalog)
 }
@@ -299,36 +271,24 @@ fn function(node: &Node, at: &str) -> Read<FunctionDef> {
         }
     }
     if f.group.is_empty() {
-        return Err(SchemaError::new(node, &format!("{at}.group"), "required"));
+        return Err(error(node, &format!("{at}.group"), "required"));
     }
     if f.kind.is_empty() {
-        return Err(SchemaError::new(
-            node,
-            &format!("{at}.names.kind"),
-            "required",
-        ));
+        return Err(error(node, &format!("{at}.names.kind"), "required"));
     }
     let Some((list, field)) = versions else {
-        return Err(SchemaError::new(
-            node,
-            &format!("{at}.versions"),
-            "required",
-        ));
+        return Err(error(node, &format!("{at}.versions"), "required"));
     };
     let items = sequence(list, &field)?;
     if items.is_empty() {
-        return Err(SchemaError::new(
-            list,
-            &field,
-            "at least one version is required",
-        ));
+        return Err(error(list, &field, "at least one version is required"));
     }
     for (i, item) in items.iter().enumerate() {
         let vfield = format!("{field}[{i}]");
         let (mut v, own) = version(item, &vfield)?;
         match (&shared_runtime, own) {
             (Some(_), Some(own)) => {
-                return Err(SchemaError::new(
+                return Err(error(
                     own,
                     &format!("{vfield}.runtime"),
                     format!("the runtime is given beside versions ({at}.runtime) and in this version; give it in one place"),
@@ -337,7 +297,7 @@ fn function(node: &Node, at: &str) -> Read<FunctionDef> {
             (Some((shared, _)), None) => v.runtime = shared.clone(),
             (None, Some(_)) => {}
             (None, None) => {
-                return Err(SchemaError::new(
+                return Err(error(
                     item,
                     &format!("{vfield}.runtime"),
                     "required (in the version, or beside versions for all of them)",
@@ -352,7 +312,7 @@ fn function(node: &Node, at: &str) -> Read<FunctionDef> {
 /// A function's kind, given once (`names.kind` or `kind`).
 fn kind_once(before: &str, value: &Node, field: &str) -> Read<String> {
     if !before.is_empty() {
-        return Err(SchemaError::new(
+        return Err(error(
             value,
             field,
             "the kind is given twice (names.kind and kind); give one",
@@ -360,7 +320,7 @@ fn kind_once(before: &str, value: &Node, field: &str) -> Read<String> {
     }
     let kind = string(value, field)?;
     if kind.is_empty() {
-        return Err(SchemaError::new(value, field, "must not be empty"));
+        return Err(error(value, field, "must not be empty"));
     }
     Ok(kind)
 }
@@ -399,7 +359,7 @@ fn version<'a>(node: &'a Node, at: &str) -> Read<(VersionDef, Option<&'a Node>)>
         }
     }
     if v.name.is_empty() {
-        return Err(SchemaError::new(node, &format!("{at}.name"), "required"));
+        return Err(error(node, &format!("{at}.name"), "required"));
     }
     Ok((v, own))
 }
@@ -418,7 +378,7 @@ fn runtime(node: &Node, at: &str) -> Read<RuntimeDef> {
         }
     }
     if r.container.is_none() && r.exec.is_none() && r.starlark.is_none() {
-        return Err(SchemaError::new(
+        return Err(error(
             node,
             at,
             "one of container, exec and starlark is required",
@@ -443,7 +403,7 @@ fn container(node: &Node, at: &str) -> Read<ContainerDef> {
         }
     }
     if c.image.is_empty() {
-        return Err(SchemaError::new(node, &format!("{at}.image"), "required"));
+        return Err(error(node, &format!("{at}.image"), "required"));
     }
     Ok(c)
 }
@@ -464,7 +424,7 @@ fn exec(node: &Node, at: &str) -> Read<Vec<Platform>> {
             other => return Err(unknown(key, &format!("{at}.{other}"))),
         }
     }
-    platforms.ok_or_else(|| SchemaError::new(node, &format!("{at}.platforms"), "required"))
+    platforms.ok_or_else(|| error(node, &format!("{at}.platforms"), "required"))
 }
 
 fn platform(node: &Node, at: &str) -> Read<Platform> {
@@ -488,14 +448,14 @@ fn platform(node: &Node, at: &str) -> Read<Platform> {
         ("uri", &p.uri),
     ] {
         if value.is_empty() {
-            return Err(SchemaError::new(node, &format!("{at}.{name}"), "required"));
+            return Err(error(node, &format!("{at}.{name}"), "required"));
         }
     }
     Ok(p)
 }
 
 fn unknown(key: &Node, field: &str) -> SchemaError {
-    SchemaError::new(key, field, "unknown field")
+    error(key, field, "unknown field")
 }
 
 fn mapping<'a>(node: &'a Node, field: &str) -> Read<&'a [(Node, Node)]> {
@@ -504,7 +464,7 @@ fn mapping<'a>(node: &'a Node, field: &str) -> Read<&'a [(Node, Node)]> {
     }
     node.as_map()
         .map(|m| m.as_slice())
-        .ok_or_else(|| SchemaError::new(node, field, "must be a mapping"))
+        .ok_or_else(|| error(node, field, "must be a mapping"))
 }
 
 fn sequence<'a>(node: &'a Node, field: &str) -> Read<&'a [Node]> {
@@ -513,7 +473,7 @@ fn sequence<'a>(node: &'a Node, field: &str) -> Read<&'a [Node]> {
     }
     node.as_seq()
         .map(|s| s.as_slice())
-        .ok_or_else(|| SchemaError::new(node, field, "must be a list"))
+        .ok_or_else(|| error(node, field, "must be a list"))
 }
 
 /// A string: any scalar but null, a boolean or a number written plain.
@@ -522,14 +482,14 @@ fn string(node: &Node, field: &str) -> Read<String> {
     match (&node.value, krusty_yaml::resolve_input(node)) {
         (Value::Scalar(_), Resolved::Str(s)) => Ok(s.to_string()),
         (Value::Scalar(_), Resolved::Owned(s)) => Ok(s),
-        _ => Err(SchemaError::new(node, field, "must be a string")),
+        _ => Err(error(node, field, "must be a string")),
     }
 }
 
 fn nonempty(node: &Node, field: &str) -> Read<String> {
     let s = string(node, field)?;
     if s.is_empty() {
-        return Err(SchemaError::new(node, field, "must not be empty"));
+        return Err(error(node, field, "must not be empty"));
     }
     Ok(s)
 }
@@ -545,7 +505,7 @@ fn strings(node: &Node, field: &str) -> Read<Vec<String>> {
 fn boolean(node: &Node, field: &str) -> Read<bool> {
     match (&node.value, krusty_yaml::resolve_input(node)) {
         (Value::Scalar(_), krusty_yaml::Resolved::Bool(b)) => Ok(b),
-        _ => Err(SchemaError::new(node, field, "must be true or false")),
+        _ => Err(error(node, field, "must be true or false")),
     }
 }
 
@@ -555,7 +515,7 @@ fn digest(node: &Node, field: &str) -> Read<String> {
     let text = string(node, field)?;
     let hex = text.strip_prefix("sha256:").unwrap_or(&text);
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(SchemaError::new(
+        return Err(error(
             node,
             field,
             format!("'{text}' is not a sha256 digest (64 hexadecimal digits)"),
@@ -570,8 +530,8 @@ mod tests {
 
     const HEX: &str = "a428de44a9059f31a59237a5881c2d2cffa93757d99026156e4ea544577ab7f3";
 
-    fn error(text: &str) -> String {
-        parse(text).unwrap_err().in_file("c.yaml")
+    fn failure(text: &str) -> String {
+        parse(text).unwrap_err().place_first("c.yaml")
     }
 
     #[test]
@@ -750,7 +710,7 @@ spec:
             ("".to_string(), "c.yaml:1:1: the file is empty"),
         ];
         for (text, want) in cases {
-            let got = error(&text);
+            let got = failure(&text);
             assert!(got.contains(want), "want {want:?} in {got:?} for\n{text}");
         }
     }
@@ -760,5 +720,23 @@ spec:
         let c = parse("apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - group: g\n    kind: K\n    versions:\n    - name: v1\n      runtime: {exec: {platforms: [{bin: b, os: linux, arch: amd64, uri: 'file:///f'}]}}\n").unwrap();
         let p = &c.functions[0].versions[0].runtime.exec.as_ref().unwrap()[0];
         assert_eq!(p.sha256, None);
+    }
+
+    #[test]
+    fn the_place_comes_first_with_what_was_read_after_it() {
+        let pos = Pos { line: 3, col: 7 };
+        let e = SchemaError::new("why")
+            .in_field("spec.x", pos)
+            .context("reading");
+        assert_eq!(
+            e.place_first("c.yaml"),
+            "c.yaml:3:7: reading: field 'spec.x': why"
+        );
+        let e = SchemaError::new("why").located(Some("other.yaml"), pos);
+        assert_eq!(e.place_first("c.yaml"), "other.yaml:3:7: why");
+        let e = SchemaError::new("why").context("reading");
+        assert_eq!(e.place_first("c.yaml"), "c.yaml: reading: why");
+        let e = SchemaError::new("why").in_field("spec.x", Pos::default());
+        assert_eq!(e.place_first("c.yaml"), "c.yaml: field 'spec.x': why");
     }
 }

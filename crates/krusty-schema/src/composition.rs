@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 
 use krusty_yaml::{Node, Pos, Value};
 
-use crate::error::{BuildError, BuildResult};
+use crate::error::{SchemaError, SchemaResult};
 
 /// The API version of a Composition.
 pub const API_VERSION: &str = "kustomize.config.k8s.io/v1alpha1";
 
 /// A composition file as written.
 #[derive(Debug)]
-pub(crate) struct CompositionFile {
+pub struct CompositionFile {
     /// The file.
     pub path: PathBuf,
     /// `transformersFrom`.
@@ -31,7 +31,7 @@ pub(crate) struct CompositionFile {
 
 /// A `transformers` entry.
 #[derive(Debug)]
-pub(crate) enum Listed {
+pub enum Listed {
     /// A config written in place (checked).
     Inline(Node),
     /// The path of a file of configs, relative to the composition file.
@@ -46,7 +46,7 @@ pub(crate) enum Listed {
 /// A `transformerOverrides` entry: a strategic merge patch for an
 /// imported transformer.
 #[derive(Debug)]
-pub(crate) struct Override {
+pub struct Override {
     /// The patch: a checked transformer config (name defaulted) without its
     /// top-level `$patch`; nested mappings may hold theirs.
     pub patch: Node,
@@ -56,7 +56,7 @@ pub(crate) struct Override {
 
 /// A strategic merge directive: the value of a mapping's `$patch` key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Directive {
+pub enum Directive {
     /// The mapping merges into the one it patches (the default).
     Merge,
     /// The mapping takes the place of the one it patches.
@@ -66,11 +66,11 @@ pub(crate) enum Directive {
 }
 
 /// The key of a strategic merge directive.
-pub(crate) const DIRECTIVE_KEY: &str = "$patch";
+pub const DIRECTIVE_KEY: &str = "$patch";
 
 /// The dotted path, for messages, of the key `name` under `field` (the
 /// empty path is the top).
-pub(crate) fn child_field(field: &str, name: &str) -> String {
+pub fn child_field(field: &str, name: &str) -> String {
     if field.is_empty() {
         name.to_string()
     } else {
@@ -81,7 +81,7 @@ pub(crate) fn child_field(field: &str, name: &str) -> String {
 /// The directive of the mapping `node` of `file`, at `field` (a dotted
 /// path, for messages): merge when it has no `$patch`; a `$patch` that is
 /// not `merge`, `replace` or `delete` is an error.
-pub(crate) fn directive(file: &Path, node: &Node, field: &str) -> BuildResult<Directive> {
+pub fn directive(file: &Path, node: &Node, field: &str) -> SchemaResult<Directive> {
     let Some(value) = node.get(DIRECTIVE_KEY) else {
         return Ok(Directive::Merge);
     };
@@ -103,7 +103,7 @@ pub(crate) fn directive(file: &Path, node: &Node, field: &str) -> BuildResult<Di
 
 /// A `transformersFrom` entry.
 #[derive(Debug)]
-pub(crate) struct Import {
+pub struct Import {
     /// A composition file, or a folder holding one.
     pub path: String,
     /// Where the imported transformers go.
@@ -114,7 +114,7 @@ pub(crate) struct Import {
 
 /// Where imported transformers go in the consolidated list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ImportMode {
+pub enum ImportMode {
     /// Before the local transformers (the default).
     Prepend,
     /// After them.
@@ -123,7 +123,7 @@ pub(crate) enum ImportMode {
 
 /// A `transformerOrder` entry.
 #[derive(Debug)]
-pub(crate) struct OrderEntry {
+pub struct OrderEntry {
     /// `apiVersion`, when given.
     pub api_version: Option<String>,
     /// `kind`, when given.
@@ -135,15 +135,13 @@ pub(crate) struct OrderEntry {
 }
 
 impl OrderEntry {
-    /// Whether the entry names `t`: its name, and its kind and apiVersion
-    /// where the entry gives them.
-    pub fn names(&self, t: &super::Transformer) -> bool {
-        t.name() == self.name
-            && self.kind.as_deref().is_none_or(|k| k == t.kind())
-            && self
-                .api_version
-                .as_deref()
-                .is_none_or(|a| a == t.api_version())
+    /// Whether the entry names the transformer config of this
+    /// `api_version`, `kind` and `name`: its name, and its kind and
+    /// apiVersion where the entry gives them.
+    pub fn names(&self, api_version: &str, kind: &str, name: &str) -> bool {
+        name == self.name
+            && self.kind.as_deref().is_none_or(|k| k == kind)
+            && self.api_version.as_deref().is_none_or(|a| a == api_version)
     }
 
     /// The entry as written, for messages.
@@ -160,26 +158,22 @@ impl OrderEntry {
     }
 }
 
-/// An error about `file`'s content at `pos`.
-pub(crate) fn error_at(file: &Path, pos: Pos, message: impl std::fmt::Display) -> BuildError {
-    BuildError::new(format!(
-        "composition file {}: {message} (line {}, column {})",
-        file.display(),
-        pos.line,
-        pos.col
-    ))
+/// An error about `file`'s content at `pos`: `composition file FILE:
+/// message (line L, column C)`.
+fn error_at(file: &Path, pos: Pos, message: impl std::fmt::Display) -> SchemaError {
+    SchemaError::new(message.to_string())
+        .located(None, pos)
+        .context(format!("composition file {}", file.display()))
 }
 
 /// Reads the composition in `text`, the content of `path`.
-pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
+pub fn parse(path: &Path, text: &str) -> SchemaResult<CompositionFile> {
     let docs = krusty_yaml::parse_stream(text)
         .map_err(|e| error_at(path, e.pos, format!("not valid YAML: {}", e.message)))?;
     let mut roots = docs.into_iter().filter_map(|d| d.root);
     let root = roots.next().ok_or_else(|| {
-        BuildError::new(format!(
-            "composition file {}: the file is empty",
-            path.display()
-        ))
+        SchemaError::new("the file is empty")
+            .context(format!("composition file {}", path.display()))
     })?;
     // One file, one composition: what follows it would be ignored.
     if let Some(second) = roots.find(|r| !r.is_null()) {
@@ -296,7 +290,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> BuildResult<CompositionFile> {
 }
 
 /// The items of a list field (none for null).
-fn items<'a>(path: &Path, value: &'a Node, field: &str) -> BuildResult<&'a [Node]> {
+fn items<'a>(path: &Path, value: &'a Node, field: &str) -> SchemaResult<&'a [Node]> {
     if value.is_null() {
         return Ok(&[]);
     }
@@ -307,7 +301,7 @@ fn items<'a>(path: &Path, value: &'a Node, field: &str) -> BuildResult<&'a [Node
 }
 
 /// The mapping entries of `node`, or an error naming `field`.
-fn entries<'a>(path: &Path, node: &'a Node, field: &str) -> BuildResult<&'a [(Node, Node)]> {
+fn entries<'a>(path: &Path, node: &'a Node, field: &str) -> SchemaResult<&'a [(Node, Node)]> {
     node.as_map().map(|m| m.as_slice()).ok_or_else(|| {
         error_at(
             path,
@@ -318,7 +312,7 @@ fn entries<'a>(path: &Path, node: &'a Node, field: &str) -> BuildResult<&'a [(No
 }
 
 /// The text of a scalar field, or an error naming it.
-fn text<'a>(path: &Path, node: &'a Node, field: &str) -> BuildResult<&'a str> {
+fn text<'a>(path: &Path, node: &'a Node, field: &str) -> SchemaResult<&'a str> {
     match node.as_scalar() {
         Some(s) if !node.is_null() => Ok(s.text.as_str()),
         _ => Err(error_at(
@@ -329,7 +323,7 @@ fn text<'a>(path: &Path, node: &'a Node, field: &str) -> BuildResult<&'a str> {
     }
 }
 
-fn import(path: &Path, item: &Node) -> BuildResult<Import> {
+fn import(path: &Path, item: &Node) -> SchemaResult<Import> {
     let field = "transformersFrom";
     let mut out = Import {
         path: String::new(),
@@ -373,7 +367,7 @@ fn import(path: &Path, item: &Node) -> BuildResult<Import> {
 
 /// A `transformerOverrides` entry: its directives valid, and the config
 /// they leave checked as a transformer config.
-fn override_entry(path: &Path, item: &Node) -> BuildResult<Override> {
+fn override_entry(path: &Path, item: &Node) -> SchemaResult<Override> {
     let field = "transformerOverrides";
     let mut patch = item.clone();
     if patch.as_map().is_none() {
@@ -402,7 +396,7 @@ fn override_entry(path: &Path, item: &Node) -> BuildResult<Override> {
 /// Checks every `$patch` in the mappings of `node` (at `field`), lists
 /// aside: lists replace whole, so what they hold is data. `metadata` may
 /// not be deleted: its name says which transformer the override is for.
-fn check_directives(path: &Path, node: &Node, field: &str) -> BuildResult<()> {
+fn check_directives(path: &Path, node: &Node, field: &str) -> SchemaResult<()> {
     let Some(entries) = node.as_map() else {
         return Ok(());
     };
@@ -439,7 +433,7 @@ fn without_directives(node: &Node) -> Node {
     out
 }
 
-fn order_entry(path: &Path, item: &Node) -> BuildResult<OrderEntry> {
+fn order_entry(path: &Path, item: &Node) -> SchemaResult<OrderEntry> {
     let mut out = OrderEntry {
         api_version: None,
         kind: None,
@@ -475,7 +469,7 @@ fn order_entry(path: &Path, item: &Node) -> BuildResult<OrderEntry> {
 
 /// Checks a transformer config written in `field` of `path` (or in a file
 /// of configs) and gives it its default name (the kind in kebab case).
-pub(crate) fn check_transformer(path: &Path, config: &mut Node, field: &str) -> BuildResult<()> {
+pub fn check_transformer(path: &Path, config: &mut Node, field: &str) -> SchemaResult<()> {
     if config.as_map().is_none() {
         return Err(error_at(
             path,
@@ -562,7 +556,7 @@ pub(crate) fn check_transformer(path: &Path, config: &mut Node, field: &str) -> 
 }
 
 /// `metadata`: a mapping of `name`, `namespace`, `labels`, `annotations`.
-fn check_metadata(path: &Path, metadata: &Node, field: &str) -> BuildResult<()> {
+fn check_metadata(path: &Path, metadata: &Node, field: &str) -> SchemaResult<()> {
     if metadata.is_null() {
         return Ok(());
     }
@@ -597,7 +591,7 @@ fn check_metadata(path: &Path, metadata: &Node, field: &str) -> BuildResult<()> 
 }
 
 /// `runtime`: one of `exec`, `container`, `starlark` with their fields.
-fn check_runtime(path: &Path, runtime: &Node) -> BuildResult<()> {
+fn check_runtime(path: &Path, runtime: &Node) -> SchemaResult<()> {
     for (key, value) in entries(path, runtime, "runtime")? {
         let name = key.key_str().unwrap_or("");
         let known: &[&str] = match name {
@@ -652,7 +646,7 @@ fn valid_api_version(text: &str) -> bool {
 }
 
 /// A DNS subdomain name (RFC 1123), as Kubernetes names objects.
-pub(crate) fn valid_name(name: &str) -> bool {
+pub fn valid_name(name: &str) -> bool {
     name.len() <= 253
         && !name.is_empty()
         && name.split('.').all(|label| {
@@ -669,7 +663,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 
 /// A kind in kebab case: `JavaApplication` → `java-application`,
 /// `HTTPLoadBalancer` → `http-load-balancer`.
-pub(crate) fn kebab_case(kind: &str) -> String {
+pub fn kebab_case(kind: &str) -> String {
     let chars: Vec<char> = kind.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
@@ -716,5 +710,49 @@ mod tests {
         assert!(valid_api_version("kustomize.config.k8s.io/v1beta1"));
         assert!(!valid_api_version("v1"));
         assert!(!valid_api_version("Example.com/v1"));
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_column() {
+        let path = Path::new("c/composition.yaml");
+        let head = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\n";
+        for (text, want) in [
+            ("", "composition file c/composition.yaml: the file is empty"),
+            (
+                "a: [\n",
+                "composition file c/composition.yaml: not valid YAML: did not find expected ',' or closing bracket before the end of the stream (line 2, column 1)",
+            ),
+            (
+                &format!("{head}colour: red\n"),
+                "composition file c/composition.yaml: unknown field 'colour' (line 3, column 1)",
+            ),
+            (
+                &format!("{head}transformersFrom:\n- path: x\n  importMode: last\n"),
+                "composition file c/composition.yaml: field 'transformersFrom.importMode': 'last' is not one of prepend, append (line 5, column 15)",
+            ),
+            (
+                "kind: Composition\n",
+                "composition file c/composition.yaml: field 'apiVersion' is required (kustomize.config.k8s.io/v1alpha1) (line 1, column 1)",
+            ),
+        ] {
+            let got = parse(path, text).unwrap_err();
+            assert_eq!(got.to_string(), want);
+            assert!(got.has_location() == want.ends_with(')'), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn a_transformer_config_gets_its_default_name() {
+        let mut config =
+            krusty_yaml::first_root("apiVersion: example.com/v1\nkind: JavaApplication\n")
+                .unwrap()
+                .unwrap();
+        check_transformer(Path::new("c.yaml"), &mut config, "transformers").unwrap();
+        assert_eq!(
+            config
+                .get_path(&["metadata", "name"])
+                .and_then(Node::as_str),
+            Some("java-application")
+        );
     }
 }
