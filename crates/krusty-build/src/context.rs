@@ -15,6 +15,7 @@ use krusty_runtime::Policy;
 use crate::base_cache::BaseCache;
 use crate::build_metadata::Records;
 use crate::inputs::InputLog;
+use crate::loader::DiskReads;
 use crate::readahead::ReadAhead;
 use crate::remote::Remotes;
 use crate::schema_choice::SchemaChoice;
@@ -50,6 +51,8 @@ pub(crate) struct Context {
     pub(crate) helm: Arc<crate::helm::Helm>,
     /// Reads ahead for the whole build when its files come from disk.
     pub(crate) read_ahead: Arc<ReadAhead>,
+    /// How the engine's file reads fare in the page cache.
+    pub(crate) reads: Arc<DiskReads>,
     /// Remote bases: the fetcher, and the remote references being built.
     pub(crate) remotes: Remotes,
     /// The function catalogs of the build, each fetched when first needed.

@@ -50,6 +50,7 @@ impl Engine {
                     .with_result_cache(options.fetch.function_cache()),
             ),
             fetcher: Arc::new(Fetcher::new(options.fetch.clone())),
+            reads: Arc::default(),
             options,
         };
         Engine { services }
@@ -66,6 +67,7 @@ impl Engine {
             },
             fetcher: Arc::clone(&self.services.fetcher),
             host: Arc::clone(&self.services.host),
+            reads: Arc::clone(&self.services.reads),
         };
         Engine { services }
     }

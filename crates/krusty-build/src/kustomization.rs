@@ -40,7 +40,7 @@ pub fn load(
         )));
     };
     let path = found.path.clone();
-    let text = crate::loader::read_found_text(found)?;
+    let text = crate::loader::read_found_text(found, loader.reads.as_deref())?;
     let mut k = Kustomization::parse(&text, version).map_err(|e| {
         BuildError::from(e).context(format!("invalid kustomization file {}", path.display()))
     })?;

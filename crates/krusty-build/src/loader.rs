@@ -55,6 +55,8 @@ pub struct Loader {
     /// The folder every local file and base must lie in, whatever the
     /// restrictor (a Flux source root).
     pub confine: Option<Arc<Path>>,
+    /// Where its reads are counted (see [`DiskReads`]), when anywhere.
+    pub reads: Option<Arc<DiskReads>>,
 }
 
 /// What a path in `resources:` names.
@@ -105,11 +107,11 @@ impl FoundFile {
     }
 
     /// Reads the whole file: from the file resolving opened, if it did.
-    fn read_bytes(self) -> std::io::Result<Vec<u8>> {
+    fn read_bytes(self, reads: Option<&DiskReads>) -> std::io::Result<Vec<u8>> {
         match (self.content, self.open) {
             (Some(content), _) => Ok(content),
-            (None, Some(file)) => read_open(file, self.size),
-            (None, None) => read_whole(&self.path, self.size),
+            (None, Some(file)) => read_open(file, self.size, reads),
+            (None, None) => read_open(std::fs::File::open(&self.path)?, self.size, reads),
         }
     }
 }
@@ -164,12 +166,19 @@ impl Loader {
             fetcher: None,
             inputs: None,
             confine: None,
+            reads: None,
         })
     }
 
     /// This loader, refusing every local file and base outside `root`.
     pub fn confined_to(mut self, root: Arc<Path>) -> Loader {
         self.confine = Some(root);
+        self
+    }
+
+    /// This loader, counting its reads in `reads`.
+    pub fn counting(mut self, reads: Arc<DiskReads>) -> Loader {
+        self.reads = Some(reads);
         self
     }
 
@@ -210,6 +219,7 @@ impl Loader {
             fetcher: self.fetcher.clone(),
             inputs: self.inputs.clone(),
             confine: self.confine.clone(),
+            reads: self.reads.clone(),
         }
     }
 
@@ -230,6 +240,7 @@ impl Loader {
             fetcher: None,
             inputs: None,
             confine: None,
+            reads: None,
         }
     }
 
@@ -304,7 +315,7 @@ impl Loader {
             path.push(name);
             if names.peek().is_none() && probe == Probe::Open {
                 let file = open_no_follow(&path).ok()?;
-                match read_if_whole(&file) {
+                match read_if_whole(&file, self.reads.as_deref()) {
                     Ok(Some(content)) => {
                         return Some(Resolved {
                             file: FoundFile::read(path, content),
@@ -388,7 +399,13 @@ impl Loader {
         name: &str,
         open: bool,
     ) -> BuildResult<Option<FoundFile>> {
-        let look = if open { find_file } else { stat_file };
+        let look = |path: &Path| {
+            if open {
+                find_file(path, self.reads.as_deref())
+            } else {
+                stat_file(path)
+            }
+        };
         let path = self.root.join(name);
         self.record(&path);
         match look(&path) {
@@ -414,12 +431,14 @@ impl Loader {
     /// if known (see [`read_text`]).
     pub fn read(&self, path: &Path, size: Option<u64>) -> BuildResult<String> {
         self.record(path);
-        read_text(path, size)
+        let read =
+            std::fs::File::open(path).and_then(|f| read_open(f, size, self.reads.as_deref()));
+        text_of(path, read)
     }
 
     /// Reads a file that [`Loader::entry`] found, as UTF-8 text.
     pub fn read_found(&self, found: FoundFile) -> BuildResult<String> {
-        read_found_text(found)
+        read_found_text(found, self.reads.as_deref())
     }
 
     /// Resolves a file path named in the kustomization, subject to the
@@ -475,13 +494,16 @@ impl krusty_ops::FileSource for Loader {
                 path.display()
             )));
         }
-        resolved.file.read_bytes().map_err(|e| {
-            krusty_ops::OpError::new(format!(
-                "{}: cannot read file: {}",
-                path.display(),
-                describe_io(&e)
-            ))
-        })
+        resolved
+            .file
+            .read_bytes(self.reads.as_deref())
+            .map_err(|e| {
+                krusty_ops::OpError::new(format!(
+                    "{}: cannot read file: {}",
+                    path.display(),
+                    describe_io(&e)
+                ))
+            })
     }
 }
 
@@ -544,11 +566,16 @@ fn describe_io(e: &std::io::Error) -> String {
 /// end, so no further read is needed to confirm it. Any other outcome (the
 /// file changed since, or is not a regular file) reads on to the end.
 pub fn read_whole(path: &Path, size: Option<u64>) -> std::io::Result<Vec<u8>> {
-    read_open(std::fs::File::open(path)?, size)
+    read_open(std::fs::File::open(path)?, size, None)
 }
 
 /// [`read_whole`] for a file already open.
-fn read_open(mut file: std::fs::File, size: Option<u64>) -> std::io::Result<Vec<u8>> {
+/// Reads counted in `reads` (none: not counted).
+fn read_open(
+    mut file: std::fs::File,
+    size: Option<u64>,
+    reads: Option<&DiskReads>,
+) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let size = match size {
         Some(size) => size,
@@ -559,7 +586,7 @@ fn read_open(mut file: std::fs::File, size: Option<u64>) -> std::io::Result<Vec<
     let (mut filled, waited) = read_cached_first(&file, &mut buf)?;
     if let Some(waited) = waited {
         // A read that found only part of the file cached waited for the rest.
-        note_read(waited || (filled > 0 && filled < expected));
+        note_read(reads, waited || (filled > 0 && filled < expected));
     }
     if filled == expected && filled < buf.len() {
         buf.truncate(filled);
@@ -599,7 +626,10 @@ const WHOLE_IN_ONE_READ: usize = 64 << 10;
 /// left at its start for an ordinary read. An error is the read's (e.g.
 /// `EISDIR` for a directory).
 #[cfg(target_os = "linux")]
-pub(crate) fn read_if_whole(file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_if_whole(
+    file: &std::fs::File,
+    reads: Option<&DiskReads>,
+) -> std::io::Result<Option<Vec<u8>>> {
     use std::os::fd::AsRawFd;
     const PAGE: usize = 4096;
     if NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
@@ -628,55 +658,74 @@ pub(crate) fn read_if_whole(file: &std::fs::File) -> std::io::Result<Option<Vec<
     }
     // SAFETY: the kernel wrote the first `n` bytes of the capacity.
     unsafe { buf.set_len(n) };
-    note_read(false);
+    note_read(reads, false);
     // An allocation of the file's size; the 64 KiB buffer goes back to
     // the allocator for the next file.
     Ok(Some(buf.as_slice().to_vec()))
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn read_if_whole(_file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_if_whole(
+    _file: &std::fs::File,
+    _reads: Option<&DiskReads>,
+) -> std::io::Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
 /// How many files read so far had to wait for the disk before
-/// [`files_come_from_disk`] says so: a few misses are the page cache's
+/// [`DiskReads::mostly_from_disk`] says so: a few misses are the page cache's
 /// ordinary churn.
 const MISSES_BEFORE_READING_AHEAD: u32 = 16;
 
-/// Files this process read with the page cache consulted first, and how
-/// many of them were not (all) there.
-static FILES_READ: AtomicU32 = AtomicU32::new(0);
-static FILES_MISSED: AtomicU32 = AtomicU32::new(0);
-
-/// Set once most files read came from disk (see [`files_come_from_disk`]).
-static FROM_DISK: AtomicBool = AtomicBool::new(false);
-
-/// Set when the kernel cannot tell whether a read would wait for the disk.
-static NOWAIT_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
-
-/// Whether this process's files mostly come from disk rather than from the
-/// page cache: at least [`MISSES_BEFORE_READING_AHEAD`] files, and half of
-/// those read, were not in it. Then the build reads ahead
-/// (`crate::readahead`): announcing a file costs about what reading a
-/// cached one does, so it pays only when most reads wait. Once set, it
-/// stays set (reading ahead makes the later reads hits).
-pub fn files_come_from_disk() -> bool {
-    FROM_DISK.load(Ordering::Relaxed)
+/// How the files of an engine's builds fare in the page cache: how many
+/// were read with the cache consulted first, how many of them were not
+/// (all) there, and whether reading ahead pays (see
+/// [`DiskReads::mostly_from_disk`]). The engine owns one for all its
+/// builds; a loader counts into the one it is given.
+#[derive(Debug, Default)]
+pub struct DiskReads {
+    read: AtomicU32,
+    missed: AtomicU32,
+    from_disk: AtomicBool,
 }
 
-/// Counts one file read, and whether it waited for the disk.
-fn note_read(waited: bool) {
-    let read = FILES_READ.fetch_add(1, Ordering::Relaxed).saturating_add(1);
-    if waited {
-        let missed = FILES_MISSED
-            .fetch_add(1, Ordering::Relaxed)
-            .saturating_add(1);
-        if missed >= MISSES_BEFORE_READING_AHEAD && missed.saturating_mul(2) >= read {
-            FROM_DISK.store(true, Ordering::Relaxed);
+impl DiskReads {
+    /// Whether the files read so far mostly came from disk rather than
+    /// from the page cache: at least [`MISSES_BEFORE_READING_AHEAD`]
+    /// files, and half of those read, were not in it. Then the build
+    /// reads ahead (`crate::readahead`): announcing a file costs about
+    /// what reading a cached one does, so it pays only when most reads
+    /// wait. Once set, it stays set (reading ahead makes the later reads
+    /// hits).
+    pub fn mostly_from_disk(&self) -> bool {
+        self.from_disk.load(Ordering::Relaxed)
+    }
+
+    /// Counts one file read, and whether it waited for the disk.
+    fn note(&self, waited: bool) {
+        let read = self.read.fetch_add(1, Ordering::Relaxed).saturating_add(1);
+        if waited {
+            let missed = self
+                .missed
+                .fetch_add(1, Ordering::Relaxed)
+                .saturating_add(1);
+            if missed >= MISSES_BEFORE_READING_AHEAD && missed.saturating_mul(2) >= read {
+                self.from_disk.store(true, Ordering::Relaxed);
+            }
         }
     }
 }
+
+/// Counts a read in `reads`, when there is one.
+fn note_read(reads: Option<&DiskReads>, waited: bool) {
+    if let Some(reads) = reads {
+        reads.note(waited);
+    }
+}
+
+/// Set when the kernel cannot tell whether a read would wait for the disk:
+/// a fact of the running kernel, the same for every engine.
+static NOWAIT_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
 
 /// The first read of a file: one that returns only what the page cache
 /// holds (`RWF_NOWAIT`), and when nothing is there, the ordinary read that
@@ -746,7 +795,7 @@ pub(crate) enum Looked {
 /// be without this, and fails when it is read. The file is opened without
 /// blocking, so a FIFO is passed over as a stat would pass it, and without
 /// following a symlink, which the stat then reports.
-pub(crate) fn find_file(path: &Path) -> Looked {
+pub(crate) fn find_file(path: &Path, reads: Option<&DiskReads>) -> Looked {
     use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .read(true)
@@ -755,7 +804,7 @@ pub(crate) fn find_file(path: &Path) -> Looked {
     let Ok(file) = opened else {
         return stat_file(path);
     };
-    if let Ok(Some(content)) = read_if_whole(&file) {
+    if let Ok(Some(content)) = read_if_whole(&file, reads) {
         return Looked::File(FoundFile::read(path.to_path_buf(), content));
     }
     match file.metadata() {
@@ -784,9 +833,9 @@ pub(crate) fn stat_file(path: &Path) -> Looked {
 
 /// The UTF-8 text of a file found by [`Loader::entry`] or
 /// [`Loader::kustomization_file`].
-pub(crate) fn read_found_text(found: FoundFile) -> BuildResult<String> {
+pub(crate) fn read_found_text(found: FoundFile, reads: Option<&DiskReads>) -> BuildResult<String> {
     let path = found.path.clone();
-    text_of(&path, found.read_bytes())
+    text_of(&path, found.read_bytes(reads))
 }
 
 /// The text of a file that starts with a UTF-16 byte order mark (as
@@ -1042,6 +1091,7 @@ mod tests {
         use std::os::fd::AsRawFd;
         let content: Vec<u8> = (0..300_000u32).map(|i| (i % 241) as u8).collect();
         let file = Scratch::new("evicted", &content);
+        let reads = DiskReads::default();
         for size in [Some(content.len() as u64), None, Some(10)] {
             let opened = std::fs::File::open(&file.0).expect("scratch file");
             opened.sync_all().expect("written back");
@@ -1050,15 +1100,16 @@ mod tests {
             unsafe {
                 libc::posix_fadvise(opened.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
             }
-            let before = FILES_READ.load(Ordering::Relaxed);
-            let read = read_whole(&file.0, size).expect("readable");
+            let before = reads.read.load(Ordering::Relaxed);
+            let opened = std::fs::File::open(&file.0).expect("scratch file");
+            let read = read_open(opened, size, Some(&reads)).expect("readable");
             assert!(
                 read == content,
                 "size hint {size:?} read {} bytes",
                 read.len()
             );
             if !NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
-                assert!(FILES_READ.load(Ordering::Relaxed) > before);
+                assert!(reads.read.load(Ordering::Relaxed) > before);
             }
         }
     }
@@ -1066,8 +1117,8 @@ mod tests {
     /// The bytes [`find_file`] finds at `path`, read through
     /// [`read_found_text`]'s path (as bytes: the content is binary).
     fn found_bytes(path: &Path) -> Option<Vec<u8>> {
-        match find_file(path) {
-            Looked::File(found) => Some(found.read_bytes().expect("readable")),
+        match find_file(path, None) {
+            Looked::File(found) => Some(found.read_bytes(None).expect("readable")),
             Looked::Symlink | Looked::Nothing => None,
         }
     }
@@ -1093,12 +1144,13 @@ mod tests {
                 fetcher: None,
                 inputs: None,
                 confine: None,
+                reads: None,
             };
             let rel = yaml.0.file_name().and_then(|n| n.to_str()).expect("name");
             let Ok(Entry::File(found)) = loader.entry(rel) else {
                 panic!("{len} bytes: not found as a file");
             };
-            let read = found.read_bytes().expect("readable");
+            let read = found.read_bytes(None).expect("readable");
             assert!(
                 read == content,
                 "{len} bytes through the loader: read {}",
@@ -1120,7 +1172,7 @@ mod tests {
             let content = vec![b'x'; len];
             let file = Scratch::new(&format!("one-read-{len}"), &content);
             let opened = std::fs::File::open(&file.0).expect("scratch file");
-            let read = read_if_whole(&opened).expect("readable");
+            let read = read_if_whole(&opened, None).expect("readable");
             if NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
                 continue;
             }
@@ -1154,7 +1206,7 @@ mod tests {
         // SAFETY: `mkfifo` reads the NUL-terminated path it is given.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         // Opened without blocking, and passed over as a stat passes it.
-        assert!(matches!(find_file(&path), Looked::Nothing));
+        assert!(matches!(find_file(&path, None), Looked::Nothing));
         let _ = std::fs::remove_file(&path);
     }
 

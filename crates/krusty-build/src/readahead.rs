@@ -5,7 +5,7 @@
 //! (after a reboot, or on machines that page out memory left idle for a
 //! while) each read waits for the disk in turn, and the disk serves one
 //! small request at a time. The loader notices when most reads wait for
-//! the disk ([`crate::loader::files_come_from_disk`]). From then on, each
+//! the disk ([`crate::loader::DiskReads::mostly_from_disk`]). From then on, each
 //! kustomization the build parses hands what it names to a helper thread,
 //! which asks the kernel to start reading those files
 //! (`posix_fadvise(WILLNEED)`), so that the disk serves them together while
@@ -28,7 +28,7 @@ use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 
 use crate::kustomization::{Kustomization, FILE_NAMES};
-use crate::loader::{clean, files_come_from_disk, is_within, names_resource_file, LoadRestrictor};
+use crate::loader::{clean, is_within, names_resource_file, DiskReads, LoadRestrictor};
 
 /// How much of one file is asked for: resource files are far smaller, and
 /// a large file in a kustomization's directory is likely not one of them.
@@ -54,10 +54,11 @@ enum Hint {
 /// is parsed after files were found to come from disk (it stops when the
 /// build drops this, after the batch or listing in hand), and
 /// the directories named before that.
-#[derive(Default)]
 pub(crate) struct ReadAhead {
     state: Mutex<State>,
     stop: Arc<AtomicBool>,
+    /// The engine's count of reads, which says when reading ahead pays.
+    reads: Arc<DiskReads>,
 }
 
 #[derive(Default)]
@@ -72,11 +73,20 @@ struct State {
 }
 
 impl ReadAhead {
+    /// A read-ahead that starts once `reads` show files come from disk.
+    pub(crate) fn new(reads: Arc<DiskReads>) -> ReadAhead {
+        ReadAhead {
+            state: Mutex::default(),
+            stop: Arc::default(),
+            reads,
+        }
+    }
+
     /// Announces the files kustomization `k` in `root` names, and the
     /// directories named before, if this process's files mostly come from
     /// disk; otherwise only remembers the directories it names.
     pub(crate) fn kustomization(&self, root: &Path, k: &Kustomization, restrictor: LoadRestrictor) {
-        let from_disk = files_come_from_disk();
+        let from_disk = self.reads.mostly_from_disk();
         let hints = hints(root, k, restrictor, !from_disk);
         let Ok(mut state) = self.state.lock() else {
             return;

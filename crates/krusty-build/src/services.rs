@@ -6,6 +6,7 @@ use std::sync::Arc;
 use krusty_fetch::Fetcher;
 use krusty_runtime::Host;
 
+use crate::loader::DiskReads;
 use crate::request::BuildOptions;
 
 /// The services of an engine.
@@ -17,4 +18,7 @@ pub(crate) struct Services {
     pub(crate) fetcher: Arc<Fetcher>,
     /// Runs the builds' KRM functions and owns their servers.
     pub(crate) host: Arc<Host>,
+    /// How the builds' file reads fare in the page cache, which decides
+    /// whether a build reads ahead.
+    pub(crate) reads: Arc<DiskReads>,
 }

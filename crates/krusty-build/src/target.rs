@@ -28,6 +28,7 @@ use crate::loader::{clean, Entry, LoadRestrictor, Loader};
 use crate::pipeline::{Build, Operation, Pipeline, Role};
 use crate::plan;
 use crate::read::resources_from_text;
+use crate::readahead::ReadAhead;
 use crate::remote::Remotes;
 use crate::request::{BuildOutput, BuildRequest};
 use crate::schema_choice::{custom_schema, SchemaChoice};
@@ -85,6 +86,7 @@ pub(crate) fn build(
             })?
             .with_fetcher(Arc::clone(&ctx.remotes.fetcher)),
     };
+    let loader = loader.counting(Arc::clone(&ctx.reads));
     let loader = match inputs {
         Some(inputs) => loader.recording(inputs),
         None => loader,
@@ -238,7 +240,8 @@ impl Context {
                 Arc::clone(&remotes.fetcher),
                 opts.fetch.offline,
             )),
-            read_ahead: Arc::default(),
+            read_ahead: Arc::new(ReadAhead::new(Arc::clone(&services.reads))),
+            reads: Arc::clone(&services.reads),
             catalogs: Arc::new(crate::catalog::Store::new(
                 Arc::clone(&remotes.fetcher),
                 opts.functions.trusted_catalogs.clone(),
@@ -942,6 +945,7 @@ impl Context {
             host: Arc::clone(&self.host),
             helm: Arc::clone(&self.helm),
             read_ahead: Arc::clone(&self.read_ahead),
+            reads: Arc::clone(&self.reads),
             remotes: self.remotes.clone(),
             catalogs: Arc::clone(&self.catalogs),
             inputs: self.inputs.clone(),

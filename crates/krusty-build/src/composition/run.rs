@@ -32,7 +32,9 @@ pub(crate) fn pipeline(
 ) -> BuildResult<Pipeline> {
     let mut operations = Vec::with_capacity(list.len());
     for t in list {
-        let mut loader = Loader::new(&t.dir, restrictor)?.with_fetcher(ctx.fetcher());
+        let mut loader = Loader::new(&t.dir, restrictor)?
+            .with_fetcher(ctx.fetcher())
+            .counting(std::sync::Arc::clone(&ctx.reads));
         loader.inputs = ctx.inputs.clone();
         operations.push(operation(ctx, &loader, t)?);
     }
