@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        if let Err(e) = krusty_build::catalog::schema::parse(text) {
+        if let Err(e) = krusty_schema::catalog::parse(text) {
             let _ = e.place_first("catalog.yaml");
         }
     }

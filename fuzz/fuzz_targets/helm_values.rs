@@ -4,8 +4,9 @@
 //! each step returns or errs, never panics.
 #![no_main]
 
-use krusty_build::helm::{config, values};
-use krusty_build::KustomizeVersion;
+use krusty_build::helm::values;
+use krusty_schema::helm as config;
+use krusty_schema::KustomizeVersion;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
