@@ -21,7 +21,7 @@ use krusty_resource::ResourceError;
 use krusty_yaml::{EmitError, Node, YamlError};
 
 use crate::diff::Rendering;
-use crate::error::{Error, Result};
+use crate::error::{Error, FileError, Result};
 use crate::object::{Fields, Found};
 use crate::target::{render_folder, Rendered, Side};
 
@@ -90,22 +90,9 @@ impl std::str::FromStr for Tracking {
 /// where it has them.
 #[derive(Debug, thiserror::Error)]
 enum SourceError {
-    /// A file or folder (as shown) cannot be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// A file (as shown) is not YAML.
-    #[error("{}: {source}", path.display())]
-    Yaml {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, with line and column.
-        source: YamlError,
-    },
+    /// A file or folder cannot be read, or a file is not YAML.
+    #[error(transparent)]
+    File(#[from] FileError),
     /// A list's member is no object.
     #[error("{}: items member is not an object", .0.display())]
     NotAnObject(PathBuf),
@@ -499,7 +486,7 @@ fn directory_objects(
     let mut files = Vec::new();
     let mut folders = vec![PathBuf::new()];
     while let Some(rel) = folders.pop() {
-        let listing = std::fs::read_dir(dir.join(&rel)).map_err(|source| SourceError::Io {
+        let listing = std::fs::read_dir(dir.join(&rel)).map_err(|source| FileError::Io {
             path: rel_dir.join(&rel),
             source,
         })?;
@@ -520,11 +507,11 @@ fn directory_objects(
     let mut objects = Vec::new();
     for rel in files {
         let shown = rel_dir.join(&rel);
-        let text = std::fs::read_to_string(dir.join(&rel)).map_err(|source| SourceError::Io {
+        let text = std::fs::read_to_string(dir.join(&rel)).map_err(|source| FileError::Io {
             path: shown.clone(),
             source,
         })?;
-        let docs = krusty_yaml::parse_stream(&text).map_err(|source| SourceError::Yaml {
+        let docs = krusty_yaml::parse_stream(&text).map_err(|source| FileError::Yaml {
             path: shown.clone(),
             source,
         })?;
@@ -664,12 +651,12 @@ fn merge_source_parameters(
         if !path.is_file() {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io {
+        let text = std::fs::read_to_string(&path).map_err(|source| FileError::Io {
             path: PathBuf::from(&name),
             source,
         })?;
         let root = krusty_yaml::parse_stream(&text)
-            .map_err(|source| SourceError::Yaml {
+            .map_err(|source| FileError::Yaml {
                 path: PathBuf::from(&name),
                 source,
             })?
@@ -995,7 +982,7 @@ impl Kustomization {
             many => return Err(SourceError::SeveralKustomizations(many.to_vec())),
         };
         let path = dir.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io {
+        let text = std::fs::read_to_string(&path).map_err(|source| FileError::Io {
             path: path.clone(),
             source,
         })?;

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use krusty_yaml::YamlError;
+
 /// Why a GitOps command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -70,3 +72,25 @@ impl Error {
 
 /// A GitOps command's result.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// A file or folder of a tree that cannot be read, or a file that is not
+/// YAML, as Flux and Argo CD report them: the path, then what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// A file or folder (as shown) cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A file (as shown) is not YAML.
+    #[error("{}: {source}", path.display())]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        source: YamlError,
+    },
+}

@@ -8,26 +8,14 @@ use std::path::{Path, PathBuf};
 use krusty_yaml::{EmitError, Node, YamlError};
 
 use super::{FluxKustomization, Image};
+use crate::error::FileError;
 
 /// Why Flux cannot make the kustomization of a folder, in its words.
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
-    /// A file or folder cannot be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// A kustomization file is not YAML.
-    #[error("{}: {source}", path.display())]
-    Yaml {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, with line and column.
-        source: YamlError,
-    },
+    /// A file or folder cannot be read, or a file is not YAML.
+    #[error(transparent)]
+    File(#[from] FileError),
     /// A path leads out of the source root (through a symlink).
     #[error("fs-security-constraint {op} {}: path '{}' is not in or below '{}'", path.display(), resolved.display(), top.display())]
     Escapes {
@@ -80,7 +68,7 @@ pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "K
 /// Fails for a path that leads out of the source root `top` (through a
 /// symlink), in the words of Flux's secure file system.
 pub fn confined(top: &Path, path: &Path, op: &'static str) -> Result<(), GenerateError> {
-    let resolved = std::fs::canonicalize(path).map_err(|source| GenerateError::Io {
+    let resolved = std::fs::canonicalize(path).map_err(|source| FileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -108,12 +96,12 @@ pub fn kustomization(
     let mut root = match existing {
         Some(path) => {
             confined(top, &path, "read")?;
-            let text = std::fs::read_to_string(&path).map_err(|source| GenerateError::Io {
+            let text = std::fs::read_to_string(&path).map_err(|source| FileError::Io {
                 path: path.clone(),
                 source,
             })?;
             let root = krusty_yaml::parse_stream(&text)
-                .map_err(|source| GenerateError::Yaml {
+                .map_err(|source| FileError::Yaml {
                     path: path.clone(),
                     source,
                 })?
@@ -191,7 +179,7 @@ fn generated(top: &Path, dir: &Path) -> Result<Node, GenerateError> {
 fn scan(root: &Path, top: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), GenerateError> {
     let dir = top.join(rel);
     let mut entries: Vec<(String, std::fs::FileType)> = std::fs::read_dir(&dir)
-        .map_err(|source| GenerateError::Io {
+        .map_err(|source| FileError::Io {
             path: dir.clone(),
             source,
         })?
