@@ -173,15 +173,7 @@ impl std::fmt::Display for Unredacted<'_> {
                 line,
                 column,
                 source,
-            } => {
-                let text = source.to_string();
-                let at = format!("{file}, line {line}, column {column}");
-                if text.contains('\n') {
-                    write!(f, "{}\n({at})", text.trim_end_matches('\n'))
-                } else {
-                    write!(f, "{text} ({at})")
-                }
-            }
+            } => krusty_schema::error::write_located(f, source, Some(file), None, *line, *column),
             BuildError::NoTarget { dir, source } => write!(
                 f,
                 "couldn't make target for path '{}': {source}",
