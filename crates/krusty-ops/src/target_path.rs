@@ -10,6 +10,7 @@
 //! lost (see [`Walk::enter_scalars`]; [`crate::structured`] writes into such
 //! strings for real before this walk is tried).
 
+use krusty_match::go_regex::RegexError;
 use krusty_yaml::{Node, ScalarStyle, Value};
 use regex::Regex;
 
@@ -31,7 +32,7 @@ pub(crate) enum Step {
         /// The pattern as written (the text of an element `create` makes).
         text: String,
         /// The compiled pattern, or Go's compile error.
-        pattern: Result<Regex, String>,
+        pattern: Result<Regex, RegexError>,
     },
     /// `[key]`: a bracketed part without `=`, an error when reached.
     NoEquals,
@@ -65,7 +66,7 @@ impl Step {
             let Some((key, text)) = list_selector(&part) else {
                 return Step::NoEquals;
             };
-            let pattern = krusty_match::go_regex::compile(text).map_err(|e| e.to_string());
+            let pattern = krusty_match::go_regex::compile(text);
             return Step::Match {
                 key: key.to_string(),
                 text: text.to_string(),
@@ -265,7 +266,8 @@ fn visit_parsed_copy(
     walk: Walk,
     set: &mut Setter<'_>,
 ) -> OpResult<usize> {
-    let parsed = crate::structured::parse_document(text).map_err(OpError::new)?;
+    let parsed =
+        crate::structured::parse_document(text).map_err(|e| OpError::new(e.to_string()))?;
     let Some(mut copy) = parsed else {
         // An empty document has no node kind.
         let expected = rest.first().map_or("MappingNode", Step::expected_kind);
@@ -309,14 +311,14 @@ fn visit_index(
 /// element itself) matches; with `create`, appends one when none does.
 fn visit_matching(
     node: &mut Node,
-    (key, text, pattern): (&str, &str, &Result<Regex, String>),
+    (key, text, pattern): (&str, &str, &Result<Regex, RegexError>),
     rest: &[Step],
     walk: Walk,
     set: &mut Setter<'_>,
     at: Reached,
 ) -> OpResult<usize> {
     let is_match = |item: &Node| -> OpResult<bool> {
-        let re = pattern.as_ref().map_err(|e| OpError::new(e.clone()))?;
+        let re = pattern.as_ref().map_err(|e| OpError::new(e.to_string()))?;
         let field = if key.is_empty() {
             item.as_scalar().map(|_| item)
         } else {

@@ -23,7 +23,7 @@ pub use emit::{
     emit_document, emit_document_preserving, emit_seq_items_preserving, go_json_float,
     go_yaml_float, json_unsupported_float, to_kustomize_yaml, to_yaml_preserving, EmitError,
 };
-pub use error::YamlError;
+pub use error::{YamlError, YamlErrorKind};
 pub use json::{to_go_json, write_go_json_string};
 pub use node::{
     CompactString, Document, Extras, Node, Pos, Scalar, ScalarStyle, Tag, ThinVec, Value,

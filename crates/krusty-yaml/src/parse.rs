@@ -8,9 +8,9 @@
 
 use std::collections::HashMap;
 
-use crate::error::YamlError;
+use crate::error::{YamlError, YamlErrorKind};
 use crate::node::{CompactString, Document, Node, Pos, ScalarStyle, Tag, ThinVec, Value};
-use crate::resolve::check_tagged_scalar;
+use crate::resolve::{check_tagged_scalar, TagError};
 
 /// Limits that protect the reader from hostile input.
 #[derive(Debug, Clone, Copy)]
@@ -173,7 +173,7 @@ pub fn parse_stream_with(src: &str, limits: Limits) -> Result<Vec<Document>, Yam
     parser.entries.clear();
     SCRATCH_ITEMS.set(parser.items);
     SCRATCH_ENTRIES.set(parser.entries);
-    parsed
+    parsed.map_err(|e| *e)
 }
 
 /// `src` holds NEL, LINE SEPARATOR or PARAGRAPH SEPARATOR (searched for
@@ -281,7 +281,16 @@ const MAX_SIMPLE_KEY: usize = 1024;
 /// Past this many entries a mapping's duplicate keys are found by hashing.
 const SCAN_KEYS_UP_TO: usize = 16;
 
-type PResult<T> = Result<T, YamlError>;
+/// The parser's results: errors are boxed, which keeps the frames of its
+/// recursion small (deep nesting must not exhaust the stack).
+type PResult<T> = Result<T, Box<YamlError>>;
+
+/// A syntax error at `pos`, as the parser returns it.
+#[cold]
+#[inline(never)]
+fn fail(pos: Pos, message: impl Into<String>) -> Box<YamlError> {
+    Box::new(YamlError::new(pos, message))
+}
 
 fn is_ws(c: u8) -> bool {
     c == b' ' || c == b'\t'
@@ -365,7 +374,7 @@ impl<'a> Parser<'a> {
     }
 
     fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
-        Err(YamlError::new(self.pos(), msg))
+        Err(fail(self.pos(), msg))
     }
 
     /// The line break character the line feed at `at` stands for.
@@ -494,7 +503,7 @@ impl<'a> Parser<'a> {
                         let tab_at = self.src[self.line_start..self.i]
                             .find('\t')
                             .map_or(self.i, |o| self.line_start + o);
-                        return Err(YamlError::new(
+                        return Err(fail(
                             self.pos_at(tab_at),
                             "found a tab character where an indentation space is expected",
                         ));
@@ -633,10 +642,7 @@ impl<'a> Parser<'a> {
         let start = self.pos();
         self.read_directive(version_seen)?;
         if self.limits.duplicate_keys != DuplicateKeys::LastWins {
-            return Err(YamlError::new(
-                start,
-                "did not find expected <document start>",
-            ));
+            return Err(fail(start, "did not find expected <document start>"));
         }
         Ok(())
     }
@@ -654,10 +660,7 @@ impl<'a> Parser<'a> {
         }
         let name = &self.src[name_start..self.i];
         if name.is_empty() {
-            return Err(YamlError::new(
-                start,
-                "could not find expected directive name",
-            ));
+            return Err(fail(start, "could not find expected directive name"));
         }
         let rest_start = self.i;
         while !self.at_eol() {
@@ -671,22 +674,22 @@ impl<'a> Parser<'a> {
         match name {
             "YAML" => {
                 if std::mem::replace(version_seen, true) {
-                    return Err(YamlError::new(start, "found duplicate %YAML directive"));
+                    return Err(fail(start, "found duplicate %YAML directive"));
                 }
                 if words.next() != Some("1.1") {
-                    return Err(YamlError::new(start, "found incompatible YAML document"));
+                    return Err(fail(start, "found incompatible YAML document"));
                 }
             }
             "TAG" => {
                 let (Some(handle), Some(_prefix)) = (words.next(), words.next()) else {
-                    return Err(YamlError::new(
+                    return Err(fail(
                         start,
                         "did not find expected whitespace or line break in a %TAG directive",
                     ));
                 };
                 self.tag_handles.push(handle.to_string());
             }
-            _ => return Err(YamlError::new(start, "found unknown directive name")),
+            _ => return Err(fail(start, "found unknown directive name")),
         }
         Ok(())
     }
@@ -733,7 +736,7 @@ impl<'a> Parser<'a> {
         // space, the usual, needs no look).
         if ctx == Ctx::SeqItem && (self.i != blanks + 1 || self.b[blanks] != b' ') {
             if let Some(tab) = self.b[blanks..self.i].iter().position(|&c| c == b'\t') {
-                return Err(YamlError::new(
+                return Err(fail(
                     self.pos_at(blanks + tab),
                     "found character that cannot start any token",
                 ));
@@ -785,8 +788,7 @@ impl<'a> Parser<'a> {
                 if let Some(t) = tag {
                     // Kept as written, `!` alone included.
                     n.set_tag_text(&t);
-                    check_tagged_scalar("", n.tag())
-                        .map_err(|m| YamlError::new(n.pos(), m.to_string()))?;
+                    check_tagged_scalar("", n.tag()).map_err(|m| tag_error(n.pos(), &m))?;
                 }
                 if let Some(a) = anchor {
                     self.register_anchor(a, &n);
@@ -841,7 +843,7 @@ impl<'a> Parser<'a> {
                 line: self.line,
                 col: self.pos_at(key_start).col,
             };
-            return Err(YamlError::new(at, message));
+            return Err(fail(at, message));
         }
         Ok(())
     }
@@ -1215,14 +1217,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(_) if self.limits.duplicate_keys == DuplicateKeys::FirstWins => {}
                 Some(i) => {
-                    return Err(YamlError::new(
-                        key.pos(),
-                        format!(
-                            "mapping key \"{}\" already defined at line {}",
-                            key.key_str().unwrap_or_default(),
-                            self.entries[i].0.pos().line
-                        ),
-                    ));
+                    return Err(duplicate_key(&key, &self.entries[i].0));
                 }
                 None => self.entries.push((key, value)),
             }
@@ -1389,7 +1384,7 @@ impl<'a> Parser<'a> {
             // A tab where the indentation is not yet known or not yet
             // reached (on the line after the scalar too).
             if self.b.get(k) == Some(&b'\t') && indent.is_none_or(|n| spaces < n) {
-                return Err(YamlError::new(
+                return Err(fail(
                     Pos {
                         line: self.line + 1,
                         col: spaces as u32 + 1,
@@ -1510,7 +1505,7 @@ impl<'a> Parser<'a> {
             // Kustomize writes a resource's block scalar again with go-yaml
             // v3, which gives a leading tab no indentation indicator, and
             // fails to read it back.
-            return Err(YamlError::new(
+            return Err(fail(
                 start,
                 "found a tab character where an indentation space is expected",
             ));
@@ -1533,7 +1528,7 @@ impl<'a> Parser<'a> {
         let mut text = CompactString::default();
         loop {
             let Some(c) = self.peek() else {
-                return Err(YamlError::new(
+                return Err(fail(
                     start,
                     "found unexpected end of stream while scanning a quoted scalar",
                 ));
@@ -1798,15 +1793,7 @@ impl<'a> Parser<'a> {
                         }
                         (Some(_), DuplicateKeys::FirstWins) => {}
                         (Some(i), DuplicateKeys::Error) => {
-                            let k = key.key_str().unwrap_or_default();
-                            return Err(YamlError::new(
-                                key.pos(),
-                                format!(
-                                    "mapping key \"{}\" already defined at line {}",
-                                    k,
-                                    self.entries[i].0.pos().line
-                                ),
-                            ));
+                            return Err(duplicate_key(&key, &self.entries[i].0));
                         }
                         (None, _) => self.entries.push((key, value)),
                     }
@@ -2000,20 +1987,14 @@ impl<'a> Parser<'a> {
             });
         }
         if t == "!!" {
-            return Err(YamlError::new(
-                self.pos_at(start),
-                "did not find expected tag URI",
-            ));
+            return Err(fail(self.pos_at(start), "did not find expected tag URI"));
         }
         // A named handle (`!e!x`) must have been declared by a %TAG.
         let named = t[1..].find('!').filter(|_| !t.starts_with("!!"));
         if let Some(end) = named {
             let handle = &t[..end + 2];
             if !self.tag_handles.iter().any(|h| h == handle) {
-                return Err(YamlError::new(
-                    self.pos_at(start),
-                    "found undefined tag handle",
-                ));
+                return Err(fail(self.pos_at(start), "found undefined tag handle"));
             }
         }
         Ok(t.to_string())
@@ -2023,14 +2004,11 @@ impl<'a> Parser<'a> {
         let pos = self.pos();
         let name = self.name_after_indicator()?;
         let Some(anchor) = self.anchors.get(&name) else {
-            return Err(YamlError::new(
-                pos,
-                format!("unknown anchor '{name}' referenced"),
-            ));
+            return Err(fail(pos, format!("unknown anchor '{name}' referenced")));
         };
         self.alias_nodes += anchor.size;
         if self.alias_nodes > self.limits.max_alias_nodes {
-            return Err(YamlError::new(
+            return Err(fail(
                 pos,
                 format!(
                     "aliases expand to more than {} nodes; refusing excessive aliasing",
@@ -2088,10 +2066,34 @@ fn apply_tag(node: &mut Node, tag: String) -> PResult<()> {
     }
     node.set_tag_text(&tag);
     if let Value::Scalar(s) = &node.value {
-        check_tagged_scalar(&s.text, node.tag())
-            .map_err(|m| YamlError::new(node.pos(), m.to_string()))?;
+        check_tagged_scalar(&s.text, node.tag()).map_err(|m| tag_error(node.pos(), &m))?;
     }
     Ok(())
+}
+
+/// The reader's error for mapping key `key` written before as `earlier`.
+#[cold]
+#[inline(never)]
+fn duplicate_key(key: &Node, earlier: &Node) -> Box<YamlError> {
+    Box::new(
+        YamlError::new(
+            key.pos(),
+            format!(
+                "mapping key \"{}\" already defined at line {}",
+                key.key_str().unwrap_or_default(),
+                earlier.pos().line
+            ),
+        )
+        .of_kind(YamlErrorKind::DuplicateKey),
+    )
+}
+
+/// The reader's error for a scalar at `pos` whose text does not suit its
+/// tag.
+#[cold]
+#[inline(never)]
+fn tag_error(pos: Pos, e: &TagError) -> Box<YamlError> {
+    Box::new(YamlError::new(pos, e.to_string()).of_kind(YamlErrorKind::TagMismatch))
 }
 
 /// Folds the lines of a `>` block scalar: single line breaks between normal
@@ -2160,9 +2162,12 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PRes
             .filter(|(k, _)| is_merge_text(k) && !is_merge(k))
         {
             if let Some(line) = earlier {
-                return Err(YamlError::new(
-                    k.pos(),
-                    format!("mapping key \"<<\" already defined at line {line}"),
+                return Err(Box::new(
+                    YamlError::new(
+                        k.pos(),
+                        format!("mapping key \"<<\" already defined at line {line}"),
+                    )
+                    .of_kind(YamlErrorKind::DuplicateKey),
                 ));
             }
             earlier = Some(k.pos().line);
@@ -2173,7 +2178,7 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PRes
         return Ok(());
     }
     if let (true, Some((k, _))) = (resource, merge_keys.next()) {
-        return Err(YamlError::new(k.pos(), "duplicate merge key"));
+        return Err(fail(k.pos(), "duplicate merge key"));
     }
     let mergeable = |v: &Node| match &v.value {
         Value::Map(_) => true,
@@ -2181,7 +2186,7 @@ fn apply_merge_keys(entries: &mut ThinVec<(Node, Node)>, resource: bool) -> PRes
         Value::Scalar(_) => false,
     };
     if let Some((k, _)) = entries.iter().find(|(k, v)| is_merge(k) && !mergeable(v)) {
-        return Err(YamlError::new(
+        return Err(fail(
             k.pos(),
             "map merge requires map or sequence of maps as the value",
         ));

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use krusty_yaml::parse_stream;
+use krusty_yaml::{parse_stream, YamlErrorKind};
 
 fn assert_error_at(src: &str, line: u32, needle: &str) {
     let err = parse_stream(src).expect_err("input must be rejected");
@@ -59,6 +59,16 @@ fn duplicate_keys_name_both_lines() {
         3,
         "mapping key \"a\" already defined at line 1",
     );
+}
+
+#[test]
+fn errors_say_their_kind() {
+    let kind = |src: &str| parse_stream(src).expect_err("input must be rejected").kind;
+    assert_eq!(kind("a: 1\na: 2\n"), YamlErrorKind::DuplicateKey);
+    assert_eq!(kind("{a: 1, a: 2}\n"), YamlErrorKind::DuplicateKey);
+    assert_eq!(kind("a: !!int x\n"), YamlErrorKind::TagMismatch);
+    assert_eq!(kind("a: !!binary '!'\n"), YamlErrorKind::TagMismatch);
+    assert_eq!(kind("a: b: c\n"), YamlErrorKind::Syntax);
 }
 
 #[test]

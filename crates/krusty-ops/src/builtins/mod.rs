@@ -147,7 +147,7 @@ impl Builtin {
         if let Some(config_type) = shape::config_type_in(kind, site.version) {
             config_type
                 .check(config)
-                .map_err(|e| fail(OpError::new(e)))?;
+                .map_err(|e| fail(OpError::new(e.to_string())))?;
         }
         let specs = || -> OpResult<Option<Vec<FieldSpec>>> {
             match config.get("fieldSpecs") {

@@ -57,6 +57,68 @@ pub struct ConfigType {
     pub fields: &'static [(&'static str, Shape)],
 }
 
+/// Why a config does not fit its builtin's type, in Kustomize's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The first mismatch Go's JSON decoding stops at, after the
+    /// decoder's words ([`Decoder::Json`]).
+    #[error("{words}{mismatch}")]
+    Json {
+        /// The words before the mismatch.
+        words: &'static str,
+        /// The mismatch.
+        mismatch: JsonMismatch,
+    },
+    /// Every mismatch go-yaml v3 finds, one a line.
+    #[error("yaml: unmarshal errors:\n  {}", join_lines(.0))]
+    Yaml(Vec<YamlMismatch>),
+}
+
+/// go-yaml's mismatches, one a line, indented after the first.
+fn join_lines(mismatches: &[YamlMismatch]) -> String {
+    let lines: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
+    lines.join("\n  ")
+}
+
+/// A JSON value Go cannot decode into its struct field (`json: cannot
+/// unmarshal array into Go struct field X.y of type string`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("json: cannot unmarshal {found} into Go struct field {owner}.{field} of type {go_type}")]
+pub struct JsonMismatch {
+    /// What the value is (`array`, `number 3.5`).
+    pub found: String,
+    /// The Go struct the field is in.
+    pub owner: &'static str,
+    /// The field's path within it (`replica.count`).
+    pub field: String,
+    /// The field's Go type.
+    pub go_type: &'static str,
+}
+
+/// A value go-yaml v3 cannot decode into its field (`line 5: cannot
+/// unmarshal !!str `true` into bool`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: cannot unmarshal {tag}{} into {go_type}", shown(.value))]
+pub struct YamlMismatch {
+    /// The line of the value in the YAML Kustomize writes for the config.
+    pub line: usize,
+    /// The value's short tag (`!!seq`).
+    pub tag: &'static str,
+    /// A scalar's text as go-yaml shows it (cut to seven characters and
+    /// `...` when longer than ten); none for a collection.
+    pub value: Option<String>,
+    /// The field's Go type.
+    pub go_type: &'static str,
+}
+
+/// A scalar's text as go-yaml shows it after its tag (`` `true` ``).
+fn shown(value: &Option<String>) -> String {
+    value
+        .as_ref()
+        .map(|v| format!(" `{v}`"))
+        .unwrap_or_default()
+}
+
 /// Kustomize's prefix for a JSON decoding error.
 const JSON: &str = "error unmarshaling JSON: while decoding JSON: ";
 
@@ -291,12 +353,12 @@ pub fn config_type(kind: &str) -> Option<&'static ConfigType> {
 impl ConfigType {
     /// Checks `config` against the type; the error is Kustomize's, without
     /// the `plugin ... fails configuration: ` it is given later.
-    pub fn check(&self, config: &Node) -> Result<(), String> {
+    pub fn check(&self, config: &Node) -> Result<(), ConfigError> {
         match self.decoder {
             Decoder::Json(words) => {
                 let mut path = Vec::new();
                 json_fields(config, self.name, self.fields, &mut path)
-                    .map_err(|e| format!("{words}{e}"))
+                    .map_err(|mismatch| ConfigError::Json { words, mismatch })
             }
             Decoder::Yaml => {
                 let mut lines = LineCounter { next: 1 };
@@ -307,10 +369,7 @@ impl ConfigType {
                 if errors.is_empty() {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "yaml: unmarshal errors:\n  {}",
-                        errors.join("\n  ")
-                    ))
+                    Err(ConfigError::Yaml(errors))
                 }
             }
         }
@@ -362,7 +421,7 @@ fn json_fields(
     owner: &'static str,
     fields: &[(&'static str, Shape)],
     path: &mut Vec<&'static str>,
-) -> Result<(), String> {
+) -> Result<(), JsonMismatch> {
     let Value::Map(entries) = &node.value else {
         return Ok(());
     };
@@ -384,16 +443,18 @@ fn json_value(
     shape: &Shape,
     owner: &'static str,
     path: &mut Vec<&'static str>,
-) -> Result<(), String> {
+) -> Result<(), JsonMismatch> {
     let found = typed::json_type(n);
     if found == "null" {
         return Ok(());
     }
-    let mismatch = |found: String, go_type: &str| {
-        Err(format!(
-            "json: cannot unmarshal {found} into Go struct field {owner}.{} of type {go_type}",
-            path.join(".")
-        ))
+    let mismatch = |found: String, go_type: &'static str| {
+        Err(JsonMismatch {
+            found,
+            owner,
+            field: path.join("."),
+            go_type,
+        })
     };
     match shape {
         // A scalar becomes a string on its way to JSON.
@@ -529,20 +590,21 @@ fn yaml_tag(n: &Node) -> &'static str {
 }
 
 /// go-yaml v3's `line L: cannot unmarshal !!str `text` into bool`.
-fn yaml_error(n: &Node, line: usize, go_type: &str) -> String {
-    let tag = yaml_tag(n);
-    let shown = match n.as_scalar() {
-        Some(_) => {
-            let text = typed::lenient_string(n);
-            if text.len() > 10 {
-                format!(" `{}...`", text.get(..7).unwrap_or(&text))
-            } else {
-                format!(" `{text}`")
-            }
+fn yaml_error(n: &Node, line: usize, go_type: &'static str) -> YamlMismatch {
+    let value = n.as_scalar().map(|_| {
+        let text = typed::lenient_string(n);
+        if text.len() > 10 {
+            format!("{}...", text.get(..7).unwrap_or(&text))
+        } else {
+            text
         }
-        None => String::new(),
-    };
-    format!("line {line}: cannot unmarshal {tag}{shown} into {go_type}")
+    });
+    YamlMismatch {
+        line,
+        tag: yaml_tag(n),
+        value,
+        go_type,
+    }
 }
 
 /// Checks the entries of a struct mapping, counting lines from the first.
@@ -550,7 +612,7 @@ fn yaml_fields(
     entries: &[(Node, Node)],
     fields: &[(&'static str, Shape)],
     lines: &mut LineCounter,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<YamlMismatch>,
 ) {
     for (key, value) in sorted(entries, natural_less) {
         let shape = fields
@@ -568,7 +630,7 @@ fn yaml_fields(
 
 /// Checks the mapping entry whose value is `n`, `lines` standing at its
 /// key; leaves `lines` after the entry.
-fn yaml_entry(n: &Node, shape: &Shape, lines: &mut LineCounter, errors: &mut Vec<String>) {
+fn yaml_entry(n: &Node, shape: &Shape, lines: &mut LineCounter, errors: &mut Vec<YamlMismatch>) {
     let start = lines.next;
     let at = lines.entry(n);
     let end = lines.next;
@@ -584,7 +646,7 @@ fn yaml_entry_value(
     shape: &Shape,
     at: usize,
     lines: &mut LineCounter,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<YamlMismatch>,
 ) {
     if yaml_tag(n) == "!!null" {
         return;
@@ -634,7 +696,10 @@ mod tests {
     use crate::test_support::node;
 
     fn check(kind: &str, text: &str) -> Result<(), String> {
-        config_type(kind).unwrap().check(&node(text))
+        config_type(kind)
+            .unwrap()
+            .check(&node(text))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -147,10 +147,27 @@ fn missing(msg: String) -> OpError {
     OpError::new(format!("{msg}: missing value"))
 }
 
-fn invalid_index(idx: i64) -> OpError {
-    OpError::new(format!(
-        "Unable to access invalid index: {idx}: invalid index referenced"
-    ))
+/// Why a key does not name a list position, in the JSON patch library's
+/// words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum IndexError {
+    /// A key that is not a number.
+    #[error(
+        "value was not a proper array index: '{key}': strconv.Atoi: parsing {key:?}: invalid syntax"
+    )]
+    NotANumber {
+        /// The key as written.
+        key: String,
+    },
+    /// A position past either end of the list.
+    #[error("Unable to access invalid index: {0}: invalid index referenced")]
+    OutOfRange(i64),
+}
+
+impl From<IndexError> for OpError {
+    fn from(e: IndexError) -> OpError {
+        OpError::new(e.to_string())
+    }
 }
 
 fn decode_key(part: &str) -> String {
@@ -188,11 +205,9 @@ fn find_container<'a>(doc: &'a mut Node, path: &str) -> Option<(&'a mut Node, St
     Some((node, decode_key(split[split.len() - 1])))
 }
 
-fn parse_index(key: &str) -> OpResult<i64> {
-    key.parse::<i64>().map_err(|_| {
-        OpError::new(format!(
-            "value was not a proper array index: '{key}': strconv.Atoi: parsing {key:?}: invalid syntax"
-        ))
+fn parse_index(key: &str) -> Result<i64, IndexError> {
+    key.parse::<i64>().map_err(|_| IndexError::NotANumber {
+        key: key.to_string(),
     })
 }
 
@@ -207,7 +222,7 @@ fn container_add(container: &mut Node, key: &str, value: Node) -> OpResult<()> {
             let idx = parse_index(key)?;
             let size = items.len() as i64 + 1;
             if idx >= size || idx < -size {
-                return Err(invalid_index(idx));
+                return Err(IndexError::OutOfRange(idx).into());
             }
             let idx = if idx < 0 { idx + size } else { idx };
             items.insert(idx as usize, value);
@@ -221,8 +236,9 @@ fn container_add(container: &mut Node, key: &str, value: Node) -> OpResult<()> {
 }
 
 /// The value at `key` of a container (negative list indices count from
-/// the end).
-fn container_get(container: &Node, key: &str) -> OpResult<Option<Node>> {
+/// the end): `None` for a map key it lacks, an error for a key that names
+/// no position of a list.
+fn container_get(container: &Node, key: &str) -> Result<Option<Node>, IndexError> {
     match &container.value {
         Value::Seq(items) => {
             let idx = list_index(key, items.len())?;
@@ -246,11 +262,11 @@ fn container_remove(container: &mut Node, key: &str) -> OpResult<Node> {
 }
 
 /// An existing list position: `key` as an index, negative from the end.
-fn list_index(key: &str, len: usize) -> OpResult<usize> {
+fn list_index(key: &str, len: usize) -> Result<usize, IndexError> {
     let idx = parse_index(key)?;
     let len = len as i64;
     if idx >= len || idx < -len {
-        return Err(invalid_index(idx));
+        return Err(IndexError::OutOfRange(idx));
     }
     Ok((if idx < 0 { idx + len } else { idx }) as usize)
 }
@@ -339,8 +355,9 @@ fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
                     "move operation does not apply: doc is missing from path: {from}"
                 ))
             })?;
-            container_get(container, &key)
-                .map_err(|e| e.context(format!("error in move for path: '{key}'")))?;
+            container_get(container, &key).map_err(|e| {
+                OpError::from(e).context(format!("error in move for path: '{key}'"))
+            })?;
             let value = container_remove(container, &key)
                 .map_err(|e| e.context(format!("error in move for path: '{key}'")))?;
             let path = path()?;
@@ -359,7 +376,7 @@ fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
                 ))
             })?;
             let value = container_get(container, &key)
-                .map_err(|e| e.context(format!("error in copy for from: '{from}'")))?
+                .map_err(|e| OpError::from(e).context(format!("error in copy for from: '{from}'")))?
                 .unwrap_or_else(Node::null);
             let path = path()?;
             let (container, key) = find_container(doc, &path).ok_or_else(|| {
@@ -378,11 +395,9 @@ fn apply_one(doc: &mut Node, op: &Operation) -> OpResult<()> {
                     "test operation does not apply: is missing path: {path}"
                 ))
             })?;
-            let actual = match container_get(container, &key) {
-                Ok(v) => v,
-                Err(e) if e.to_string().ends_with("missing value") => None,
-                Err(e) => return Err(e),
-            };
+            // A missing map key reads as `None`; only a key that names no
+            // list position fails.
+            let actual = container_get(container, &key)?;
             match (actual, op.value.as_ref()) {
                 // A missing value tests equal to null.
                 (None, None) => Ok(()),

@@ -4,10 +4,90 @@
 
 use krusty_yaml::Pos;
 
-/// Why `text` is not one JSON value, in Go's words (`invalid character
-/// 'o' looking for beginning of object key string`), and where; `None`
-/// when it is one.
-pub fn error(text: &str) -> Option<(String, Pos)> {
+/// Why a text is not one JSON value, in the words of Go's JSON decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum JsonSyntaxError {
+    /// The text ends inside a value.
+    #[error("unexpected end of JSON input")]
+    UnexpectedEnd,
+    /// A byte that cannot stand where it is (`invalid character 'o'
+    /// looking for beginning of object key string`).
+    #[error("invalid character {} {context}", quote_char(*.found))]
+    InvalidCharacter {
+        /// The byte found.
+        found: u8,
+        /// What the decoder was reading when it found the byte.
+        context: Context,
+    },
+}
+
+/// What Go's JSON decoder was reading when it found an invalid character,
+/// printed in its words (`looking for beginning of value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// The start of a value.
+    BeginningOfValue,
+    /// The start of an object key.
+    BeginningOfObjectKey,
+    /// What follows an object key (a `:`).
+    AfterObjectKey,
+    /// What follows an object entry (a `,` or `}`).
+    AfterObjectEntry,
+    /// What follows an array element (a `,` or `]`).
+    AfterArrayElement,
+    /// What follows the whole value (only blanks).
+    AfterTopLevelValue,
+    /// The text of a string.
+    StringLiteral,
+    /// The character after a `\` in a string.
+    StringEscape,
+    /// The hexadecimal digits of a `\u` escape.
+    UnicodeEscape,
+    /// A number's digits.
+    NumericLiteral,
+    /// The digits after a number's decimal point.
+    AfterDecimalPoint,
+    /// The digits of a number's exponent.
+    Exponent,
+    /// The literal `word` (`true`, `false`, `null`), which needs
+    /// `expecting` next.
+    Literal {
+        /// The literal being read.
+        word: &'static str,
+        /// The byte the literal needs next.
+        expecting: u8,
+    },
+}
+
+impl std::fmt::Display for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Context::BeginningOfValue => "looking for beginning of value",
+            Context::BeginningOfObjectKey => "looking for beginning of object key string",
+            Context::AfterObjectKey => "after object key",
+            Context::AfterObjectEntry => "after object key:value pair",
+            Context::AfterArrayElement => "after array element",
+            Context::AfterTopLevelValue => "after top-level value",
+            Context::StringLiteral => "in string literal",
+            Context::StringEscape => "in string escape code",
+            Context::UnicodeEscape => "in \\u hexadecimal character escape",
+            Context::NumericLiteral => "in numeric literal",
+            Context::AfterDecimalPoint => "after decimal point in numeric literal",
+            Context::Exponent => "in exponent of numeric literal",
+            Context::Literal { word, expecting } => {
+                return write!(
+                    f,
+                    "in literal {word} (expecting {})",
+                    quote_char(*expecting)
+                );
+            }
+        })
+    }
+}
+
+/// Why `text` is not one JSON value (`invalid character 'o' looking for
+/// beginning of object key string`), and where; `None` when it is one.
+pub fn error(text: &str) -> Option<(JsonSyntaxError, Pos)> {
     let mut scan = Scan {
         b: text.as_bytes(),
         i: 0,
@@ -16,12 +96,15 @@ pub fn error(text: &str) -> Option<(String, Pos)> {
         scan.blanks();
         match scan.peek() {
             None => Ok(()),
-            Some(c) => Err(scan.invalid(c, "after top-level value")),
+            Some(c) => Err(invalid(c, Context::AfterTopLevelValue)),
         }
     });
-    outcome
-        .err()
-        .map(|message| (message, position(text, scan.i)))
+    outcome.err().map(|e| (e, position(text, scan.i)))
+}
+
+/// The error for byte `c` found while reading `context`.
+fn invalid(c: u8, context: Context) -> JsonSyntaxError {
+    JsonSyntaxError::InvalidCharacter { found: c, context }
 }
 
 /// The line and column (in characters) of byte `offset` of `text`.
@@ -50,9 +133,8 @@ impl Scan<'_> {
     }
 
     /// The byte at the cursor, or Go's error for the end of the input.
-    fn next(&mut self) -> Result<u8, String> {
-        self.peek()
-            .ok_or_else(|| "unexpected end of JSON input".to_string())
+    fn next(&mut self) -> Result<u8, JsonSyntaxError> {
+        self.peek().ok_or(JsonSyntaxError::UnexpectedEnd)
     }
 
     fn blanks(&mut self) {
@@ -61,11 +143,7 @@ impl Scan<'_> {
         }
     }
 
-    fn invalid(&self, c: u8, context: &str) -> String {
-        format!("invalid character {} {context}", quote_char(c))
-    }
-
-    fn value(&mut self) -> Result<(), String> {
+    fn value(&mut self) -> Result<(), JsonSyntaxError> {
         self.blanks();
         match self.next()? {
             b'{' => self.object(),
@@ -75,11 +153,11 @@ impl Scan<'_> {
             b't' => self.literal("true"),
             b'f' => self.literal("false"),
             b'n' => self.literal("null"),
-            c => Err(self.invalid(c, "looking for beginning of value")),
+            c => Err(invalid(c, Context::BeginningOfValue)),
         }
     }
 
-    fn object(&mut self) -> Result<(), String> {
+    fn object(&mut self) -> Result<(), JsonSyntaxError> {
         self.i += 1;
         self.blanks();
         if self.next()? == b'}' {
@@ -89,12 +167,12 @@ impl Scan<'_> {
         loop {
             match self.next()? {
                 b'"' => self.string()?,
-                c => return Err(self.invalid(c, "looking for beginning of object key string")),
+                c => return Err(invalid(c, Context::BeginningOfObjectKey)),
             }
             self.blanks();
             match self.next()? {
                 b':' => self.i += 1,
-                c => return Err(self.invalid(c, "after object key")),
+                c => return Err(invalid(c, Context::AfterObjectKey)),
             }
             self.value()?;
             self.blanks();
@@ -107,12 +185,12 @@ impl Scan<'_> {
                     self.i += 1;
                     return Ok(());
                 }
-                c => return Err(self.invalid(c, "after object key:value pair")),
+                c => return Err(invalid(c, Context::AfterObjectEntry)),
             }
         }
     }
 
-    fn array(&mut self) -> Result<(), String> {
+    fn array(&mut self) -> Result<(), JsonSyntaxError> {
         self.i += 1;
         self.blanks();
         if self.next()? == b']' {
@@ -128,12 +206,12 @@ impl Scan<'_> {
                     self.i += 1;
                     return Ok(());
                 }
-                c => return Err(self.invalid(c, "after array element")),
+                c => return Err(invalid(c, Context::AfterArrayElement)),
             }
         }
     }
 
-    fn string(&mut self) -> Result<(), String> {
+    fn string(&mut self) -> Result<(), JsonSyntaxError> {
         self.i += 1;
         loop {
             match self.next()? {
@@ -150,29 +228,25 @@ impl Scan<'_> {
                             for _ in 0..4 {
                                 match self.next()? {
                                     c if c.is_ascii_hexdigit() => self.i += 1,
-                                    c => {
-                                        return Err(
-                                            self.invalid(c, "in \\u hexadecimal character escape")
-                                        )
-                                    }
+                                    c => return Err(invalid(c, Context::UnicodeEscape)),
                                 }
                             }
                         }
-                        c => return Err(self.invalid(c, "in string escape code")),
+                        c => return Err(invalid(c, Context::StringEscape)),
                     }
                 }
-                c if c < 0x20 => return Err(self.invalid(c, "in string literal")),
+                c if c < 0x20 => return Err(invalid(c, Context::StringLiteral)),
                 _ => self.i += 1,
             }
         }
     }
 
-    fn number(&mut self) -> Result<(), String> {
+    fn number(&mut self) -> Result<(), JsonSyntaxError> {
         if self.peek() == Some(b'-') {
             self.i += 1;
             match self.next()? {
                 b'0'..=b'9' => {}
-                c => return Err(self.invalid(c, "in numeric literal")),
+                c => return Err(invalid(c, Context::NumericLiteral)),
             }
         }
         if self.next()? == b'0' {
@@ -184,7 +258,7 @@ impl Scan<'_> {
             self.i += 1;
             match self.next()? {
                 b'0'..=b'9' => self.digits(),
-                c => return Err(self.invalid(c, "after decimal point in numeric literal")),
+                c => return Err(invalid(c, Context::AfterDecimalPoint)),
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
@@ -194,7 +268,7 @@ impl Scan<'_> {
             }
             match self.next()? {
                 b'0'..=b'9' => self.digits(),
-                c => return Err(self.invalid(c, "in exponent of numeric literal")),
+                c => return Err(invalid(c, Context::Exponent)),
             }
         }
         Ok(())
@@ -206,14 +280,17 @@ impl Scan<'_> {
         }
     }
 
-    fn literal(&mut self, word: &str) -> Result<(), String> {
+    fn literal(&mut self, word: &'static str) -> Result<(), JsonSyntaxError> {
         self.i += 1;
         for expected in word.bytes().skip(1) {
             match self.next()? {
                 c if c == expected => self.i += 1,
                 c => {
-                    let context = format!("in literal {word} (expecting {})", quote_char(expected));
-                    return Err(self.invalid(c, &context));
+                    let context = Context::Literal {
+                        word,
+                        expecting: expected,
+                    };
+                    return Err(invalid(c, context));
                 }
             }
         }
@@ -301,11 +378,16 @@ mod tests {
                 "invalid character '\\t' in string literal",
                 (1, 4),
             ),
+            (
+                "[\"\\u12g4\"]",
+                "invalid character 'g' in \\u hexadecimal character escape",
+                (1, 7),
+            ),
             ("[\n  {", "unexpected end of JSON input", (2, 4)),
         ];
         for (text, message, (line, col)) in cases {
             assert_eq!(
-                error(text),
+                error(text).map(|(e, pos)| (e.to_string(), pos)),
                 Some((message.to_string(), Pos { line, col })),
                 "{text:?}"
             );

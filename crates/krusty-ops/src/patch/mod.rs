@@ -116,8 +116,8 @@ fn json_patch(text: &str) -> OpResult<JsonPatch> {
     }
     // Text that starts with `[` is decoded as JSON, strictly.
     let text = if text.starts_with('[') {
-        if let Some((message, pos)) = json_syntax::error(text) {
-            return Err(OpError::new(message).located(None, pos));
+        if let Some((e, pos)) = json_syntax::error(text) {
+            return Err(OpError::new(e.to_string()).located(None, pos));
         }
         json_surrogates_as_yaml(text)
     } else {

@@ -24,6 +24,16 @@ const KUBERNETES_TABLE: &str = include_str!("kubernetes_v1_21_2.txt");
 /// The Kubernetes version of the built-in schema (`openapi: version:`).
 pub const BUILTIN_VERSION: &str = "v1.21.2";
 
+/// A line of a schema table that is not in the table format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("schema table line {line}: {text:?}")]
+pub struct TableError {
+    /// The 1-based line number.
+    pub line: usize,
+    /// The line as written.
+    pub text: String,
+}
+
 /// How the value of one field is shaped, as far as merging cares.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
@@ -143,7 +153,7 @@ impl Schema {
     }
 
     /// Reads krusty's table format (see the table's header).
-    fn from_table(text: &str) -> Result<Schema, String> {
+    fn from_table(text: &str) -> Result<Schema, TableError> {
         let mut schema = Schema::default();
         schema.add_table(text)?;
         Ok(schema)
@@ -151,11 +161,14 @@ impl Schema {
 
     /// Adds the types and roots of a table; a type it defines replaces one
     /// of the same name.
-    fn add_table(&mut self, text: &str) -> Result<(), String> {
+    fn add_table(&mut self, text: &str) -> Result<(), TableError> {
         let schema = self;
         let mut current = None;
         for (n, line) in text.lines().enumerate() {
-            let bad = || format!("schema table line {}: {line:?}", n + 1);
+            let bad = || TableError {
+                line: n + 1,
+                text: line.to_string(),
+            };
             if line.starts_with('#') || line.trim().is_empty() {
                 continue;
             }
@@ -214,7 +227,9 @@ impl Schema {
         };
         schema.add_openapi(doc)?;
         if kubernetes == KubernetesLayer::Above {
-            schema.add_table(KUBERNETES_TABLE).map_err(OpError::new)?;
+            schema
+                .add_table(KUBERNETES_TABLE)
+                .map_err(|e| OpError::new(e.to_string()))?;
         }
         Ok(schema)
     }

@@ -6,8 +6,28 @@
 
 use std::collections::BTreeMap;
 
-use krusty_yaml::resolve::{check_tagged_scalar, resolve_input, resolve_plain_v3};
+use krusty_yaml::resolve::{check_tagged_scalar, resolve_input, resolve_plain_v3, TagError};
 use krusty_yaml::{Node, Resolved, ScalarStyle, Tag, Value};
+
+/// Why Go's round trip of a document through JSON fails, in its words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum JsonError {
+    /// A mapping with two keys that decode to the same string.
+    #[error("yaml: mapping key {key:?} already defined")]
+    DuplicateKey {
+        /// The key, as decoded.
+        key: String,
+    },
+    /// A mapping key that does not decode to a string.
+    #[error("json: unsupported type: map[interface {{}}]interface {{}}")]
+    NonStringKey,
+    /// A tagged scalar whose text does not suit its tag.
+    #[error("yaml: {0}")]
+    Tag(#[from] TagError),
+    /// A number JSON cannot hold (an infinity or NaN).
+    #[error("{}", krusty_yaml::json_unsupported_float(*.0).unwrap_or_default())]
+    UnsupportedFloat(f64),
+}
 
 /// A value as go-yaml decodes it into a Go `interface{}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +50,7 @@ pub(super) enum Json {
 
 /// The JSON text of `doc` (`pretty`: Go's `MarshalIndent` with two
 /// spaces, else `Marshal`); the error says why Go's round trip fails.
-pub(super) fn serialize(doc: &Node, pretty: bool) -> Result<String, String> {
+pub(super) fn serialize(doc: &Node, pretty: bool) -> Result<String, JsonError> {
     let value = decode(doc)?;
     let mut out = String::new();
     if pretty {
@@ -42,7 +62,7 @@ pub(super) fn serialize(doc: &Node, pretty: bool) -> Result<String, String> {
 }
 
 /// `node` decoded as go-yaml decodes its YAML text into Go values.
-pub(super) fn decode(node: &Node) -> Result<Json, String> {
+pub(super) fn decode(node: &Node) -> Result<Json, JsonError> {
     match &node.value {
         Value::Scalar(_) => decode_scalar(node),
         Value::Seq(items) => items
@@ -55,7 +75,7 @@ pub(super) fn decode(node: &Node) -> Result<Json, String> {
             for (k, v) in entries.iter() {
                 let key = decode_key(k)?;
                 if object.insert(key.clone(), decode(v)?).is_some() {
-                    return Err(format!("yaml: mapping key {key:?} already defined"));
+                    return Err(JsonError::DuplicateKey { key });
                 }
             }
             Ok(Json::Object(object))
@@ -64,11 +84,11 @@ pub(super) fn decode(node: &Node) -> Result<Json, String> {
 }
 
 /// A mapping key, which JSON needs to be a string.
-fn decode_key(key: &Node) -> Result<String, String> {
+fn decode_key(key: &Node) -> Result<String, JsonError> {
     match key.as_scalar().map(|_| decode_scalar(key)) {
         Some(Ok(Json::Str(s))) => Ok(s),
         Some(Err(e)) => Err(e),
-        _ => Err("json: unsupported type: map[interface {}]interface {}".into()),
+        _ => Err(JsonError::NonStringKey),
     }
 }
 
@@ -76,7 +96,7 @@ fn decode_key(key: &Node) -> Result<String, String> {
 /// and empty plain text (which go-yaml writes `''` there) are strings,
 /// other plain text has the type its text reads as, and tagged text needs
 /// to suit its tag.
-fn decode_scalar(node: &Node) -> Result<Json, String> {
+fn decode_scalar(node: &Node) -> Result<Json, JsonError> {
     let text = crate::path::raw(node);
     match node.tag() {
         Tag::None
@@ -87,22 +107,22 @@ fn decode_scalar(node: &Node) -> Result<Json, String> {
         Tag::None => resolved(resolve_plain_v3(text)),
         Tag::Other => Ok(Json::Str(text.to_string())),
         tag => {
-            check_tagged_scalar(text, tag).map_err(|e| format!("yaml: {e}"))?;
+            check_tagged_scalar(text, tag)?;
             resolved(resolve_input(node))
         }
     }
 }
 
 /// A resolved scalar as a Go value; JSON holds no infinity or NaN.
-fn resolved(r: Resolved<'_>) -> Result<Json, String> {
+fn resolved(r: Resolved<'_>) -> Result<Json, JsonError> {
     Ok(match r {
         Resolved::Null => Json::Null,
         Resolved::Bool(b) => Json::Bool(b),
         Resolved::Int(i) => Json::Int(i),
-        Resolved::Float(f) => match krusty_yaml::json_unsupported_float(f) {
-            Some(e) => return Err(e),
-            None => Json::Float(f),
-        },
+        Resolved::Float(f) if krusty_yaml::json_unsupported_float(f).is_some() => {
+            return Err(JsonError::UnsupportedFloat(f))
+        }
+        Resolved::Float(f) => Json::Float(f),
         Resolved::Str(t) => Json::Str(t.to_string()),
         Resolved::Owned(t) => Json::Str(t),
     })

@@ -2,13 +2,28 @@
 //! into it: go-yaml's first document, without checking tagged scalars
 //! against their tags, and go-yaml's wording for syntax errors.
 
-use krusty_yaml::{DuplicateKeys, Limits, Node, Pos, Tag, Value, YamlError};
+use krusty_yaml::{DuplicateKeys, Limits, Node, Pos, Tag, Value, YamlError, YamlErrorKind};
+
+/// A YAML syntax error as go-yaml reports it (`yaml: line 1: did not find
+/// expected node content`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("yaml: {}{problem}", line_prefix(*.line))]
+pub(crate) struct GoYamlError {
+    /// The line go-yaml names, when it names one.
+    pub line: Option<usize>,
+    /// The problem, in go-yaml's words.
+    pub problem: String,
+}
+
+/// `line N: ` for a line go-yaml names.
+fn line_prefix(line: Option<usize>) -> String {
+    line.map(|n| format!("line {n}: ")).unwrap_or_default()
+}
 
 /// Reads the first YAML document of `text` as Kustomize v5.8.1 reads a
 /// string it goes into: `None` for an empty document (no node at all);
-/// the error is go-yaml's message (`yaml: line 1: did not find expected
-/// node content`). A key written twice is no error here.
-pub(crate) fn parse_document(text: &str) -> Result<Option<Node>, String> {
+/// the error is go-yaml's. A key written twice is no error here.
+pub(crate) fn parse_document(text: &str) -> Result<Option<Node>, GoYamlError> {
     let first = first_document(text);
     let mut source = first.to_string();
     let mut renamed = false;
@@ -30,7 +45,7 @@ pub(crate) fn parse_document(text: &str) -> Result<Option<Node>, String> {
 /// allowed, the later value kept).
 fn parse_first(text: &str) -> Result<Option<Node>, YamlError> {
     let docs = match krusty_yaml::parse_stream(text) {
-        Err(e) if e.message.contains("already defined") => krusty_yaml::parse_stream_with(
+        Err(e) if e.kind == YamlErrorKind::DuplicateKey => krusty_yaml::parse_stream_with(
             text,
             Limits::with_duplicate_keys(DuplicateKeys::LastWins),
         ),
@@ -46,7 +61,7 @@ const STAND_IN: &str = "!_";
 /// krusty's reader rejects a scalar whose text does not suit its core
 /// tag; go-yaml reads it into a node all the same.
 fn is_tag_mismatch(e: &YamlError) -> bool {
-    e.message.starts_with("cannot decode ") || e.message.starts_with("!!binary value")
+    e.kind == YamlErrorKind::TagMismatch
 }
 
 /// Replaces the core tag of the scalar at `pos` in `text` with its stand-in
@@ -137,7 +152,7 @@ fn is_marker(line: &str, marker: &str) -> bool {
 /// line for errors past the first line (for errors at the end of a text
 /// without a final line break, the line after it), and the problem
 /// without the reader's notes.
-fn go_yaml_error(text: &str, e: &YamlError) -> String {
+fn go_yaml_error(text: &str, e: &YamlError) -> GoYamlError {
     let problem = match e.message.as_str() {
         UNCLOSED_FLOW => unclosed_flow_problem(text).to_string(),
         message => go_problem(message),
@@ -152,9 +167,9 @@ fn go_yaml_error(text: &str, e: &YamlError) -> String {
     } else {
         line0 + 1
     };
-    match line {
-        0 => format!("yaml: {problem}"),
-        n => format!("yaml: line {n}: {problem}"),
+    GoYamlError {
+        line: Some(line).filter(|&n| n > 0),
+        problem,
     }
 }
 
