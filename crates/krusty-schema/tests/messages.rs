@@ -12,53 +12,59 @@ const RT: &str = "      runtime: {container: {image: i}}\n";
 const BARE: &str = "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nspec:\n  krmFunctions:\n  - versions: [{name: v1, runtime: {container: {image: i}}}]\n";
 const COMP: &str = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\n";
 
+/// Files without a document of content.
+const EMPTY: [&str; 4] = ["", "---\n", "# nothing\n", "---\n---\n"];
+
+/// `head` followed by each of `tails`.
+fn after(head: &str, tails: &[&str]) -> Vec<String> {
+    tails.iter().map(|tail| format!("{head}{tail}")).collect()
+}
+
 /// The catalog inputs: each suffix of `FN`, `CAT` or a whole text.
 fn catalog_inputs() -> Vec<String> {
-    let mut out: Vec<String> = [
-        // empty, invalid YAML, multi-document
+    let mut out = after("", &EMPTY);
+    out.extend(after(
         "",
-        "---\n",
-        "# nothing\n",
-        "---\n---\n",
-        "kind: [\n",
-        "a: b\n c\n",
-        "\t- x\n",
-        "~\n",
-        "[a]\n",
-        "plain\n",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for tail in [
-        // the top level
-        "spec: {krmFunctions: []}\ncolour: red\n",
-        "spec: [a]\n",
-        "spec: ~\n",
-        "spec: {}\n",
-        "",
-        "spec: {krmFunctions: x}\n",
-        "spec: {krmFunctions: ~}\n",
-        "spec: {krmFunctions: [x]}\n",
-        "spec: {krmFunctions: [~]}\n",
-        "spec: {krmFunctions: [], extra: 1}\n",
-        "metadata: 3\nspec: {krmFunctions: []}\n",
-        "metadata: ~\nspec: {krmFunctions: []}\n",
-        "metadata: {name: [a]}\nspec: {krmFunctions: []}\n",
-        "metadata: {name: 1}\nspec: {krmFunctions: []}\n",
-        "metadata: {name: true}\nspec: {krmFunctions: []}\n",
-        "metadata: {name: ~}\nspec: {krmFunctions: []}\n",
-        "metadata: {namespace: {a: b}}\nspec: {krmFunctions: []}\n",
-        "metadata: {labels: a}\nspec: {krmFunctions: []}\n",
-        "metadata: {labels: {a: [b]}}\nspec: {krmFunctions: []}\n",
-        "metadata: {annotations: {a: 1}}\nspec: {krmFunctions: []}\n",
-        "metadata: {labels: ~, annotations: ~, name: n}\nspec: {krmFunctions: []}\n",
-        "metadata: {uid: x}\nspec: {krmFunctions: []}\n",
-        "spec: {krmFunctions: []}\n---\ngarbage: [\n",
-        "spec: {krmFunctions: []}\n---\nkind: Other\n",
-    ] {
-        out.push(format!("{CAT}{tail}"));
-    }
+        &[
+            // invalid YAML, not a mapping
+            "kind: [\n",
+            "a: b\n c\n",
+            "\t- x\n",
+            "~\n",
+            "[a]\n",
+            "plain\n",
+        ],
+    ));
+    out.extend(after(
+        CAT,
+        &[
+            // the top level
+            "spec: {krmFunctions: []}\ncolour: red\n",
+            "spec: [a]\n",
+            "spec: ~\n",
+            "spec: {}\n",
+            "",
+            "spec: {krmFunctions: x}\n",
+            "spec: {krmFunctions: ~}\n",
+            "spec: {krmFunctions: [x]}\n",
+            "spec: {krmFunctions: [~]}\n",
+            "spec: {krmFunctions: [], extra: 1}\n",
+            "metadata: 3\nspec: {krmFunctions: []}\n",
+            "metadata: ~\nspec: {krmFunctions: []}\n",
+            "metadata: {name: [a]}\nspec: {krmFunctions: []}\n",
+            "metadata: {name: 1}\nspec: {krmFunctions: []}\n",
+            "metadata: {name: true}\nspec: {krmFunctions: []}\n",
+            "metadata: {name: ~}\nspec: {krmFunctions: []}\n",
+            "metadata: {namespace: {a: b}}\nspec: {krmFunctions: []}\n",
+            "metadata: {labels: a}\nspec: {krmFunctions: []}\n",
+            "metadata: {labels: {a: [b]}}\nspec: {krmFunctions: []}\n",
+            "metadata: {annotations: {a: 1}}\nspec: {krmFunctions: []}\n",
+            "metadata: {labels: ~, annotations: ~, name: n}\nspec: {krmFunctions: []}\n",
+            "metadata: {uid: x}\nspec: {krmFunctions: []}\n",
+            "spec: {krmFunctions: []}\n---\ngarbage: [\n",
+            "spec: {krmFunctions: []}\n---\nkind: Other\n",
+        ],
+    ));
     for (kind, api) in [
         ("kind: Catalog\n", ""),
         ("", "apiVersion: config.kubernetes.io/v1alpha1\n"),
@@ -85,136 +91,135 @@ fn catalog_inputs() -> Vec<String> {
             "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\n{tail}"
         ));
     }
-    for tail in [
-        // a function
-        "",
-        RT,
-        "      colour: red\n",
-        "    colour: red\n",
-        "    names: {kind: K, plural: ks}\n",
-        "    names: [K]\n",
-        "    names: ~\n",
-        "    kind: K\n",
-        "    group: [g]\n",
-        "    group: ~\n",
-        "    description: 1\n",
-        "    publisher: false\n",
-        "    home: [h]\n",
-        "    maintainers: a\n",
-        "    maintainers: [1, a]\n",
-        "    maintainers: [[a]]\n",
-        "    tags: {a: b}\n",
-        "    versions: x\n",
-        "    versions: []\n",
-        "    versions: ~\n",
-        "    versions: [x]\n",
-        "    versions: [~]\n",
-        "    versions: [{runtime: {starlark: s}}]\n",
-        "    runtime: x\n",
-        "    runtime: ~\n",
-        "    runtime: {}\n",
-        "    runtime: {container: {image: j}}\n",
-        // a version
-        "      name: [v]\n",
-        "      name: ~\n",
-        "      idempotent: sometimes\n",
-        "      idempotent: ~\n",
-        "      idempotent: [true]\n",
-        "      idempotent: 'true'\n",
-        "      conformWithSpecVersions: v1\n",
-        "      conformWithSpecVersions: [v1, [v2]]\n",
-        "      usage: [u]\n",
-        "      examples: e\n",
-        "      license: {l: 1}\n",
-        "      maintainers: ~\n",
-        "      schema: x\n",
-        "      schema: {openAPIV3Schema: x}\n",
-        "      schema: {openAPIV3Schema: {}, other: 1}\n",
-        "      schema: ~\n",
-        // a runtime
-        "      runtime: x\n",
-        "      runtime: ~\n",
-        "      runtime: {}\n",
-        "      runtime: {wasm: {}}\n",
-        "      runtime: {starlark: ''}\n",
-        "      runtime: {starlark: ~}\n",
-        "      runtime: {starlark: [s]}\n",
-        "      runtime: {container: x}\n",
-        "      runtime: {container: ~}\n",
-        "      runtime: {container: {}}\n",
-        "      runtime: {container: {image: ''}}\n",
-        "      runtime: {container: {image: 3}}\n",
-        "      runtime: {container: {image: i, tag: t}}\n",
-        "      runtime: {container: {image: i, sha256: abc}}\n",
-        "      runtime: {container: {image: i, sha256: [abc]}}\n",
-        "      runtime: {container: {image: i, requireNetwork: yes}}\n",
-        "      runtime: {container: {image: i, requireNetwork: ~}}\n",
-        "      runtime: {container: {image: i, requireFilesystem: 1}}\n",
-        "      runtime: {container: {image: i, requireStorageMount: [true]}}\n",
-        "      runtime: {exec: x}\n",
-        "      runtime: {exec: ~}\n",
-        "      runtime: {exec: {}}\n",
-        "      runtime: {exec: {platforms: x}}\n",
-        "      runtime: {exec: {platforms: ~}}\n",
-        "      runtime: {exec: {platforms: [x]}}\n",
-        "      runtime: {exec: {platforms: [~]}}\n",
-        "      runtime: {exec: {platforms: [{}]}}\n",
-        "      runtime: {exec: {platforms: [{bin: b}]}}\n",
-        "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a}]}}\n",
-        "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a, uri: ''}]}}\n",
-        "      runtime: {exec: {platforms: [{bin: [b], os: o, arch: a, uri: u}]}}\n",
-        "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a, uri: u, sha256: x}]}}\n",
-        "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a, uri: u, size: 1}]}}\n",
-        "      runtime: {exec: {platforms: [], other: 1}}\n",
-    ] {
-        out.push(format!("{FN}{tail}"));
-    }
-    for tail in [
-        "    group: [g]\n    kind: K\n",
-        "    group: ~\n    kind: K\n",
-        "    group: ''\n    kind: K\n",
-        "    group: [g]\n    colour: red\n",
-        "    colour: red\n    group: [g]\n",
-        "    group: g\n",
-        "    group: g\n    names: [K]\n",
-        "    group: g\n    names: ~\n",
-        "    group: g\n    names: {}\n",
-        "    group: g\n    names: {kind: K, plural: ks}\n",
-        "    group: g\n    kind: ''\n",
-        "    group: g\n    kind: [K]\n",
-        "    group: g\n    kind: K\n    names: {kind: K}\n",
-        "    group: g\n    kind: K\n    GROUP: h\n",
-    ] {
-        out.push(format!("{BARE}{tail}"));
-    }
+    out.extend(after(
+        FN,
+        &[
+            // a function
+            "",
+            RT,
+            "      colour: red\n",
+            "    colour: red\n",
+            "    names: {kind: K, plural: ks}\n",
+            "    names: [K]\n",
+            "    names: ~\n",
+            "    kind: K\n",
+            "    group: [g]\n",
+            "    group: ~\n",
+            "    description: 1\n",
+            "    publisher: false\n",
+            "    home: [h]\n",
+            "    maintainers: a\n",
+            "    maintainers: [1, a]\n",
+            "    maintainers: [[a]]\n",
+            "    tags: {a: b}\n",
+            "    versions: x\n",
+            "    versions: []\n",
+            "    versions: ~\n",
+            "    versions: [x]\n",
+            "    versions: [~]\n",
+            "    versions: [{runtime: {starlark: s}}]\n",
+            "    runtime: x\n",
+            "    runtime: ~\n",
+            "    runtime: {}\n",
+            "    runtime: {container: {image: j}}\n",
+            // a version
+            "      name: [v]\n",
+            "      name: ~\n",
+            "      idempotent: sometimes\n",
+            "      idempotent: ~\n",
+            "      idempotent: [true]\n",
+            "      idempotent: 'true'\n",
+            "      conformWithSpecVersions: v1\n",
+            "      conformWithSpecVersions: [v1, [v2]]\n",
+            "      usage: [u]\n",
+            "      examples: e\n",
+            "      license: {l: 1}\n",
+            "      maintainers: ~\n",
+            "      schema: x\n",
+            "      schema: {openAPIV3Schema: x}\n",
+            "      schema: {openAPIV3Schema: {}, other: 1}\n",
+            "      schema: ~\n",
+            // a runtime
+            "      runtime: x\n",
+            "      runtime: ~\n",
+            "      runtime: {}\n",
+            "      runtime: {wasm: {}}\n",
+            "      runtime: {starlark: ''}\n",
+            "      runtime: {starlark: ~}\n",
+            "      runtime: {starlark: [s]}\n",
+            "      runtime: {container: x}\n",
+            "      runtime: {container: ~}\n",
+            "      runtime: {container: {}}\n",
+            "      runtime: {container: {image: ''}}\n",
+            "      runtime: {container: {image: 3}}\n",
+            "      runtime: {container: {image: i, tag: t}}\n",
+            "      runtime: {container: {image: i, sha256: abc}}\n",
+            "      runtime: {container: {image: i, sha256: [abc]}}\n",
+            "      runtime: {container: {image: i, requireNetwork: yes}}\n",
+            "      runtime: {container: {image: i, requireNetwork: ~}}\n",
+            "      runtime: {container: {image: i, requireFilesystem: 1}}\n",
+            "      runtime: {container: {image: i, requireStorageMount: [true]}}\n",
+            "      runtime: {exec: x}\n",
+            "      runtime: {exec: ~}\n",
+            "      runtime: {exec: {}}\n",
+            "      runtime: {exec: {platforms: x}}\n",
+            "      runtime: {exec: {platforms: ~}}\n",
+            "      runtime: {exec: {platforms: [x]}}\n",
+            "      runtime: {exec: {platforms: [~]}}\n",
+            "      runtime: {exec: {platforms: [{}]}}\n",
+            "      runtime: {exec: {platforms: [{bin: b}]}}\n",
+            "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a}]}}\n",
+            "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a, uri: ''}]}}\n",
+            "      runtime: {exec: {platforms: [{bin: [b], os: o, arch: a, uri: u}]}}\n",
+            "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a, uri: u, sha256: x}]}}\n",
+            "      runtime: {exec: {platforms: [{bin: b, os: o, arch: a, uri: u, size: 1}]}}\n",
+            "      runtime: {exec: {platforms: [], other: 1}}\n",
+        ],
+    ));
+    out.extend(after(
+        BARE,
+        &[
+            "    group: [g]\n    kind: K\n",
+            "    group: ~\n    kind: K\n",
+            "    group: ''\n    kind: K\n",
+            "    group: [g]\n    colour: red\n",
+            "    colour: red\n    group: [g]\n",
+            "    group: g\n",
+            "    group: g\n    names: [K]\n",
+            "    group: g\n    names: ~\n",
+            "    group: g\n    names: {}\n",
+            "    group: g\n    names: {kind: K, plural: ks}\n",
+            "    group: g\n    kind: ''\n",
+            "    group: g\n    kind: [K]\n",
+            "    group: g\n    kind: K\n    names: {kind: K}\n",
+            "    group: g\n    kind: K\n    GROUP: h\n",
+        ],
+    ));
     out
 }
 
 fn composition_inputs() -> Vec<String> {
-    let mut out: Vec<String> = [
+    let mut out = after("", &EMPTY);
+    out.extend(after(
         "",
-        "---\n",
-        "# nothing\n",
-        "---\n---\n",
-        "a: [\n",
-        "a: b\n c\n",
-        "~\n",
-        "[a]\n",
-        "plain\n",
-        "kind: Composition\n",
-        "apiVersion: kustomize.config.k8s.io/v1alpha1\n",
-        "apiVersion: v1\nkind: Composition\n",
-        "apiVersion: [a]\nkind: Composition\n",
-        "apiVersion: 1\nkind: Composition\n",
-        "apiVersion: ~\nkind: Composition\n",
-        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Other\n",
-        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: {a: b}\n",
-        "~\n---\nkind: x\n",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for tail in [
+        &[
+            "a: [\n",
+            "a: b\n c\n",
+            "~\n",
+            "[a]\n",
+            "plain\n",
+            "kind: Composition\n",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\n",
+            "apiVersion: v1\nkind: Composition\n",
+            "apiVersion: [a]\nkind: Composition\n",
+            "apiVersion: 1\nkind: Composition\n",
+            "apiVersion: ~\nkind: Composition\n",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Other\n",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: {a: b}\n",
+            "~\n---\nkind: x\n",
+        ],
+    ));
+    out.extend(after(COMP, &[
         "",
         "colour: red\n",
         "---\nkind: Composition\n",
@@ -294,9 +299,7 @@ fn composition_inputs() -> Vec<String> {
         "transformerOverrides: [{apiVersion: builtin, kind: K, spec: {a: {$patch: ~}}}]\n",
         "transformerOverrides: [{apiVersion: builtin, $patch: replace, kind: K, metadata: {colour: red}}]\n",
         "transformerOverrides: [{apiVersion: builtin, kind: K, spec: [{$patch: nope}]}]\n",
-    ] {
-        out.push(format!("{COMP}{tail}"));
-    }
+    ]));
     out
 }
 
