@@ -9,8 +9,10 @@
 //! `starlark: URL` runtime, and `requireFilesystem` for
 //! `requireStorageMount`. `docs/catalog.md` lists them.
 
-use krusty_yaml::{Node, Pos, Value};
+use krusty_yaml::{Node, Pos};
 
+use crate::decode::walk;
+use crate::decode::{Decode, Dialect, Documents, Kind, Problem, Strictness::Strict};
 use crate::error::{SchemaError, SchemaResult};
 
 /// The API version of catalogs and definitions.
@@ -111,15 +113,28 @@ pub struct Platform {
     pub sha256: Option<String>,
 }
 
-/// The error for the value `node` of the field `field` (a path,
-/// `spec.krmFunctions[0].group`; empty: the whole file). Printed with
-/// [`SchemaError::place_first`], it reads `file:line:col: field 'f': why`.
-fn error(node: &Node, field: &str, message: impl Into<String>) -> SchemaError {
-    let e = SchemaError::new(message);
-    if field.is_empty() {
-        e.located(None, node.pos())
-    } else {
-        e.in_field(field, node.pos())
+/// Krusty's words for a catalog: the failure, located at the value and
+/// naming its field (a path, `spec.krmFunctions[0].group`; empty: the
+/// whole file). Printed with [`SchemaError::place_first`], it reads
+/// `file:line:col: field 'f': why`.
+struct Words;
+
+impl Dialect for Words {
+    fn error(&self, pos: Pos, field: &str, problem: Problem<'_>) -> SchemaError {
+        let e = SchemaError::new(problem.to_string());
+        if field.is_empty() {
+            e.located(None, pos)
+        } else {
+            e.in_field(field, pos)
+        }
+    }
+
+    fn null_is_empty(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::Mapping | Kind::Sequence)
+    }
+
+    fn item_path(&self, field: &str, index: usize) -> String {
+        format!("{field}[{index}]")
     }
 }
 
@@ -127,55 +142,35 @@ type Read<T> = SchemaResult<T>;
 
 /// Reads the catalog or definition in `text` (the first document).
 pub fn parse(text: &str) -> Read<Catalog> {
-    let docs = krusty_yaml::parse_stream(text).map_err(|e| {
-        SchemaError::new(format!("not valid YAML: {}", e.message)).located(None, e.pos)
-    })?;
-    let root = docs.into_iter().find_map(|d| d.root).ok_or_else(|| {
-        SchemaError::new("the file is empty").located(None, Pos { line: 1, col: 1 })
-    })?;
-    parse_root(&root)
+    parse_root(&Words.root(text, Documents::First)?)
 }
+
+/// The kinds of catalog files.
+const KINDS: &str = "Catalog, KRMFunctionCatalog or KRMFunctionDefinition";
 
 /// Reads a catalog or definition from its root node.
 pub fn parse_root(root: &Node) -> Read<Catalog> {
-    let entries = mapping(root, "")?;
+    Words.mapping(root, "")?;
     let kind = match root.get("kind") {
-        Some(k) => string(k, "kind")?,
-        None => {
-            return Err(error(
-                root,
-                "kind",
-                "required (Catalog, KRMFunctionCatalog or KRMFunctionDefinition)",
-            ))
-        }
+        Some(k) => Words.string(k, "kind")?,
+        None => return Err(Words.required_as(root, "kind", KINDS)),
     };
     match root.get("apiVersion") {
-        Some(v) if string(v, "apiVersion")? == API_VERSION => {}
-        Some(v) => {
-            return Err(error(
-                v,
-                "apiVersion",
-                format!("'{}' is not {API_VERSION}", string(v, "apiVersion")?),
-            ))
-        }
-        None => {
-            return Err(error(
-                root,
-                "apiVersion",
-                format!("required ({API_VERSION})"),
-            ))
-        }
+        Some(v) => match Words.string(v, "apiVersion")? {
+            written if written == API_VERSION => {}
+            other => {
+                let message = format!("'{other}' is not {API_VERSION}");
+                return Err(Words.invalid(v, "apiVersion", message));
+            }
+        },
+        None => return Err(Words.required_as(root, "apiVersion", API_VERSION)),
     }
     let definition = match kind.as_str() {
         "Catalog" | "KRMFunctionCatalog" => false,
         "KRMFunctionDefinition" => true,
         other => {
             let at = root.get("kind").unwrap_or(root);
-            return Err(error(
-                at,
-                "kind",
-                format!("'{other}' is not Catalog, KRMFunctionCatalog or KRMFunctionDefinition"),
-            ));
+            return Err(Words.invalid(at, "kind", format!("'{other}' is not {KINDS}")));
         }
     };
     let mut catalog = Catalog {
@@ -184,33 +179,26 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
         functions: Vec::new(),
     };
     let mut spec = None;
-    for (key, value) in entries {
-        match key.key_str().unwrap_or("") {
-            "apiVersion" | "kind" => {}
-            "metadata" => catalog.name = metadata(value)?,
-            "spec" => spec = Some(value),
-            other => return Err(unknown(key, other)),
-        }
-    }
-    let spec = spec.ok_or_else(|| error(root, "spec", "required"))?;
+    walk!(Words, root, "", Strict, |e| match e.name {
+        "apiVersion" | "kind" => {}
+        "metadata" => catalog.name = metadata(e.value)?,
+        "spec" => spec = Some(e.value),
+    })?;
+    let spec = spec.ok_or_else(|| Words.required(root, "spec"))?;
     if definition {
         catalog.functions.push(function(spec, "spec")?);
         return Ok(catalog);
     }
-    for (key, value) in mapping(spec, "spec")? {
-        match key.key_str().unwrap_or("") {
-            "krmFunctions" => {
-                for (i, item) in sequence(value, "spec.krmFunctions")?.iter().enumerate() {
-                    catalog
-                        .functions
-                        .push(function(item, &format!("spec.krmFunctions[{i}]"))?);
-                }
+    walk!(Words, spec, "spec", Strict, |e| match e.name {
+        "krmFunctions" => {
+            for (i, item) in Words.sequence(e.value, &e.path)?.iter().enumerate() {
+                let at = format!("{}[{i}]", e.path);
+                catalog.functions.push(function(item, &at)?);
             }
-            other => return Err(unknown(key, &format!("spec.{other}"))),
         }
-    }
+    })?;
     if spec.get("krmFunctions").is_none() {
-        return Err(error(spec, "spec.krmFunctions", "required"));
+        return Err(Words.required(spec, "spec.krmFunctions"));
     }
     Ok(catalog)
 }
@@ -218,26 +206,11 @@ pub fn parse_root(root: &Node) -> Read<Catalog> {
 /// `metadata`: its name (labels and annotations are checked, not used).
 fn metadata(node: &Node) -> Read<String> {
     let mut name = String::new();
-    if node.is_null() {
-        return Ok(name);
-    }
-    for (key, value) in mapping(node, "metadata")? {
-        let field = format!("metadata.{}", key.key_str().unwrap_or(""));
-        match key.key_str().unwrap_or("") {
-            "name" => name = string(value, &field)?,
-            "namespace" => {
-                string(value, &field)?;
-            }
-            "labels" | "annotations" => {
-                if !value.is_null() {
-                    for (k, v) in mapping(value, &field)? {
-                        string(v, &format!("{field}.{}", k.key_str().unwrap_or("")))?;
-                    }
-                }
-            }
-            other => return Err(unknown(key, &format!("metadata.{other}"))),
-        }
-    }
+    walk!(Words, node, "metadata", Strict, |e| match e.name {
+        "name" => name = Words.string(e.value, &e.path)?,
+        "namespace" => drop(Words.string(e.value, &e.path)?),
+        "labels" | "annotations" => drop(Words.string_map(e.value, &e.path)?),
+    })?;
     Ok(name)
 }
 
@@ -246,62 +219,50 @@ fn function(node: &Node, at: &str) -> Read<FunctionDef> {
     let mut f = FunctionDef::default();
     let mut shared_runtime = None;
     let mut versions = None;
-    for (key, value) in mapping(node, at)? {
-        let name = key.key_str().unwrap_or("");
-        let field = format!("{at}.{name}");
-        match name {
-            "group" => f.group = string(value, &field)?,
-            "names" => {
-                for (k, v) in mapping(value, &field)? {
-                    match k.key_str().unwrap_or("") {
-                        "kind" => f.kind = kind_once(&f.kind, v, &format!("{field}.kind"))?,
-                        other => return Err(unknown(k, &format!("{field}.{other}"))),
-                    }
-                }
-            }
-            "kind" => f.kind = kind_once(&f.kind, value, &field)?,
-            "description" => f.description = string(value, &field)?,
-            "publisher" => f.publisher = string(value, &field)?,
-            "home" => f.home = string(value, &field)?,
-            "maintainers" => f.maintainers = strings(value, &field)?,
-            "tags" => f.tags = strings(value, &field)?,
-            "runtime" => shared_runtime = Some((runtime(value, &field)?, value)),
-            "versions" => versions = Some((value, field)),
-            other => return Err(unknown(key, &format!("{at}.{other}"))),
-        }
-    }
+    walk!(Words, node, at, Strict, |e| match e.name {
+        "group" => f.group = Words.string(e.value, &e.path)?,
+        "names" => walk!(Words, e.value, &e.path, Strict, |e| match e.name {
+            "kind" => f.kind = kind_once(&f.kind, e.value, &e.path)?,
+        })?,
+        "kind" => f.kind = kind_once(&f.kind, e.value, &e.path)?,
+        "description" => f.description = Words.string(e.value, &e.path)?,
+        "publisher" => f.publisher = Words.string(e.value, &e.path)?,
+        "home" => f.home = Words.string(e.value, &e.path)?,
+        "maintainers" => f.maintainers = Words.strings(e.value, &e.path)?,
+        "tags" => f.tags = Words.strings(e.value, &e.path)?,
+        "runtime" => shared_runtime = Some(runtime(e.value, &e.path)?),
+        "versions" => versions = Some((e.value, e.path)),
+    })?;
     if f.group.is_empty() {
-        return Err(error(node, &format!("{at}.group"), "required"));
+        return Err(Words.required(node, &format!("{at}.group")));
     }
     if f.kind.is_empty() {
-        return Err(error(node, &format!("{at}.names.kind"), "required"));
+        return Err(Words.required(node, &format!("{at}.names.kind")));
     }
     let Some((list, field)) = versions else {
-        return Err(error(node, &format!("{at}.versions"), "required"));
+        return Err(Words.required(node, &format!("{at}.versions")));
     };
-    let items = sequence(list, &field)?;
+    let items = Words.sequence(list, &field)?;
     if items.is_empty() {
-        return Err(error(list, &field, "at least one version is required"));
+        return Err(Words.invalid(list, &field, "at least one version is required"));
     }
     for (i, item) in items.iter().enumerate() {
         let vfield = format!("{field}[{i}]");
         let (mut v, own) = version(item, &vfield)?;
+        let runtime = format!("{vfield}.runtime");
         match (&shared_runtime, own) {
             (Some(_), Some(own)) => {
-                return Err(error(
+                return Err(Words.invalid(
                     own,
-                    &format!("{vfield}.runtime"),
+                    &runtime,
                     format!("the runtime is given beside versions ({at}.runtime) and in this version; give it in one place"),
                 ))
             }
-            (Some((shared, _)), None) => v.runtime = shared.clone(),
+            (Some(shared), None) => v.runtime = shared.clone(),
             (None, Some(_)) => {}
             (None, None) => {
-                return Err(error(
-                    item,
-                    &format!("{vfield}.runtime"),
-                    "required (in the version, or beside versions for all of them)",
-                ))
+                let hint = "in the version, or beside versions for all of them";
+                return Err(Words.required_as(item, &runtime, hint));
             }
         }
         f.versions.push(v);
@@ -312,54 +273,38 @@ fn function(node: &Node, at: &str) -> Read<FunctionDef> {
 /// A function's kind, given once (`names.kind` or `kind`).
 fn kind_once(before: &str, value: &Node, field: &str) -> Read<String> {
     if !before.is_empty() {
-        return Err(error(
+        return Err(Words.invalid(
             value,
             field,
             "the kind is given twice (names.kind and kind); give one",
         ));
     }
-    let kind = string(value, field)?;
-    if kind.is_empty() {
-        return Err(error(value, field, "must not be empty"));
-    }
-    Ok(kind)
+    nonempty(value, field)
 }
 
 /// One version; with the node of its own runtime, if it has one.
 fn version<'a>(node: &'a Node, at: &str) -> Read<(VersionDef, Option<&'a Node>)> {
     let mut v = VersionDef::default();
     let mut own = None;
-    for (key, value) in mapping(node, at)? {
-        let name = key.key_str().unwrap_or("");
-        let field = format!("{at}.{name}");
-        match name {
-            "name" => v.name = string(value, &field)?,
-            "schema" => {
-                for (k, schema) in mapping(value, &field)? {
-                    match k.key_str().unwrap_or("") {
-                        "openAPIV3Schema" => {
-                            mapping(schema, &format!("{field}.openAPIV3Schema"))?;
-                            v.schema = Some(schema.clone());
-                        }
-                        other => return Err(unknown(k, &format!("{field}.{other}"))),
-                    }
-                }
-            }
-            "idempotent" => v.idempotent = boolean(value, &field)?,
-            "conformWithSpecVersions" => v.spec_versions = strings(value, &field)?,
-            "runtime" => {
-                v.runtime = runtime(value, &field)?;
-                own = Some(value);
-            }
-            "usage" => v.usage = string(value, &field)?,
-            "examples" => v.examples = strings(value, &field)?,
-            "license" => v.license = string(value, &field)?,
-            "maintainers" => v.maintainers = strings(value, &field)?,
-            other => return Err(unknown(key, &format!("{at}.{other}"))),
+    walk!(Words, node, at, Strict, |e| match e.name {
+        "name" => v.name = Words.string(e.value, &e.path)?,
+        "schema" => walk!(Words, e.value, &e.path, Strict, |e| match e.name {
+            "openAPIV3Schema" =>
+                v.schema = Some(Words.mapping(e.value, &e.path).map(|_| e.value.clone())?),
+        })?,
+        "idempotent" => v.idempotent = Words.boolean(e.value, &e.path)?,
+        "conformWithSpecVersions" => v.spec_versions = Words.strings(e.value, &e.path)?,
+        "runtime" => {
+            v.runtime = runtime(e.value, &e.path)?;
+            own = Some(e.value);
         }
-    }
+        "usage" => v.usage = Words.string(e.value, &e.path)?,
+        "examples" => v.examples = Words.strings(e.value, &e.path)?,
+        "license" => v.license = Words.string(e.value, &e.path)?,
+        "maintainers" => v.maintainers = Words.strings(e.value, &e.path)?,
+    })?;
     if v.name.is_empty() {
-        return Err(error(node, &format!("{at}.name"), "required"));
+        return Err(Words.required(node, &format!("{at}.name")));
     }
     Ok((v, own))
 }
@@ -367,80 +312,57 @@ fn version<'a>(node: &'a Node, at: &str) -> Read<(VersionDef, Option<&'a Node>)>
 /// A `runtime`: at least one of `container`, `exec` and `starlark`.
 fn runtime(node: &Node, at: &str) -> Read<RuntimeDef> {
     let mut r = RuntimeDef::default();
-    for (key, value) in mapping(node, at)? {
-        let name = key.key_str().unwrap_or("");
-        let field = format!("{at}.{name}");
-        match name {
-            "container" => r.container = Some(container(value, &field)?),
-            "exec" => r.exec = Some(exec(value, &field)?),
-            "starlark" => r.starlark = Some(nonempty(value, &field)?),
-            other => return Err(unknown(key, &format!("{at}.{other}"))),
-        }
-    }
+    walk!(Words, node, at, Strict, |e| match e.name {
+        "container" => r.container = Some(container(e.value, &e.path)?),
+        "exec" => r.exec = Some(exec(e.value, &e.path)?),
+        "starlark" => r.starlark = Some(nonempty(e.value, &e.path)?),
+    })?;
     if r.container.is_none() && r.exec.is_none() && r.starlark.is_none() {
-        return Err(error(
-            node,
-            at,
-            "one of container, exec and starlark is required",
-        ));
+        let message = "one of container, exec and starlark is required";
+        return Err(Words.invalid(node, at, message));
     }
     Ok(r)
 }
 
+/// A container runtime (`requireFilesystem` is the KEP's examples' name
+/// for `requireStorageMount`).
 fn container(node: &Node, at: &str) -> Read<ContainerDef> {
     let mut c = ContainerDef::default();
-    for (key, value) in mapping(node, at)? {
-        let name = key.key_str().unwrap_or("");
-        let field = format!("{at}.{name}");
-        match name {
-            "image" => c.image = nonempty(value, &field)?,
-            "sha256" => c.sha256 = Some(digest(value, &field)?),
-            "requireNetwork" => c.require_network = boolean(value, &field)?,
-            "requireStorageMount" | "requireFilesystem" => {
-                c.require_storage_mount = boolean(value, &field)?
-            }
-            other => return Err(unknown(key, &format!("{at}.{other}"))),
+    walk!(Words, node, at, Strict, |e| match e.name {
+        "image" => c.image = nonempty(e.value, &e.path)?,
+        "sha256" => c.sha256 = Some(digest(e.value, &e.path)?),
+        "requireNetwork" => c.require_network = Words.boolean(e.value, &e.path)?,
+        "requireStorageMount" | "requireFilesystem" => {
+            c.require_storage_mount = Words.boolean(e.value, &e.path)?
         }
-    }
+    })?;
     if c.image.is_empty() {
-        return Err(error(node, &format!("{at}.image"), "required"));
+        return Err(Words.required(node, &format!("{at}.image")));
     }
     Ok(c)
 }
 
 fn exec(node: &Node, at: &str) -> Read<Vec<Platform>> {
     let mut platforms = None;
-    for (key, value) in mapping(node, at)? {
-        let name = key.key_str().unwrap_or("");
-        let field = format!("{at}.{name}");
-        match name {
-            "platforms" => {
-                let mut list = Vec::new();
-                for (i, item) in sequence(value, &field)?.iter().enumerate() {
-                    list.push(platform(item, &format!("{field}[{i}]"))?);
-                }
-                platforms = Some(list);
-            }
-            other => return Err(unknown(key, &format!("{at}.{other}"))),
+    walk!(Words, node, at, Strict, |e| match e.name {
+        "platforms" => {
+            let items = Words.sequence(e.value, &e.path)?.iter().enumerate();
+            let list = items.map(|(i, item)| platform(item, &format!("{}[{i}]", e.path)));
+            platforms = Some(list.collect::<Read<Vec<_>>>()?);
         }
-    }
-    platforms.ok_or_else(|| error(node, &format!("{at}.platforms"), "required"))
+    })?;
+    platforms.ok_or_else(|| Words.required(node, &format!("{at}.platforms")))
 }
 
 fn platform(node: &Node, at: &str) -> Read<Platform> {
     let mut p = Platform::default();
-    for (key, value) in mapping(node, at)? {
-        let name = key.key_str().unwrap_or("");
-        let field = format!("{at}.{name}");
-        match name {
-            "bin" => p.bin = nonempty(value, &field)?,
-            "os" => p.os = nonempty(value, &field)?,
-            "arch" => p.arch = nonempty(value, &field)?,
-            "uri" => p.uri = nonempty(value, &field)?,
-            "sha256" => p.sha256 = Some(digest(value, &field)?),
-            other => return Err(unknown(key, &format!("{at}.{other}"))),
-        }
-    }
+    walk!(Words, node, at, Strict, |e| match e.name {
+        "bin" => p.bin = nonempty(e.value, &e.path)?,
+        "os" => p.os = nonempty(e.value, &e.path)?,
+        "arch" => p.arch = nonempty(e.value, &e.path)?,
+        "uri" => p.uri = nonempty(e.value, &e.path)?,
+        "sha256" => p.sha256 = Some(digest(e.value, &e.path)?),
+    })?;
     for (name, value) in [
         ("bin", &p.bin),
         ("os", &p.os),
@@ -448,74 +370,27 @@ fn platform(node: &Node, at: &str) -> Read<Platform> {
         ("uri", &p.uri),
     ] {
         if value.is_empty() {
-            return Err(error(node, &format!("{at}.{name}"), "required"));
+            return Err(Words.required(node, &format!("{at}.{name}")));
         }
     }
     Ok(p)
 }
 
-fn unknown(key: &Node, field: &str) -> SchemaError {
-    error(key, field, "unknown field")
-}
-
-fn mapping<'a>(node: &'a Node, field: &str) -> Read<&'a [(Node, Node)]> {
-    if node.is_null() {
-        return Ok(&[]);
-    }
-    node.as_map()
-        .map(|m| m.as_slice())
-        .ok_or_else(|| error(node, field, "must be a mapping"))
-}
-
-fn sequence<'a>(node: &'a Node, field: &str) -> Read<&'a [Node]> {
-    if node.is_null() {
-        return Ok(&[]);
-    }
-    node.as_seq()
-        .map(|s| s.as_slice())
-        .ok_or_else(|| error(node, field, "must be a list"))
-}
-
-/// A string: any scalar but null, a boolean or a number written plain.
-fn string(node: &Node, field: &str) -> Read<String> {
-    use krusty_yaml::Resolved;
-    match (&node.value, krusty_yaml::resolve_input(node)) {
-        (Value::Scalar(_), Resolved::Str(s)) => Ok(s.to_string()),
-        (Value::Scalar(_), Resolved::Owned(s)) => Ok(s),
-        _ => Err(error(node, field, "must be a string")),
-    }
-}
-
 fn nonempty(node: &Node, field: &str) -> Read<String> {
-    let s = string(node, field)?;
+    let s = Words.string(node, field)?;
     if s.is_empty() {
-        return Err(error(node, field, "must not be empty"));
+        return Err(Words.error(node.pos(), field, Problem::EmptyValue));
     }
     Ok(s)
-}
-
-fn strings(node: &Node, field: &str) -> Read<Vec<String>> {
-    sequence(node, field)?
-        .iter()
-        .enumerate()
-        .map(|(i, item)| string(item, &format!("{field}[{i}]")))
-        .collect()
-}
-
-fn boolean(node: &Node, field: &str) -> Read<bool> {
-    match (&node.value, krusty_yaml::resolve_input(node)) {
-        (Value::Scalar(_), krusty_yaml::Resolved::Bool(b)) => Ok(b),
-        _ => Err(error(node, field, "must be true or false")),
-    }
 }
 
 /// A sha256 digest: 64 hex digits, optionally after `sha256:`; kept in
 /// lower case without the prefix.
 fn digest(node: &Node, field: &str) -> Read<String> {
-    let text = string(node, field)?;
+    let text = Words.string(node, field)?;
     let hex = text.strip_prefix("sha256:").unwrap_or(&text);
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(error(
+        return Err(Words.invalid(
             node,
             field,
             format!("'{text}' is not a sha256 digest (64 hexadecimal digits)"),

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use krusty_yaml::{Node, Pos, Value};
 
+pub use crate::decode::child_field;
+use crate::decode::{walk, Decode, Dialect, Documents, Entry, Kind, Problem, Strictness::Strict};
 use crate::error::{SchemaError, SchemaResult};
 
 /// The API version of a Composition.
@@ -68,16 +70,6 @@ pub enum Directive {
 /// The key of a strategic merge directive.
 pub const DIRECTIVE_KEY: &str = "$patch";
 
-/// The dotted path, for messages, of the key `name` under `field` (the
-/// empty path is the top).
-pub fn child_field(field: &str, name: &str) -> String {
-    if field.is_empty() {
-        name.to_string()
-    } else {
-        format!("{field}.{name}")
-    }
-}
-
 /// The directive of the mapping `node` of `file`, at `field` (a dotted
 /// path, for messages): merge when it has no `$patch`; a `$patch` that is
 /// not `merge`, `replace` or `delete` is an error.
@@ -90,14 +82,14 @@ pub fn directive(file: &Path, node: &Node, field: &str) -> SchemaResult<Directiv
         Some("merge") => Ok(Directive::Merge),
         Some("replace") => Ok(Directive::Replace),
         Some("delete") => Ok(Directive::Delete),
-        other => Err(error_at(
-            file,
-            value.pos(),
-            format!(
-                "transformerOverrides: field '{at}': '{}' is not one of merge, replace, delete",
+        other => {
+            let message = format!(
+                "'{}' is not one of merge, replace, delete",
                 other.unwrap_or("")
-            ),
-        )),
+            );
+            let d = In(file, Some("transformerOverrides"));
+            Err(d.invalid(value, &at, message))
+        }
     }
 }
 
@@ -158,38 +150,48 @@ impl OrderEntry {
     }
 }
 
-/// An error about `file`'s content at `pos`: `composition file FILE:
-/// message (line L, column C)`.
-fn error_at(file: &Path, pos: Pos, message: impl std::fmt::Display) -> SchemaError {
-    SchemaError::new(message.to_string())
-        .located(None, pos)
-        .context(format!("composition file {}", file.display()))
+/// Krusty's words for a composition file (and the list a transformer
+/// config is checked for): `composition file FILE: list: message (line
+/// L, column C)`.
+struct In<'a>(&'a Path, Option<&'a str>);
+
+impl Dialect for In<'_> {
+    fn error(&self, pos: Pos, field: &str, problem: Problem<'_>) -> SchemaError {
+        let message = match &problem {
+            Problem::Unknown(_) => format!("unknown field '{field}'"),
+            Problem::Mismatch(Kind::Mapping, _) if field.is_empty() => {
+                "a composition must be a YAML mapping".to_string()
+            }
+            Problem::Mismatch(..) => format!("field '{field}' {problem}"),
+            Problem::Required(_) => format!("field '{field}' is {problem}"),
+            Problem::EmptyValue => format!("field '{field}' is empty"),
+            Problem::SecondDocument => {
+                "a composition file holds one YAML document; a second one starts here".to_string()
+            }
+            Problem::Invalid(m) if !field.is_empty() => format!("field '{field}': {m}"),
+            _ => problem.to_string(),
+        };
+        let e = SchemaError::new(match self.1 {
+            Some(list) => format!("{list}: {message}"),
+            None => message,
+        });
+        match problem {
+            Problem::EmptyFile => e,
+            _ => e.located(None, pos),
+        }
+        .context(format!("composition file {}", self.0.display()))
+    }
+
+    fn null_is_empty(&self, kind: Kind) -> bool {
+        kind == Kind::Sequence
+    }
 }
 
 /// Reads the composition in `text`, the content of `path`.
 pub fn parse(path: &Path, text: &str) -> SchemaResult<CompositionFile> {
-    let docs = krusty_yaml::parse_stream(text)
-        .map_err(|e| error_at(path, e.pos, format!("not valid YAML: {}", e.message)))?;
-    let mut roots = docs.into_iter().filter_map(|d| d.root);
-    let root = roots.next().ok_or_else(|| {
-        SchemaError::new("the file is empty")
-            .context(format!("composition file {}", path.display()))
-    })?;
+    let d = In(path, None);
     // One file, one composition: what follows it would be ignored.
-    if let Some(second) = roots.find(|r| !r.is_null()) {
-        return Err(error_at(
-            path,
-            second.pos(),
-            "a composition file holds one YAML document; a second one starts here",
-        ));
-    }
-    let Value::Map(entries) = &root.value else {
-        return Err(error_at(
-            path,
-            root.pos(),
-            "a composition must be a YAML mapping",
-        ));
-    };
+    let root = d.root(text, Documents::One)?;
     let mut file = CompositionFile {
         path: path.to_path_buf(),
         imports: Vec::new(),
@@ -199,168 +201,86 @@ pub fn parse(path: &Path, text: &str) -> SchemaResult<CompositionFile> {
         catalogs: Vec::new(),
     };
     let (mut api_version, mut kind) = (None, None);
-    for (key, value) in entries {
-        let field = key.key_str().unwrap_or("");
-        match field {
-            "apiVersion" => api_version = Some(value),
-            "kind" => kind = Some(value),
-            "metadata" => check_metadata(path, value, "metadata")?,
-            "transformersFrom" => {
-                for item in items(path, value, field)? {
-                    file.imports.push(import(path, item)?);
-                }
-            }
-            "transformerOverrides" => {
-                for item in items(path, value, field)? {
-                    file.overrides.push(override_entry(path, item)?);
-                }
-            }
-            "transformers" => {
-                for item in items(path, value, field)? {
-                    file.transformers.push(match &item.value {
-                        Value::Scalar(s) if !item.is_null() => Listed::File {
-                            path: s.text.to_string(),
-                            pos: item.pos(),
-                        },
-                        _ => {
-                            let mut config = item.clone();
-                            check_transformer(path, &mut config, field)?;
-                            Listed::Inline(config)
-                        }
-                    });
-                }
-            }
-            "catalogs" => {
-                for item in items(path, value, field)? {
-                    let written = self::text(path, item, "catalogs")?;
-                    file.catalogs.push((written.to_string(), item.pos()));
-                }
-            }
-            "transformerOrder" => {
-                let mut order = Vec::new();
-                for item in items(path, value, field)? {
-                    order.push(order_entry(path, item)?);
-                }
-                file.order = Some((order, key.pos()));
-            }
-            other => {
-                return Err(error_at(
-                    path,
-                    key.pos(),
-                    format!("unknown field '{other}'"),
-                ));
+    walk!(d, &root, "", Strict, |e| match e.name {
+        "apiVersion" => api_version = Some(e.value),
+        "kind" => kind = Some(e.value),
+        "metadata" => check_metadata(path, e.value, e.name)?,
+        "transformersFrom" => {
+            for item in d.sequence(e.value, e.name)? {
+                file.imports.push(import(path, item)?);
             }
         }
-    }
-    match api_version.and_then(Node::as_str) {
-        Some(API_VERSION) => {}
-        Some(other) => {
-            return Err(error_at(
-                path,
-                root.get("apiVersion").map_or(root.pos(), Node::pos),
-                format!("field 'apiVersion': '{other}' is not {API_VERSION}"),
-            ))
+        "transformerOverrides" => {
+            for item in d.sequence(e.value, e.name)? {
+                file.overrides.push(override_entry(path, item)?);
+            }
         }
-        None => {
-            return Err(error_at(
-                path,
-                root.pos(),
-                format!("field 'apiVersion' is required ({API_VERSION})"),
-            ))
+        "transformers" => {
+            for item in d.sequence(e.value, e.name)? {
+                file.transformers.push(match &item.value {
+                    Value::Scalar(s) if !item.is_null() => Listed::File {
+                        path: s.text.to_string(),
+                        pos: item.pos(),
+                    },
+                    _ => {
+                        let mut config = item.clone();
+                        check_transformer(path, &mut config, e.name)?;
+                        Listed::Inline(config)
+                    }
+                });
+            }
         }
-    }
-    match kind.and_then(Node::as_str) {
-        Some("Composition") => {}
-        Some(other) => {
-            return Err(error_at(
-                path,
-                root.get("kind").map_or(root.pos(), Node::pos),
-                format!("field 'kind': '{other}' is not Composition"),
-            ))
+        "catalogs" => {
+            for item in d.sequence(e.value, e.name)? {
+                let written = d.text(item, e.name)?;
+                file.catalogs.push((written.to_string(), item.pos()));
+            }
         }
-        None => {
-            return Err(error_at(
-                path,
-                root.pos(),
-                "field 'kind' is required (Composition)",
-            ))
+        "transformerOrder" => {
+            let order = d
+                .sequence(e.value, e.name)?
+                .iter()
+                .map(|i| order_entry(path, i));
+            file.order = Some((order.collect::<SchemaResult<_>>()?, e.key.pos()));
+        }
+    })?;
+    for (name, node, wanted) in [
+        ("apiVersion", api_version, API_VERSION),
+        ("kind", kind, "Composition"),
+    ] {
+        match node.and_then(|n| Some((n, n.as_str()?))) {
+            Some((_, written)) if written == wanted => {}
+            Some((n, other)) => {
+                return Err(d.invalid(n, name, format!("'{other}' is not {wanted}")))
+            }
+            None => return Err(d.required_as(&root, name, wanted)),
         }
     }
     Ok(file)
 }
 
-/// The items of a list field (none for null).
-fn items<'a>(path: &Path, value: &'a Node, field: &str) -> SchemaResult<&'a [Node]> {
-    if value.is_null() {
-        return Ok(&[]);
-    }
-    value
-        .as_seq()
-        .map(|s| s.as_slice())
-        .ok_or_else(|| error_at(path, value.pos(), format!("field '{field}' must be a list")))
-}
-
-/// The mapping entries of `node`, or an error naming `field`.
-fn entries<'a>(path: &Path, node: &'a Node, field: &str) -> SchemaResult<&'a [(Node, Node)]> {
-    node.as_map().map(|m| m.as_slice()).ok_or_else(|| {
-        error_at(
-            path,
-            node.pos(),
-            format!("field '{field}' must be a mapping"),
-        )
-    })
-}
-
-/// The text of a scalar field, or an error naming it.
-fn text<'a>(path: &Path, node: &'a Node, field: &str) -> SchemaResult<&'a str> {
-    match node.as_scalar() {
-        Some(s) if !node.is_null() => Ok(s.text.as_str()),
-        _ => Err(error_at(
-            path,
-            node.pos(),
-            format!("field '{field}' must be a string"),
-        )),
-    }
-}
-
 fn import(path: &Path, item: &Node) -> SchemaResult<Import> {
-    let field = "transformersFrom";
+    let d = In(path, None);
     let mut out = Import {
         path: String::new(),
         mode: ImportMode::Prepend,
         pos: item.pos(),
     };
-    for (key, value) in entries(path, item, field)? {
-        match key.key_str().unwrap_or("") {
-            "path" => out.path = text(path, value, "transformersFrom.path")?.to_string(),
-            "importMode" => {
-                out.mode = match text(path, value, "transformersFrom.importMode")? {
-                    "prepend" => ImportMode::Prepend,
-                    "append" => ImportMode::Append,
-                    other => {
-                        return Err(error_at(
-                            path,
-                            value.pos(),
-                            format!("field 'transformersFrom.importMode': '{other}' is not one of prepend, append"),
-                        ))
-                    }
+    walk!(d, item, "transformersFrom", Strict, |e| match e.name {
+        "path" => out.path = d.text(e.value, &e.path)?.to_string(),
+        "importMode" => {
+            out.mode = match d.text(e.value, &e.path)? {
+                "prepend" => ImportMode::Prepend,
+                "append" => ImportMode::Append,
+                other => {
+                    let message = format!("'{other}' is not one of prepend, append");
+                    return Err(d.invalid(e.value, &e.path, message));
                 }
             }
-            other => {
-                return Err(error_at(
-                    path,
-                    key.pos(),
-                    format!("unknown field 'transformersFrom.{other}'"),
-                ))
-            }
         }
-    }
+    })?;
     if out.path.is_empty() {
-        return Err(error_at(
-            path,
-            item.pos(),
-            "field 'transformersFrom.path' is required",
-        ));
+        return Err(d.required(item, "transformersFrom.path"));
     }
     Ok(out)
 }
@@ -402,11 +322,10 @@ fn check_directives(path: &Path, node: &Node, field: &str) -> SchemaResult<()> {
     };
     if field == "metadata" && directive(path, node, field)? == Directive::Delete {
         let pos = node.get(DIRECTIVE_KEY).map_or(node.pos(), Node::pos);
-        return Err(error_at(
-            path,
-            pos,
-            "transformerOverrides: field 'metadata' cannot be deleted: it names the transformer the override applies to",
-        ));
+        let message =
+            "field 'metadata' cannot be deleted: it names the transformer the override applies to";
+        let d = In(path, Some("transformerOverrides"));
+        return Err(d.error(pos, "", Problem::Invalid(message.to_string())));
     }
     directive(path, node, field)?;
     for (key, value) in entries {
@@ -434,35 +353,21 @@ fn without_directives(node: &Node) -> Node {
 }
 
 fn order_entry(path: &Path, item: &Node) -> SchemaResult<OrderEntry> {
+    let d = In(path, None);
     let mut out = OrderEntry {
         api_version: None,
         kind: None,
         name: String::new(),
         pos: item.pos(),
     };
-    for (key, value) in entries(path, item, "transformerOrder")? {
-        match key.key_str().unwrap_or("") {
-            "name" => out.name = text(path, value, "transformerOrder.name")?.to_string(),
-            "kind" => out.kind = Some(text(path, value, "transformerOrder.kind")?.to_string()),
-            "apiVersion" => {
-                out.api_version =
-                    Some(text(path, value, "transformerOrder.apiVersion")?.to_string())
-            }
-            other => {
-                return Err(error_at(
-                    path,
-                    key.pos(),
-                    format!("unknown field 'transformerOrder.{other}'"),
-                ))
-            }
-        }
-    }
+    let text = |e: &Entry| Ok::<_, SchemaError>(d.text(e.value, &e.path)?.to_string());
+    walk!(d, item, "transformerOrder", Strict, |e| match e.name {
+        "name" => out.name = text(&e)?,
+        "kind" => out.kind = Some(text(&e)?),
+        "apiVersion" => out.api_version = Some(text(&e)?),
+    })?;
     if out.name.is_empty() {
-        return Err(error_at(
-            path,
-            item.pos(),
-            "field 'transformerOrder.name' is required",
-        ));
+        return Err(d.required(item, "transformerOrder.name"));
     }
     Ok(out)
 }
@@ -470,46 +375,23 @@ fn order_entry(path: &Path, item: &Node) -> SchemaResult<OrderEntry> {
 /// Checks a transformer config written in `field` of `path` (or in a file
 /// of configs) and gives it its default name (the kind in kebab case).
 pub fn check_transformer(path: &Path, config: &mut Node, field: &str) -> SchemaResult<()> {
+    let (d, listed) = (In(path, None), In(path, Some(field)));
     if config.as_map().is_none() {
-        return Err(error_at(
-            path,
-            config.pos(),
-            format!("an entry of '{field}' must be a transformer config (a mapping)"),
-        ));
+        let message = format!("an entry of '{field}' must be a transformer config (a mapping)");
+        return Err(d.invalid(config, "", message));
     }
-    let api_version = match config.get("apiVersion") {
-        Some(v) => text(path, v, "apiVersion")?.to_string(),
-        None => {
-            return Err(error_at(
-                path,
-                config.pos(),
-                format!("{field}: field 'apiVersion' is required"),
-            ))
-        }
+    let required = |name: &str| match config.get(name) {
+        Some(v) => Ok((d.text(v, name)?.to_string(), v)),
+        None => Err(listed.required(config, name)),
     };
+    let (api_version, at) = required("apiVersion")?;
     if api_version != "builtin" && !valid_api_version(&api_version) {
-        return Err(error_at(
-            path,
-            config.get("apiVersion").map_or(config.pos(), Node::pos),
-            format!("{field}: field 'apiVersion': '{api_version}' is not 'builtin' nor GROUP/VERSION in lower case"),
-        ));
+        let message = format!("'{api_version}' is not 'builtin' nor GROUP/VERSION in lower case");
+        return Err(listed.invalid(at, "apiVersion", message));
     }
-    let kind = match config.get("kind") {
-        Some(v) => text(path, v, "kind")?.to_string(),
-        None => {
-            return Err(error_at(
-                path,
-                config.pos(),
-                format!("{field}: field 'kind' is required"),
-            ))
-        }
-    };
+    let (kind, _) = required("kind")?;
     if kind.is_empty() {
-        return Err(error_at(
-            path,
-            config.pos(),
-            format!("{field}: field 'kind' is empty"),
-        ));
+        return Err(listed.error(config.pos(), "kind", Problem::EmptyValue));
     }
     if let Some(metadata) = config.get("metadata") {
         check_metadata(path, metadata, &format!("{field}.metadata"))?;
@@ -517,32 +399,19 @@ pub fn check_transformer(path: &Path, config: &mut Node, field: &str) -> SchemaR
     if let Some(runtime) = config.get("runtime") {
         check_runtime(path, runtime)?;
     }
-    let name = config
-        .get_path(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .map(str::to_string);
-    match name {
-        Some(name) if !valid_name(&name) => {
-            let pos = config
-                .get_path(&["metadata", "name"])
-                .map_or(config.pos(), Node::pos);
-            return Err(error_at(
-                path,
-                pos,
-                format!("{field}: field 'metadata.name': '{name}' is not a valid name (lower case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)"),
-            ));
+    let name = config.get_path(&["metadata", "name"]);
+    match name.and_then(|n| Some((n.as_str()?, n))) {
+        Some((name, at)) if !valid_name(name) => {
+            let message = format!("'{name}' is not a valid name (lower case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)");
+            return Err(listed.invalid(at, "metadata.name", message));
         }
         Some(_) => {}
         None => {
             let default = kebab_case(&kind);
             if !valid_name(&default) {
-                return Err(error_at(
-                    path,
-                    config.pos(),
-                    format!(
-                        "{field}: kind '{kind}' gives no valid default name; set metadata.name"
-                    ),
-                ));
+                let message =
+                    format!("kind '{kind}' gives no valid default name; set metadata.name");
+                return Err(listed.invalid(config, "", message));
             }
             if config.get("metadata").is_none_or(Node::is_null) {
                 config.set("metadata", Node::map());
@@ -560,66 +429,32 @@ fn check_metadata(path: &Path, metadata: &Node, field: &str) -> SchemaResult<()>
     if metadata.is_null() {
         return Ok(());
     }
-    for (key, value) in entries(path, metadata, field)? {
-        match key.key_str().unwrap_or("") {
-            "name" | "namespace" => {
-                text(
-                    path,
-                    value,
-                    &format!("{field}.{}", key.key_str().unwrap_or("")),
-                )?;
-            }
-            "labels" | "annotations" => {
-                if !value.is_null() {
-                    entries(
-                        path,
-                        value,
-                        &format!("{field}.{}", key.key_str().unwrap_or("")),
-                    )?;
-                }
-            }
-            other => {
-                return Err(error_at(
-                    path,
-                    key.pos(),
-                    format!("unknown field '{field}.{other}'"),
-                ))
-            }
-        }
-    }
-    Ok(())
+    let d = In(path, None);
+    walk!(d, metadata, field, Strict, |e| match e.name {
+        "name" | "namespace" => drop(d.text(e.value, &e.path)?),
+        "labels" | "annotations" if !e.value.is_null() => drop(d.mapping(e.value, &e.path)?),
+    })
 }
 
 /// `runtime`: one of `exec`, `container`, `starlark` with their fields.
 fn check_runtime(path: &Path, runtime: &Node) -> SchemaResult<()> {
-    for (key, value) in entries(path, runtime, "runtime")? {
+    let d = In(path, None);
+    for (key, value) in d.mapping(runtime, "runtime")? {
         let name = key.key_str().unwrap_or("");
         let known: &[&str] = match name {
             "exec" => &["path", "args"],
             "container" => &["image", "network", "mounts", "envs"],
             "starlark" => &["path", "url"],
             other => {
-                return Err(error_at(
-                    path,
-                    key.pos(),
-                    format!(
+                let message = format!(
                     "unknown field 'runtime.{other}' (expected one of exec, container, starlark)"
-                ),
-                ))
+                );
+                return Err(d.invalid(key, "", message));
             }
         };
-        if value.is_null() {
-            continue;
-        }
-        for (inner, _) in entries(path, value, &format!("runtime.{name}"))? {
-            let field = inner.key_str().unwrap_or("");
-            if !known.contains(&field) {
-                return Err(error_at(
-                    path,
-                    inner.pos(),
-                    format!("unknown field 'runtime.{name}.{field}'"),
-                ));
-            }
+        if !value.is_null() {
+            let at = format!("runtime.{name}");
+            d.each(value, &at, known, Strict, |_| Ok(()))?;
         }
     }
     Ok(())

@@ -252,10 +252,7 @@ impl Kustomization {
                 .iter()
                 .find(|f| f.eq_ignore_ascii_case(written))
             else {
-                return Err(SchemaError::new(format!(
-                    "json: unknown field \"{written}\" (line {})",
-                    key.pos().line
-                )));
+                return Err(typed::unknown_field(key));
             };
             anything_set |= !matches!(name, "apiVersion" | "kind") && !is_zero(value);
             k.warn_if_deprecated(name, value);

@@ -10,6 +10,7 @@
 
 pub mod catalog;
 pub mod composition;
+pub mod decode;
 pub mod error;
 pub mod fieldspec;
 pub mod generator;

@@ -6,8 +6,10 @@
 
 use std::borrow::Cow;
 
-use krusty_yaml::{resolve_input, Node, Resolved, Value};
+use krusty_yaml::{resolve_input, Node, Pos, Resolved, Value};
 
+pub use crate::decode::Strictness;
+use crate::decode::{Decode, Dialect, Kind, Problem};
 use crate::error::{SchemaError, SchemaResult};
 
 /// Where a value sits, for error messages: the Go struct that declares the
@@ -34,16 +36,50 @@ pub fn json_type(n: &Node) -> &'static str {
     }
 }
 
-/// Go's decoding error, followed by where the value stands in its file
-/// when it was read from one.
-fn mismatch(n: &Node, at: At<'_>, go_type: &str) -> SchemaError {
-    SchemaError::new(format!(
-        "json: cannot unmarshal {} into Go struct field {}.{} of type {go_type}",
-        json_type(n),
-        at.owner,
-        at.path,
-    ))
-    .located(None, n.pos())
+/// Go's JSON decoding as a [`Dialect`]: field names match without regard
+/// to case, null reads as an empty value, and a failure reads `json:
+/// cannot unmarshal number into Go struct field Image.images.newTag of
+/// type string`, followed by where the value stands in its file when it
+/// was read from one. It holds the Go struct that declares the field and
+/// the Go type of the mapping or sequence read (`[]string`).
+struct GoJson<'a>(&'a str, &'a str);
+
+impl Dialect for GoJson<'_> {
+    fn error(&self, pos: Pos, field: &str, problem: Problem<'_>) -> SchemaError {
+        match problem {
+            Problem::Mismatch(want, found) => {
+                let go_type = match want {
+                    Kind::String => "string",
+                    Kind::Bool => "bool",
+                    Kind::Integer => "int64",
+                    Kind::Mapping | Kind::Sequence => self.1,
+                };
+                SchemaError::new(format!(
+                    "json: cannot unmarshal {} into Go struct field {}.{field} of type {go_type}",
+                    json_type(found),
+                    self.0,
+                ))
+                .located(None, pos)
+            }
+            Problem::Unknown(name) => SchemaError::new(format!(
+                "json: unknown field \"{name}\" (line {})",
+                pos.line
+            )),
+            other => SchemaError::new(other.to_string()).located(None, pos),
+        }
+    }
+
+    fn null_is_empty(&self, _: Kind) -> bool {
+        true
+    }
+
+    fn ignores_case(&self) -> bool {
+        true
+    }
+
+    fn entry_path(&self, field: &str, _key: &str) -> String {
+        field.to_string()
+    }
 }
 
 /// ` (line L, column C)` for a node read from a file; empty for one made
@@ -57,75 +93,29 @@ pub fn location(n: &Node) -> String {
 
 /// A string field (null reads as empty).
 pub fn string(n: &Node, at: At<'_>) -> SchemaResult<String> {
-    match json_type(n) {
-        "null" => Ok(String::new()),
-        "string" => Ok(scalar_text(n)),
-        _ => Err(mismatch(n, at, "string")),
-    }
-}
-
-fn scalar_text(n: &Node) -> String {
-    match &n.value {
-        Value::Scalar(s) => match resolve_input(n) {
-            Resolved::Owned(t) => t,
-            _ => s.text.to_string(),
-        },
-        _ => String::new(),
-    }
+    GoJson(at.owner, "").string(n, at.path)
 }
 
 /// A boolean field (null reads as false).
 pub fn boolean(n: &Node, at: At<'_>) -> SchemaResult<bool> {
-    match &n.value {
-        Value::Scalar(_) => match resolve_input(n) {
-            Resolved::Null => Ok(false),
-            Resolved::Bool(b) => Ok(b),
-            _ => Err(mismatch(n, at, "bool")),
-        },
-        _ => Err(mismatch(n, at, "bool")),
-    }
+    GoJson(at.owner, "").boolean(n, at.path)
 }
 
 /// An integer field (null reads as 0). A whole number written as a float
 /// (`3.0`, `1e3`) is one: the YAML to JSON step writes it without a
 /// fraction.
 pub fn integer(n: &Node, at: At<'_>) -> SchemaResult<i64> {
-    /// 2^63: floats from here on are out of `i64`'s range.
-    const OUT_OF_RANGE: f64 = 9_223_372_036_854_775_808.0;
-    match &n.value {
-        Value::Scalar(_) => match resolve_input(n) {
-            Resolved::Null => Ok(0),
-            Resolved::Int(i) => i64::try_from(i).map_err(|_| mismatch(n, at, "int64")),
-            Resolved::Float(f)
-                if f.fract() == 0.0 && (-OUT_OF_RANGE..OUT_OF_RANGE).contains(&f) =>
-            {
-                Ok(f as i64)
-            }
-            _ => Err(mismatch(n, at, "int64")),
-        },
-        _ => Err(mismatch(n, at, "int64")),
-    }
+    GoJson(at.owner, "").integer(n, at.path)
 }
 
 /// A list of strings (null reads as empty).
 pub fn string_list(n: &Node, at: At<'_>) -> SchemaResult<Vec<String>> {
-    match &n.value {
-        Value::Seq(items) => items.iter().map(|i| string(i, at)).collect(),
-        _ if n.is_null() => Ok(Vec::new()),
-        _ => Err(mismatch(n, at, "[]string")),
-    }
+    GoJson(at.owner, "[]string").strings(n, at.path)
 }
 
 /// A map of strings, in source order (null reads as empty).
 pub fn string_map(n: &Node, at: At<'_>) -> SchemaResult<Vec<(String, String)>> {
-    match &n.value {
-        Value::Map(entries) => entries
-            .iter()
-            .map(|(k, v)| Ok((k.key_str().unwrap_or_default().to_string(), string(v, at)?)))
-            .collect(),
-        _ if n.is_null() => Ok(Vec::new()),
-        _ => Err(mismatch(n, at, "map[string]string")),
-    }
+    GoJson(at.owner, "map[string]string").string_map(n, at.path)
 }
 
 /// A string field of a builtin plugin config. These are read leniently, as
@@ -169,30 +159,12 @@ pub fn lenient_string_map(n: &Node) -> Vec<(String, String)> {
 
 /// The entries of a mapping (null reads as none).
 pub fn object<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> SchemaResult<&'n [(Node, Node)]> {
-    match &n.value {
-        Value::Map(entries) => Ok(entries),
-        _ if n.is_null() => Ok(&[]),
-        _ => Err(mismatch(n, at, go_type)),
-    }
+    GoJson(at.owner, go_type).mapping(n, at.path)
 }
 
 /// The items of a sequence (null reads as none).
 pub fn array<'n>(n: &'n Node, at: At<'_>, go_type: &str) -> SchemaResult<&'n [Node]> {
-    match &n.value {
-        Value::Seq(items) => Ok(items),
-        _ if n.is_null() => Ok(&[]),
-        _ => Err(mismatch(n, at, go_type)),
-    }
-}
-
-/// How unknown field names are treated: inline kustomization fields reject
-/// them (Kustomize decodes strictly); files and builtin configs ignore them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Strictness {
-    /// Unknown fields are errors.
-    Strict,
-    /// Unknown fields are ignored.
-    Lenient,
+    GoJson(at.owner, go_type).sequence(n, at.path)
 }
 
 /// The fields of a mapping under their canonical names from `known`,
@@ -204,14 +176,10 @@ pub fn fields<'n>(
     strictness: Strictness,
 ) -> SchemaResult<Vec<(&'static str, &'n Node)>> {
     let mut out = Vec::new();
-    for (key, value) in object(node, At { owner, path: "" }, owner)? {
-        let name = key.key_str().unwrap_or_default();
-        match known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
-            Some(k) => out.push((*k, value)),
-            None if strictness == Strictness::Strict => return Err(unknown_field(key)),
-            None => {}
-        }
-    }
+    GoJson(owner, owner).each(node, "", known, strictness, |e| {
+        out.push((e.name, e.value));
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -231,11 +199,8 @@ pub fn canonical_field<'a>(written: &'a str, known: &[&'static str]) -> &'a str 
 
 /// The error for a field the struct does not have.
 pub fn unknown_field(key: &Node) -> SchemaError {
-    SchemaError::new(format!(
-        "json: unknown field \"{}\" (line {})",
-        key.key_str().unwrap_or_default(),
-        key.pos().line
-    ))
+    let unknown = Problem::Unknown(key.key_str().unwrap_or_default());
+    GoJson("", "").error(key.pos(), "", unknown)
 }
 
 #[cfg(test)]
