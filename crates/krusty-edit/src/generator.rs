@@ -113,8 +113,9 @@ fn same_namespace(a: &str, b: &str) -> bool {
     norm(a) == norm(b)
 }
 
-/// Adds the sources to the entry of that name and namespace (a new entry
-/// at the end if there is none), then generates it to check it.
+/// `edit add configmap|secret NAME --from-...`: adds the sources to the
+/// entry of that name and namespace (a new entry at the end if there is
+/// none), then generates it to check it.
 pub fn add(
     dir: &Path,
     kind: GeneratedKind,

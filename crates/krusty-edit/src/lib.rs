@@ -45,6 +45,7 @@ pub use checks::{CheckError, Checks};
 pub use create::CreateArgs;
 pub use error::{EditError, EditResult};
 pub use file::KustomizationFile;
+pub use generator::{add as add_generated, remove as remove_generated, set as set_generated};
 pub use metadata::{AddFlags, Kind};
 pub use patch::PatchArg;
 pub use paths::PathList;
@@ -285,34 +286,4 @@ pub fn fix_file(dir: &Path, vars: bool, checks: &dyn Checks) -> EditResult<Notes
 /// `create`: a new kustomization file in `dir`.
 pub fn create_file(dir: &Path, args: &CreateArgs, checks: &dyn Checks) -> EditResult<Notes> {
     create::create(dir, args, checks).map(|_| Notes::new())
-}
-
-/// `edit set configmap|secret NAME --from-literal=K=V... [--new-namespace NS]`.
-pub fn set_generated(
-    dir: &Path,
-    kind: generator::GeneratedKind,
-    flags: generator::GeneratorFlags,
-    checks: &dyn Checks,
-) -> EditResult<Notes> {
-    generator::set(dir, kind, flags, checks)
-}
-
-/// `edit remove configmap|secret NAME[,NAME] [--namespace NS]`.
-pub fn remove_generated(
-    dir: &Path,
-    kind: generator::GeneratedKind,
-    args: &[String],
-    namespace: &str,
-) -> EditResult<Notes> {
-    generator::remove(dir, kind, args, namespace)
-}
-
-/// `edit add configmap|secret NAME --from-...`.
-pub fn add_generated(
-    dir: &Path,
-    kind: generator::GeneratedKind,
-    flags: generator::GeneratorFlags,
-    checks: &dyn Checks,
-) -> EditResult<Notes> {
-    generator::add(dir, kind, flags, checks)
 }

@@ -111,8 +111,10 @@ fn parse_values(text: &str) -> BuildResult<Node> {
 mod tests {
     use super::*;
 
+    /// `text`'s root as a kustomization holds it (go-yaml v2 types).
     fn node(text: &str) -> Node {
-        let mut root = krusty_yaml::first_root(text).unwrap().unwrap();
+        let mut docs = krusty_yaml::parse_stream(text).expect("YAML");
+        let mut root = docs.remove(0).root.expect("a document");
         krusty_yaml::retype_as_go_yaml_v2(&mut root);
         root
     }
