@@ -155,14 +155,7 @@ pub struct Traits {
     pub idempotent_digest: Option<String>,
 }
 
-/// The protocol a spec v2 function server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ServerProtocol {
-    /// HTTP/1.1 `POST` of a ResourceList.
-    Http,
-    /// gRPC, with krusty's function proto.
-    Grpc,
-}
+pub use krusty_schema::function::ServerProtocol;
 
 /// The build's records as a resource shows them while functions see it
 /// (Kustomize keeps them as annotations on the resource): what comes back

@@ -11,7 +11,7 @@ pub mod host;
 pub mod policy;
 pub mod records;
 pub mod server;
-pub mod spec;
+pub use krusty_schema::function as spec;
 pub mod starlark;
 
 use krusty_process as process;

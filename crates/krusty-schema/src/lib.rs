@@ -13,6 +13,7 @@ pub mod composition;
 pub mod decode;
 pub mod error;
 pub mod fieldspec;
+pub mod function;
 pub mod generator;
 pub mod helm;
 pub mod id;

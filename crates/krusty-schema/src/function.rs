@@ -10,6 +10,15 @@ pub const FUNCTION_ANNOTATION: &str = "config.kubernetes.io/function";
 /// Its legacy spelling.
 pub const LEGACY_FUNCTION_ANNOTATION: &str = "config.k8s.io/function";
 
+/// The protocol a spec v2 function server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerProtocol {
+    /// HTTP/1.1 `POST` of a ResourceList.
+    Http,
+    /// gRPC, with krusty's function proto.
+    Grpc,
+}
+
 /// Why a function config's runtime declaration cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
@@ -208,7 +217,7 @@ pub enum Runtime {
         args: Vec<String>,
         /// The spec's `envs` (Kustomize v5.7.0 and later): `NAME=value`
         /// entries as written, merged with `--env` when the function runs
-        /// (see [`crate::exec::merged_envs`]). The build empties it when
+        /// (see krusty-runtime's `exec::merged_envs`). The build empties it when
         /// it reproduces a release before v5.7.0.
         envs: Vec<String>,
     },
@@ -281,13 +290,13 @@ pub const SERVER_ANNOTATION: &str = "krusty.dev/function-server";
 
 /// The server protocol a function config opts into with
 /// [`SERVER_ANNOTATION`]; `None` when it does not.
-pub fn server_of(config: &Node) -> Result<Option<crate::ServerProtocol>, SpecError> {
+pub fn server_of(config: &Node) -> Result<Option<ServerProtocol>, SpecError> {
     let Some(value) = config.get_path(&["metadata", "annotations", SERVER_ANNOTATION]) else {
         return Ok(None);
     };
     match value.as_str().map(str::trim) {
-        Some("http") => Ok(Some(crate::ServerProtocol::Http)),
-        Some("grpc") => Ok(Some(crate::ServerProtocol::Grpc)),
+        Some("http") => Ok(Some(ServerProtocol::Http)),
+        Some("grpc") => Ok(Some(ServerProtocol::Grpc)),
         _ => Err(SpecError::ServerProtocol(
             value.as_str().unwrap_or("a non-string value").to_string(),
         )),
@@ -296,7 +305,7 @@ pub fn server_of(config: &Node) -> Result<Option<crate::ServerProtocol>, SpecErr
 
 /// The strings of the list under `key` of `node` (none when it is not a
 /// list; entries that are not strings are skipped).
-pub(crate) fn strings(node: &Node, key: &str) -> Vec<String> {
+pub fn strings(node: &Node, key: &str) -> Vec<String> {
     node.get(key)
         .and_then(Node::as_seq)
         .map(|s| {
@@ -462,11 +471,11 @@ mod tests {
         };
         assert_eq!(
             server_of(&with("http")).unwrap(),
-            Some(crate::ServerProtocol::Http)
+            Some(ServerProtocol::Http)
         );
         assert_eq!(
             server_of(&with("grpc")).unwrap(),
-            Some(crate::ServerProtocol::Grpc)
+            Some(ServerProtocol::Grpc)
         );
         assert_eq!(server_of(&node("kind: X\n")).unwrap(), None);
         assert!(server_of(&with("tcp"))
