@@ -247,19 +247,12 @@ fn run_scenario(scenario: &Path) -> Result<(), String> {
 
 #[test]
 fn argocd_command_sequence_builds_what_kubectl_builds_from_the_hand_edited_app() {
-    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(SCENARIOS)
-        .expect("scenarios")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    scenarios.sort();
-    assert!(!scenarios.is_empty());
-    let failures: Vec<String> = scenarios
+    let failures: Vec<String> = support::cases(Path::new(SCENARIOS))
         .iter()
         .filter_map(|s| {
-            run_scenario(s)
+            run_scenario(&s.dir)
                 .err()
-                .map(|why| format!("== {}: {why}", s.display()))
+                .map(|why| format!("== {}: {why}", s.dir.display()))
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -6,9 +6,11 @@
 //!
 //! Each folder of `tests/bad-input/` holds:
 //! - `in/`: the tree, built as `krusty build in` from the case folder;
-//! - `expected_exit`: krusty's exit status;
-//! - `expected_stderr`: krusty's stderr, exactly, with the case folder's
-//!   absolute path written `$CASE` and the corpus folder's `$CORPUS`;
+//! - `expected_error.txt` where krusty refuses the tree: its exit status
+//!   and all of its stderr (`#! exit=1 exact`, then the stderr), or
+//!   `expected_stderr.txt` where it builds the tree: its stderr, exactly
+//!   (the tests' one convention, `support::Case`); paths read `$CASE` for
+//!   the case folder's and `$CORPUS` for the corpus folder's;
 //! - `kubectl_exit`: `0` when `kubectl kustomize in` (Kustomize v5.5.0)
 //!   accepts the tree, `1` when it refuses it;
 //! - `disagreement` (optional): one line saying how krusty's decision
@@ -20,11 +22,11 @@
 //! when it fails it prints nothing on stdout; and it accepts exactly the
 //! trees kubectl accepts. Every case is built as each Kustomize release
 //! krusty reproduces (`--kustomize-version`); where v5.8.1 differs, the
-//! case holds `expected_exit.v5.8.1`, `expected_stderr.v5.8.1` or
+//! case holds `expected_error.v5.8.1.txt`, `expected_stderr.v5.8.1.txt` or
 //! `kubectl_exit.v5.8.1` (Kustomize v5.8.1's decision, kubectl v1.37) beside
 //! the shared files, which are v5.5.0's. `KRUSTY_BLESS=1` rewrites
-//! `expected_exit` and `expected_stderr` from krusty's run (v5.8.1's own
-//! files only where its run differs). `KRUSTY_CHECK_ORACLE=1` (with
+//! `expected_error.txt` or `expected_stderr.txt` from krusty's run
+//! (v5.8.1's own files only where its run differs). `KRUSTY_CHECK_ORACLE=1` (with
 //! `kubectl` on `PATH`) runs kubectl again and checks `kubectl_exit`.
 //!
 //! The trees are written by `tests/bad-input/make-cases.py`.
@@ -34,10 +36,9 @@ mod support;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-/// The Kustomize releases krusty reproduces, oldest first.
-const KUSTOMIZE_VERSIONS: [&str; 2] = ["v5.5.0", "v5.8.1"];
+use support::{Case, Expected, ExpectedError, KUSTOMIZE_VERSIONS};
 
 /// The corpus folder.
 fn corpus() -> PathBuf {
@@ -46,56 +47,30 @@ fn corpus() -> PathBuf {
         .join("bad-input")
 }
 
-/// Every case folder, sorted.
-fn cases() -> Vec<PathBuf> {
-    let dir = corpus();
-    let mut cases: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("in").is_dir())
-        .collect();
-    cases.sort();
-    cases
-}
-
-/// `program args... in`, run in the case folder.
-fn run(case: &Path, program: &str, args: &[&str]) -> Output {
-    Command::new(program)
+/// `krusty args... in` or `kubectl args... in`, run in the case folder.
+fn run(case: &Case, mut program: std::process::Command, args: &[&str]) -> Output {
+    program
         .args(args)
         .arg("in")
-        .current_dir(case)
+        .current_dir(&case.dir)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
-}
-
-/// `text` with the case's and the corpus's absolute paths replaced by
-/// `$CASE` and `$CORPUS`, so that the snapshot holds wherever the
-/// repository is checked out.
-fn portable(text: &str, case: &Path) -> String {
-    let mut text = text.to_string();
-    for (dir, name) in [(case.to_path_buf(), "$CASE"), (corpus(), "$CORPUS")] {
-        if let Ok(real) = dir.canonicalize() {
-            text = text.replace(&*real.to_string_lossy(), name);
-        }
-        text = text.replace(&*dir.to_string_lossy(), name);
-    }
-    text
+        .unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"))
 }
 
 /// The case's file `name` for release `version`: `name.VERSION` when the
 /// case has one, else the shared `name` (v5.5.0's own).
-fn file_for(case: &Path, name: &str, version: &str) -> PathBuf {
-    let own = case.join(format!("{name}.{version}"));
+fn file_for(case: &Case, name: &str, version: &str) -> PathBuf {
+    let own = case.path(&format!("{name}.{version}"));
     if version != KUSTOMIZE_VERSIONS[0] && own.is_file() {
         own
     } else {
-        case.join(name)
+        case.path(name)
     }
 }
 
-/// Reads a one-number file of the case (`expected_exit`, `kubectl_exit`)
-/// for release `version`.
-fn read_number(case: &Path, file: &str, version: &str) -> Result<i32, String> {
+/// Reads `kubectl_exit`, a one-number file of the case, for release
+/// `version`.
+fn read_number(case: &Case, file: &str, version: &str) -> Result<i32, String> {
     let path = file_for(case, file, version);
     let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.trim()
@@ -103,19 +78,41 @@ fn read_number(case: &Path, file: &str, version: &str) -> Result<i32, String> {
         .map_err(|e| format!("{file}: {:?}: {e}", text.trim()))
 }
 
-/// Records `text` as the case's file `name` for `version`: the shared file
-/// for v5.5.0; for a later release, a file of its own only where it
-/// differs from the shared one.
-fn bless_file(case: &Path, name: &str, version: &str, text: &str) -> Result<(), String> {
-    let own = case.join(format!("{name}.{version}"));
-    if version == KUSTOMIZE_VERSIONS[0] {
-        return fs::write(case.join(name), text).map_err(|e| e.to_string());
+/// What a run with this exit status and stderr records: for a failure,
+/// the status and all of stderr.
+fn expectation_of(exit: i32, stderr: &str) -> Expected {
+    match exit {
+        0 => Expected::Output {
+            stdout: None,
+            stderr: Some(stderr.to_string()),
+        },
+        _ => Expected::Error(ExpectedError {
+            text: stderr.to_string(),
+            exit: Some(exit),
+            exact: true,
+        }),
     }
-    if fs::read_to_string(case.join(name)).is_ok_and(|shared| shared == text) {
-        let _ = fs::remove_file(own);
+}
+
+/// Records `want` as the case's expectation for `version`: the shared
+/// file for v5.5.0; for a later release, a file of its own only where it
+/// differs from the shared one.
+fn bless(case: &Case, version: &str, want: &Expected) -> Result<(), String> {
+    let release = match version == KUSTOMIZE_VERSIONS[0] {
+        true => String::new(),
+        false => format!(".{version}"),
+    };
+    for name in ["expected_error", "expected_stderr"] {
+        let _ = fs::remove_file(case.path(&format!("{name}{release}.txt")));
+    }
+    if !release.is_empty() && case.expected_as(version).as_ref() == Some(want) {
         return Ok(());
     }
-    fs::write(own, text).map_err(|e| e.to_string())
+    let (name, text) = match want {
+        Expected::Error(error) => ("expected_error", error.file()),
+        Expected::Output { stderr, .. } => ("expected_stderr", stderr.clone().unwrap_or_default()),
+    };
+    fs::write(case.path(&format!("{name}{release}.txt")), text).map_err(|e| e.to_string())
 }
 
 /// What one case's check found.
@@ -129,35 +126,28 @@ enum Verdict {
 }
 
 /// Checks one case as release `version`; `Err` describes the failures.
-fn check(case: &Path, bless: bool, version: &str) -> Result<Verdict, String> {
+fn check(case: &Case, bless_it: bool, version: &str) -> Result<Verdict, String> {
     let out = run(
         case,
-        support::KRUSTY,
+        support::krusty_command(),
         &["--kustomize-version", version, "build"],
     );
     let exit = out.status.code().unwrap_or(-1);
-    let stderr = portable(&String::from_utf8_lossy(&out.stderr), case);
-    if bless {
-        bless_file(case, "expected_exit", version, &format!("{exit}\n"))?;
-        bless_file(case, "expected_stderr", version, &stderr)?;
+    let corpus = corpus();
+    let stderr = support::portable(
+        &support::text(&out.stderr),
+        &[(&case.dir, "$CASE"), (&corpus, "$CORPUS")],
+    );
+    if bless_it {
+        bless(case, version, &expectation_of(exit, &stderr))?;
     }
     let mut problems = Vec::new();
-    let want_exit = read_number(case, "expected_exit", version)?;
-    if exit != want_exit {
-        problems.push(format!("exit status {exit}, expected {want_exit}"));
-    }
-    let want_stderr = fs::read_to_string(file_for(case, "expected_stderr", version))
-        .map_err(|e| format!("expected_stderr: {e}"))?;
-    if stderr != want_stderr {
-        problems.push(format!(
-            "stderr differs\n--- expected\n{want_stderr}\n--- krusty\n{stderr}"
-        ));
-    }
-    if exit != 0 && !out.stdout.is_empty() {
-        problems.push(format!(
-            "failed, but printed {} bytes on stdout",
-            out.stdout.len()
-        ));
+    let want = case
+        .expected_as(version)
+        .ok_or("no expected_error.txt nor expected_stderr.txt")?;
+    // The stdout of a build that works is not pinned here.
+    if let Err(e) = want.check_run(out.status.code(), &out.stdout, &stderr) {
+        problems.push(e);
     }
     let kubectl_accepts = read_number(case, "kubectl_exit", version)? == 0;
     let disagreement = fs::read_to_string(file_for(case, "disagreement", version)).ok();
@@ -179,7 +169,7 @@ fn check(case: &Path, bless: bool, version: &str) -> Result<Verdict, String> {
     if version == KUSTOMIZE_VERSIONS[0]
         && std::env::var("KRUSTY_CHECK_ORACLE").is_ok_and(|v| v == "1")
     {
-        let kubectl = run(case, "kubectl", &["kustomize"]);
+        let kubectl = run(case, std::process::Command::new("kubectl"), &["kustomize"]);
         if kubectl.status.success() != kubectl_accepts {
             problems.push(format!(
                 "kubectl_exit is stale: kubectl now {}",
@@ -201,7 +191,7 @@ fn check(case: &Path, bless: bool, version: &str) -> Result<Verdict, String> {
 #[test]
 fn bad_input_matches_snapshots_and_kubectl_decisions() {
     let bless = std::env::var("KRUSTY_BLESS").is_ok_and(|v| v == "1");
-    let cases = cases();
+    let cases = support::cases(&corpus());
     assert!(cases.len() >= 150, "only {} bad-input cases", cases.len());
     let mut failures = 0;
     let mut known = Vec::new();
@@ -209,8 +199,7 @@ fn bad_input_matches_snapshots_and_kubectl_decisions() {
         .iter()
         .flat_map(|c| KUSTOMIZE_VERSIONS.map(|v| (c, v)))
     {
-        let name = case.file_name().unwrap_or_default().to_string_lossy();
-        let name = format!("{name} ({version})");
+        let name = format!("{} ({version})", case.name);
         match check(case, bless, version) {
             Ok(Verdict::Pass) => {}
             Ok(Verdict::KnownDisagreement(why)) => known.push(format!("{name}: {why}")),

@@ -28,21 +28,11 @@ fn outcome(
 /// The targets of a corpus: each case's `in` folder (or the folder its
 /// `target` file names).
 fn targets(corpus: &Path) -> Vec<PathBuf> {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    cases.sort();
-    cases
+    support::cases(corpus)
         .into_iter()
-        .filter_map(|case| match std::fs::read_to_string(case.join("target")) {
-            Ok(t) => Some(case.join(t.trim())),
-            Err(_) => Some(case.join("in")).filter(|p| p.is_dir()),
-        })
+        .map(|case| (case.path(&case.target()), case.path("target").is_file()))
+        .filter(|(target, named)| *named || target.is_dir())
+        .map(|(target, _)| target)
         .collect()
 }
 
@@ -105,8 +95,8 @@ fn cached_bases_build_as_fresh_ones_in_every_corpus() {
     }
     let mut gitops = Vec::new();
     for kind in ["flux", "argocd"] {
-        for fixture in std::fs::read_dir(tests.join("gitops").join(kind)).expect("fixtures") {
-            let tree = fixture.expect("fixture").path().join("tree");
+        for fixture in support::cases(&tests.join("gitops").join(kind)) {
+            let tree = fixture.path("tree");
             for line in std::fs::read_to_string(tree.parent().unwrap().join("targets.txt"))
                 .unwrap()
                 .lines()

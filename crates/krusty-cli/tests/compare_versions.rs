@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod support;
-use support::write;
+use support::{copy_tree, write};
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -35,17 +35,6 @@ fn stdout(out: &Output) -> String {
 
 fn stderr(out: &Output) -> String {
     support::text(&out.stderr)
-}
-
-/// Copies the files of `from` (one level, as the corpus cases have) into
-/// `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read corpus case") {
-        let path = entry.expect("entry").path();
-        let name = path.file_name().expect("file name");
-        std::fs::copy(&path, to.join(name)).expect("copy corpus file");
-    }
 }
 
 #[test]

@@ -15,8 +15,9 @@
 //!   installed, kubectl on `equivalent/` must still print it;
 //! - `consolidated.yaml` (optional): the stdout of
 //!   `krusty composition consolidate` on the target;
-//! - or, for failures, `expected_error.txt`: substrings of krusty's stderr,
-//!   one a line (the file, the line and the rule).
+//! - or, for failures, `expected_error.txt`: a part of krusty's stderr
+//!   (the file, the line and the rule; the staged case folder's path
+//!   written `$CASE`), the tests' one convention (`support::Case`).
 //!
 //! `args` spells a flag with a value as one word (`--load-restrictor=...`):
 //! kubectl gets the case's flags but `--enable-exec`, and
@@ -39,7 +40,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use support::diff;
+use support::{diff, Case};
 
 /// The example functions linked into each staged case's `fns/`.
 const FUNCTIONS: [&str; 3] = [
@@ -57,28 +58,12 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compositions")
 }
 
-/// Copies the folder `from` into `to`.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let dest = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &dest)?;
-        } else {
-            std::fs::copy(entry.path(), dest)?;
-        }
-    }
-    Ok(())
-}
-
 /// Stages `case` in a scratch folder: a copy of it, `fns/` linking the
 /// example functions and `fake/docker`.
-fn stage(case: &Path) -> Result<PathBuf, String> {
+fn stage(case: &Case) -> Result<PathBuf, String> {
     use std::os::unix::fs::PermissionsExt;
-    let name = case.file_name().unwrap_or_default().to_string_lossy();
-    let dir = support::scratch("compositions", &name);
-    copy_tree(case, &dir).map_err(|e| format!("staging: {e}"))?;
+    let dir = support::scratch("compositions", &case.name);
+    support::copy_tree(&case.dir, &dir);
     let bin = Path::new(support::KRUSTY)
         .parent()
         .ok_or("no bin dir")?
@@ -104,17 +89,10 @@ fn stage(case: &Path) -> Result<PathBuf, String> {
 }
 
 /// The words of the case's `args` file.
-fn args(case: &Path) -> Vec<String> {
-    std::fs::read_to_string(case.join("args"))
+fn args(case: &Case) -> Vec<String> {
+    case.read("args")
         .map(|a| a.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default()
-}
-
-/// The folder to build, relative to the case.
-fn target(case: &Path) -> String {
-    std::fs::read_to_string(case.join("target"))
-        .map(|t| t.trim().to_string())
-        .unwrap_or_else(|_| "in".into())
 }
 
 /// `krusty ARGS` in the staged case, the fake docker its container CLI.
@@ -165,40 +143,13 @@ fn kubectl_equivalent(staged: &Path, flags: &[String]) -> Result<Vec<u8>, String
     Ok(out.stdout)
 }
 
-/// Checks the failure a case expects: each line of `want` is a substring
-/// of krusty's stderr.
-fn check_error(case: &Path, out: &Output, want: &str) -> Result<(), String> {
-    if out.status.success() {
-        return Err(format!(
-            "expected an error containing {want:?}, got success"
-        ));
-    }
-    if !out.stdout.is_empty() {
-        return Err(format!(
-            "failed, but printed to stdout:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        ));
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    for line in want.lines().filter(|l| !l.is_empty()) {
-        if !stderr.contains(line) {
-            return Err(format!(
-                "{}: stderr lacks {line:?}:\n{}",
-                case.display(),
-                stderr.trim_end()
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Compares `got` with the case's file `name`, or records it there when
 /// blessing.
-fn compare(case: &Path, name: &str, got: &[u8], bless: bool) -> Result<(), String> {
+fn compare(case: &Case, name: &str, got: &[u8], bless: bool) -> Result<(), String> {
     if bless {
-        return std::fs::write(case.join(name), got).map_err(|e| e.to_string());
+        return std::fs::write(case.path(name), got).map_err(|e| e.to_string());
     }
-    let want = std::fs::read(case.join(name)).map_err(|e| format!("{name}: {e}"))?;
+    let want = std::fs::read(case.path(name)).map_err(|e| format!("{name}: {e}"))?;
     if got != want.as_slice() {
         return Err(format!(
             "{name} differs\n{}",
@@ -212,18 +163,19 @@ fn compare(case: &Path, name: &str, got: &[u8], bless: bool) -> Result<(), Strin
 }
 
 /// Checks one case; `Err` describes the failure.
-fn check(case: &Path, kubectl: bool, bless: bool) -> Result<(), String> {
+fn check(case: &Case, kubectl: bool, bless: bool) -> Result<(), String> {
     let staged = stage(case)?;
     let flags = args(case);
-    let target = target(case);
+    let target = case.target();
     let mut build = vec!["build".to_string()];
     build.extend(flags.iter().cloned());
     build.push(target.clone());
     let out = krusty(&staged, &build)?;
-    if let Ok(want) = std::fs::read_to_string(case.join("expected_error.txt")) {
-        return check_error(case, &out, &want);
+    if let Some(want) = case.expected_error() {
+        let stderr = support::portable(&support::text(&out.stderr), &[(&staged, "$CASE")]);
+        return want.check(out.status.code(), &out.stdout, &stderr);
     }
-    if case.join("equivalent").is_dir() && (kubectl || bless) {
+    if case.path("equivalent").is_dir() && (kubectl || bless) {
         let oracle = kubectl_equivalent(&staged, &flags)?;
         compare(case, "expected.yaml", &oracle, bless)
             .map_err(|e| format!("kubectl on equivalent/: {e}"))?;
@@ -235,7 +187,7 @@ fn check(case: &Path, kubectl: bool, bless: bool) -> Result<(), String> {
         ));
     }
     compare(case, "expected.yaml", &out.stdout, false).map_err(|e| format!("krusty: {e}"))?;
-    if case.join("consolidated.yaml").is_file() {
+    if case.path("consolidated.yaml").is_file() {
         let mut consolidate = vec!["composition".to_string(), "consolidate".to_string()];
         consolidate.extend(
             flags
@@ -263,19 +215,12 @@ fn compositions_match_their_kustomization_equivalents() {
         eprintln!("\n!!!!!!!! kubectl is missing: equivalents not rebuilt !!!!!!!!\n");
     }
     let bless = std::env::var_os("KRUSTY_BLESS").is_some_and(|v| v == "1");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("tests/compositions")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("in").is_dir())
-        .collect();
-    cases.sort();
-    assert!(!cases.is_empty(), "no cases in tests/compositions");
+    let cases = support::cases(&corpus());
     let mut failures = 0;
     for case in &cases {
         if let Err(msg) = check(case, kubectl, bless) {
             failures += 1;
-            let name = case.file_name().unwrap_or_default().to_string_lossy();
-            eprintln!("FAIL {name}: {msg}\n");
+            eprintln!("FAIL {}: {msg}\n", case.name);
         }
     }
     let summary = format!(

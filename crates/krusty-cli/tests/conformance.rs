@@ -141,13 +141,11 @@ fn conformance_baseline_still_passes() {
         eprintln!("SKIPPED: conformance cases not found beside the repository (../shared/conformance/cases)");
         return;
     };
-    let mut case_dirs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("cases dir is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("case.yaml").is_file())
+    let cases: Vec<Case> = support::cases(&dir)
+        .iter()
+        .filter(|c| c.path("case.yaml").is_file())
+        .map(|c| load_case(&c.dir))
         .collect();
-    case_dirs.sort();
-    let cases: Vec<Case> = case_dirs.iter().map(|d| load_case(d)).collect();
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-empty");
     let baseline = baseline();
     let mut regressed = Vec::new();

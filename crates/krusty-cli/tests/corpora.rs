@@ -16,9 +16,9 @@
 //!   folder (default `in`);
 //! - `expected.yaml`: the exact stdout of `kubectl kustomize <target>`,
 //!   compared byte for byte; or
-//! - `expected_error.txt`: a substring krusty's stderr must contain when the
-//!   build fails (kubectl fails too: its stderr is kept in `kubectl_error.txt`
-//!   for reference);
+//! - `expected_error.txt`: a part of krusty's stderr when the build fails
+//!   (kubectl fails too: its stderr is kept in `kubectl_error.txt` for
+//!   reference); the tests' one convention for failures (`support::Case`);
 //! - `expected_stderr.txt` (optional, beside `expected.yaml`): the exact
 //!   stderr of `kubectl kustomize` (its warnings) for a build that works.
 //!
@@ -33,44 +33,40 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{check_expected, expected_for, KUSTOMIZE_VERSIONS};
+use support::{Case, KUSTOMIZE_VERSIONS};
 
 /// Builds one case with krusty as Kustomize release `version` and checks
 /// it; `Err` describes the failure.
-fn check(case: &Path, version: &str) -> Result<(), String> {
-    let target = match std::fs::read_to_string(case.join("target")) {
-        Ok(t) => case.join(t.trim()),
-        Err(_) => case.join("in"),
-    };
-    let want = expected_for(case, version)
+fn check(case: &Case, version: &str) -> Result<(), String> {
+    let want = case
+        .expected_as(version)
         .ok_or_else(|| format!("no expected output or error for {version}"))?;
     let out = support::krusty_command()
         .args(["--kustomize-version", version, "build"])
-        .arg(&target)
+        .arg(case.path(&case.target()))
         .output()
         .map_err(|e| format!("cannot run krusty: {e}"))?;
-    check_expected(&want, &out)
+    want.check(&out)
+}
+
+/// The cases of corpus `tests/<name>`.
+fn corpus(name: &str) -> Vec<Case> {
+    support::cases(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(name),
+    )
 }
 
 /// Checks every case of corpus `tests/<name>`.
 fn run_corpus(name: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(name);
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("in").is_dir())
-        .collect();
-    cases.sort();
-    assert!(!cases.is_empty(), "no cases in tests/{name}");
+    let cases = corpus(name);
     let mut failures = 0;
     for case in &cases {
         for version in KUSTOMIZE_VERSIONS {
             if let Err(msg) = check(case, version) {
                 failures += 1;
-                let case_name = case.file_name().unwrap_or_default().to_string_lossy();
-                eprintln!("FAIL {case_name} ({version}): {msg}\n");
+                eprintln!("FAIL {} ({version}): {msg}\n", case.name);
             }
         }
     }
@@ -105,28 +101,18 @@ fn components_match_kubectl_kustomize() {
     run_corpus("components");
 }
 
-/// The case folders of every corpus, relative to `tests/`, with the
-/// target each builds.
-fn every_case() -> Vec<(PathBuf, PathBuf)> {
-    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut cases = Vec::new();
-    for corpus in ["builtins", "patches", "replacements", "components"] {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(tests.join(corpus))
-            .expect("corpus folder")
-            .map(|e| e.expect("readable entry").path())
-            .filter(|p| p.join("in").is_dir())
-            .map(|p| Path::new(corpus).join(p.file_name().expect("case name")))
-            .collect();
-        found.sort();
-        for case in found {
-            let target = match std::fs::read_to_string(tests.join(&case).join("target")) {
-                Ok(t) => case.join(t.trim()),
-                Err(_) => case.join("in"),
-            };
-            cases.push((case, target));
-        }
-    }
-    cases
+/// The cases of every corpus, each with the target it builds relative to
+/// `tests/`.
+fn every_case() -> Vec<(Case, PathBuf)> {
+    ["builtins", "patches", "replacements", "components"]
+        .into_iter()
+        .flat_map(|name| {
+            corpus(name).into_iter().map(move |case| {
+                let target = Path::new(name).join(&case.name).join(case.target());
+                (case, target)
+            })
+        })
+        .collect()
 }
 
 /// `krusty build T1 T2 … -o OUTDIR`, run in `tests/`.
@@ -143,10 +129,9 @@ fn build_together(targets: &[&PathBuf], out: &Path) -> std::process::Output {
 
 #[test]
 fn every_golden_case_gives_its_output_when_all_are_built_in_one_run() {
-    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let cases: Vec<(PathBuf, PathBuf)> = every_case()
+    let cases: Vec<(Case, PathBuf)> = every_case()
         .into_iter()
-        .filter(|(case, _)| tests.join(case).join("expected.yaml").is_file())
+        .filter(|(case, _)| case.path("expected.yaml").is_file())
         .collect();
     assert!(cases.len() > 100, "only {} golden cases", cases.len());
     let out = support::scratch("corpora", "together").join("out");
@@ -162,9 +147,9 @@ fn every_golden_case_gives_its_output_when_all_are_built_in_one_run() {
         // The output file is named after the target as given.
         let name = support::output_name(&target.to_string_lossy());
         let got = std::fs::read(out.join(&name)).unwrap_or_default();
-        let want = std::fs::read(tests.join(case).join("expected.yaml")).expect("golden");
+        let want = std::fs::read(case.path("expected.yaml")).expect("golden");
         if got != want {
-            differ.push(case.display().to_string());
+            differ.push(target.display().to_string());
         }
     }
     assert!(
@@ -177,28 +162,24 @@ fn every_golden_case_gives_its_output_when_all_are_built_in_one_run() {
 
 #[test]
 fn a_failing_target_among_many_writes_nothing_and_is_named() {
-    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let cases = every_case();
-    let failing = cases
+    let (failing, error) = cases
         .iter()
-        .find(|(case, _)| tests.join(case).join("expected_error.txt").is_file())
+        .find_map(|(case, target)| Some((target, case.expected_error()?)))
         .expect("a failing case");
     let mut targets: Vec<&PathBuf> = cases
         .iter()
-        .filter(|(case, _)| tests.join(case).join("expected.yaml").is_file())
+        .filter(|(case, _)| case.path("expected.yaml").is_file())
         .take(20)
         .map(|(_, t)| t)
         .collect();
-    targets.insert(10, &failing.1);
+    targets.insert(10, failing);
     let out = support::scratch("corpora", "failing").join("out");
     let run = build_together(&targets, &out);
     assert!(!run.status.success());
     let stderr = String::from_utf8_lossy(&run.stderr);
-    let want = std::fs::read_to_string(tests.join(&failing.0).join("expected_error.txt"))
-        .expect("expected error");
     assert!(
-        stderr.contains(&format!("target '{}'", failing.1.display()))
-            && stderr.contains(want.trim_end()),
+        stderr.contains(&format!("target '{}'", failing.display())) && stderr.contains(&error.text),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing is written");
@@ -217,7 +198,11 @@ fn the_bundled_example_matches_both_releases() {
             .arg(example.join("overlay"))
             .output()
             .expect("krusty runs");
-        check_expected(&support::Expected::Output(want.clone(), None), &out)
+        let want = support::Expected::Output {
+            stdout: Some(want.clone()),
+            stderr: None,
+        };
+        want.check(&out)
             .unwrap_or_else(|e| panic!("as {version}: {e}"));
     }
 }

@@ -8,7 +8,8 @@
 //! - the build of the edited tree is `expected.yaml`, what `kubectl
 //!   kustomize` printed for the tree with `after.yaml` (the oracle has no
 //!   `edit`; `make-expected.py` records it);
-//! - or, with `expected_error.txt`, that the last command fails saying it
+//! - or, with `expected_error.txt` (the tests' one convention for
+//!   failures, `support::Case`), that the last command fails saying it
 //!   (and the file is left as `after.yaml` if the case has one);
 //! - each file under the case's `after-files/` (other files the commands
 //!   rewrite, by their path in the app) equals the app's file;
@@ -29,7 +30,7 @@ use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::copy_tree;
+use support::{copy_tree, Case};
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/edit");
 
@@ -133,7 +134,7 @@ fn krusty(args: &[String], cwd: &Path, server: Option<&GitServer>) -> Output {
 
 /// Records `kubectl kustomize`'s build of the tree with `after` in place
 /// of the edited file as the case's `expected.yaml`.
-fn bless(case: &Path, tree: &Path, dir: &Path, build: &str, after: &str, server: &GitServer) {
+fn bless(case: &Case, tree: &Path, dir: &Path, build: &str, after: &str, server: &GitServer) {
     std::fs::write(dir.join("kustomization.yaml"), after).expect("write after.yaml");
     let out = Command::new("kubectl")
         .args(["kustomize", build])
@@ -146,7 +147,7 @@ fn bless(case: &Path, tree: &Path, dir: &Path, build: &str, after: &str, server:
         String::from_utf8_lossy(&out.stderr)
     );
     let printed = String::from_utf8_lossy(&out.stdout).replace(&server.url, "{{HTTP}}");
-    std::fs::write(case.join("expected.yaml"), printed).expect("write expected.yaml");
+    std::fs::write(case.path("expected.yaml"), printed).expect("write expected.yaml");
 }
 
 /// Compares each file under `dir` (a folder of `root`) with the file of
@@ -176,28 +177,26 @@ fn compare_after_files(root: &Path, dir: &Path, tree: &Path) -> Result<(), Strin
 }
 
 /// Runs one case; the reason it failed, if it did.
-fn run_case(case: &Path) -> Result<(), String> {
-    let name = case
-        .file_name()
-        .expect("name")
-        .to_string_lossy()
-        .into_owned();
-    let tree = support::scratch("edit", &name);
-    let app = case.join("app");
+fn run_case(case: &Case) -> Result<(), String> {
+    let tree = support::scratch("edit", &case.name);
+    let app = case.path("app");
     let app = if app.is_dir() {
         app
     } else {
         Path::new(CASES).join("_app")
     };
     copy_tree(&app, &tree);
-    let dir_name = read(&case.join("dir")).unwrap_or_else(|| "overlays/prod".into());
+    let dir_name = case.read("dir").unwrap_or_else(|| "overlays/prod".into());
     let dir = tree.join(dir_name.trim());
-    let commands = read(&case.join("commands")).ok_or("no commands file")?;
+    let commands = case.read("commands").ok_or("no commands file")?;
     let server = commands.contains("{{HTTP}}").then(git_server);
     let commands = fill(&commands, server);
     let lines: Vec<&str> = commands.lines().filter(|l| !l.trim().is_empty()).collect();
-    let expected_error = read(&case.join("expected_error.txt")).map(|e| fill(&e, server));
-    let expected_stdout = read(&case.join("stdout.txt"));
+    let expected_error = case.expected_error().map(|e| support::ExpectedError {
+        text: fill(&e.text, server),
+        ..e
+    });
+    let expected_stdout = case.read("stdout.txt");
     for (i, line) in lines.iter().enumerate() {
         let out = krusty(&shell_words(line), &dir, server);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -213,15 +212,8 @@ fn run_case(case: &Path) -> Result<(), String> {
         }
         match (&expected_error, last) {
             (Some(want), true) => {
-                if out.status.success() {
-                    return Err(format!("`{line}` succeeded, expected: {}", want.trim()));
-                }
-                if !stderr.contains(want.trim()) {
-                    return Err(format!(
-                        "`{line}` said:\n{stderr}\nexpected: {}",
-                        want.trim()
-                    ));
-                }
+                want.check(out.status.code(), &out.stdout, &stderr)
+                    .map_err(|why| format!("`{line}`: {why}"))?;
             }
             _ => {
                 if !out.status.success() {
@@ -231,7 +223,7 @@ fn run_case(case: &Path) -> Result<(), String> {
         }
     }
     let written = read(&dir.join("kustomization.yaml")).unwrap_or_default();
-    let after = read(&case.join("after.yaml")).map(|a| fill(&a, server));
+    let after = case.read("after.yaml").map(|a| fill(&a, server));
     if let Some(after) = &after {
         if written != *after {
             return Err(format!(
@@ -240,8 +232,9 @@ fn run_case(case: &Path) -> Result<(), String> {
             ));
         }
     }
-    compare_after_files(&case.join("after-files"), &case.join("after-files"), &tree)?;
-    let build = read(&case.join("build")).unwrap_or(dir_name);
+    let after_files = case.path("after-files");
+    compare_after_files(&after_files, &after_files, &tree)?;
+    let build = case.read("build").unwrap_or(dir_name);
     if let (Some(server), Some(after), None, true) = (
         server,
         &after,
@@ -250,7 +243,7 @@ fn run_case(case: &Path) -> Result<(), String> {
     ) {
         bless(case, &tree, &dir, build.trim(), after, server);
     }
-    let Some(expected) = read(&case.join("expected.yaml")).map(|e| fill(&e, server)) else {
+    let Some(expected) = case.read("expected.yaml").map(|e| fill(&e, server)) else {
         return Ok(());
     };
     let out = krusty(
@@ -266,7 +259,7 @@ fn run_case(case: &Path) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    if case.join("original").exists() {
+    if case.path("original").exists() {
         kubectl_agrees(&tree, build.trim(), &expected)?;
     }
     Ok(())
@@ -295,24 +288,13 @@ fn kubectl_agrees(tree: &Path, build: &str, expected: &str) -> Result<(), String
 
 #[test]
 fn edit_cases_match_kubectl_on_the_hand_edited_files() {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(CASES)
-        .expect("cases")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| {
-            p.is_dir()
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('_'))
-        })
-        .collect();
-    cases.sort();
-    assert!(!cases.is_empty());
+    let cases = support::cases(Path::new(CASES));
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|case| {
             run_case(case)
                 .err()
-                .map(|why| format!("== {}: {why}", case.display()))
+                .map(|why| format!("== {}: {why}", case.dir.display()))
         })
         .collect();
     assert!(

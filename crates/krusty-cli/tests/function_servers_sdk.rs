@@ -412,16 +412,11 @@ fn every_example_fixture_gives_the_same_output_as_v1_over_http_and_grpc() {
     let fixtures =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-fn-examples/tests/fixtures");
     let mut cases: Vec<(String, String)> = Vec::new();
-    for function in std::fs::read_dir(&fixtures).expect("fixtures").flatten() {
-        let name = function.file_name().to_string_lossy().into_owned();
-        for case in std::fs::read_dir(function.path()).expect("cases").flatten() {
-            cases.push((
-                name.clone(),
-                case.file_name().to_string_lossy().into_owned(),
-            ));
+    for function in support::cases(&fixtures) {
+        for case in support::cases(&function.dir) {
+            cases.push((function.name.clone(), case.name));
         }
     }
-    cases.sort();
     assert!(cases.len() >= 15, "{cases:?}");
     for (function, case) in cases {
         let bin = format!("krm-{function}");

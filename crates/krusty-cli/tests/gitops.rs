@@ -27,12 +27,7 @@ fn fixtures() -> Vec<PathBuf> {
     let mut all = Vec::new();
     for kind in ["flux", "argocd"] {
         let dir = Path::new(FIXTURES).join(kind);
-        let mut these: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("fixtures")
-            .map(|e| e.expect("entry").path())
-            .collect();
-        these.sort();
-        all.extend(these);
+        all.extend(support::cases(&dir).into_iter().map(|case| case.dir));
     }
     assert!(all.len() >= 5, "fixtures are missing");
     all

@@ -17,7 +17,7 @@ use krusty_yaml::{Node, Resolved};
 use serde_json::{json, Map, Value};
 
 mod support;
-use support::{copy_tree, diff, krusty_output, scratch, text, write};
+use support::{copy_tree, copy_tree_filled, diff, krusty_output, scratch, text, write};
 
 const UPSTREAM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gitops-upstream");
 
@@ -916,15 +916,9 @@ const KC_ID: &str = "kc-test";
 /// `%[1]s` replaced.
 fn kc_inline(dir: &Path, test: &str) {
     let from = upstream("kustomize-controller/inline").join(test);
-    for entry in std::fs::read_dir(&from).expect("inline files") {
-        let path = entry.expect("entry").path();
-        let name = path.file_name().expect("a name").to_string_lossy();
-        write(
-            dir,
-            &format!("src/{name}"),
-            &read(&path).replace("%[1]s", KC_ID),
-        );
-    }
+    copy_tree_filled(&from, &dir.join("src"), &|text| {
+        text.replace("%[1]s", KC_ID)
+    });
 }
 
 /// kustomize-controller `TestKustomizationReconciler_Varsub`: inline

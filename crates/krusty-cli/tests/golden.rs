@@ -1,41 +1,42 @@
 //! Golden output tests: each folder of `crates/krusty-yaml/tests/golden` holds
 //! an `input.yaml` and the exact output `kubectl kustomize` printed for it
-//! (`expected.yaml`), or its error (`expected_error.txt`: krusty must fail too).
+//! (`expected.yaml`), or, where kubectl refused it, kubectl's message
+//! (`kubectl_error.txt`, for reference): krusty must fail too.
 //! A case with a `known-difference` file documents output krusty does not
 //! reproduce yet; it is listed on stderr, not compared.
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-yaml/tests/golden")
-}
+use support::Expected;
 
 #[test]
 fn output_matches_kubectl_kustomize_golden_files() {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(golden_dir())
-        .expect("golden dir exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("input.yaml").is_file())
-        .collect();
-    cases.sort();
-    assert!(!cases.is_empty(), "no golden cases found");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../krusty-yaml/tests/golden");
+    let cases = support::cases(&golden);
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden");
     let mut failures = Vec::new();
     for case in &cases {
-        let name = case
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if case.join("known-difference").is_file() {
+        let name = &case.name;
+        if case.path("known-difference").is_file() {
             eprintln!("KNOWN DIFFERENCE, not compared: {name} (see its known-difference file)");
             continue;
         }
-        let dir = work.join(&name);
+        let want = match case.expected() {
+            Some(want) => want,
+            None if case.path("kubectl_error.txt").is_file() => {
+                // kubectl's message is not krusty's: any failure will do.
+                Expected::Error(support::ExpectedError::parse(""))
+            }
+            None => {
+                failures.push(format!("{name}: no expected.yaml nor kubectl_error.txt"));
+                continue;
+            }
+        };
+        let dir = work.join(name);
         std::fs::create_dir_all(&dir).expect("work dir");
-        std::fs::copy(case.join("input.yaml"), dir.join("input.yaml")).expect("copy input");
+        std::fs::copy(case.path("input.yaml"), dir.join("input.yaml")).expect("copy input");
         std::fs::write(dir.join("kustomization.yaml"), "resources:\n- input.yaml\n")
             .expect("write kustomization");
         let out = support::krusty_command()
@@ -43,23 +44,8 @@ fn output_matches_kubectl_kustomize_golden_files() {
             .arg(&dir)
             .output()
             .expect("krusty runs");
-        let expected = case.join("expected.yaml");
-        if expected.is_file() {
-            let want = std::fs::read(&expected).expect("read expected");
-            if !out.status.success() {
-                failures.push(format!(
-                    "{name}: failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            } else if out.stdout != want {
-                failures.push(format!(
-                    "{name}: output differs\n--- expected\n{}\n--- actual\n{}",
-                    String::from_utf8_lossy(&want),
-                    String::from_utf8_lossy(&out.stdout)
-                ));
-            }
-        } else if out.status.success() {
-            failures.push(format!("{name}: expected an error, got success"));
+        if let Err(why) = want.check(&out) {
+            failures.push(format!("{name}: {why}"));
         }
     }
     assert!(

@@ -11,7 +11,8 @@
 //! --helm-command HELM3` unless they set those); `target` (the folder to
 //! build, default `in`); and `expected.yaml`, kubectl's output
 //! (`KRUSTY_BLESS=1` records it), or `expected_error.txt`, a part of
-//! krusty's message in Kustomize's words, beside `kubectl_error.txt`.
+//! krusty's message in Kustomize's words, beside `kubectl_error.txt` (the
+//! tests' one convention, `support::Case`).
 //! Each case is built as each Kustomize release it has an expectation
 //! for: where v5.5.0 and v5.8.1 differ, the case holds
 //! `expected.VERSION.yaml` or `expected_error.VERSION.txt` for each (made
@@ -33,11 +34,9 @@ use std::sync::OnceLock;
 
 use support::oci::OciRegistry;
 use support::{
-    diff, expected_for, make_certificates, output_text, process_gone, run, scratch, serve,
-    stable_message, write, Expected, KUSTOMIZE_VERSIONS,
+    make_certificates, output_text, process_gone, run, scratch, serve, stable_message, write, Case,
+    KUSTOMIZE_VERSIONS,
 };
-
-use support::KRUSTY;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm")
@@ -238,53 +237,37 @@ fn mentions(dir: &Path, text: &str) -> bool {
         })
 }
 
-/// Copies the tree `from` into `to`, placeholders filled in text files.
-fn copy_tree(from: &Path, to: &Path, world: &World) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest, world);
-        } else {
-            let bytes = std::fs::read(entry.path()).unwrap();
-            match String::from_utf8(bytes) {
-                Ok(text) => std::fs::write(dest, world.fill(&text)).unwrap(),
-                Err(e) => std::fs::write(dest, e.into_bytes()).unwrap(),
-            }
-        }
-    }
-}
-
 /// A fresh copy of the case's tree with its charts in place (a pull
 /// writes into the chart home); returns the folder to build.
-fn prepare(case: &Path, into: &Path, world: &World) -> PathBuf {
+fn prepare(case: &Case, into: &Path, world: &World) -> PathBuf {
     let _ = std::fs::remove_dir_all(into);
-    copy_tree(&case.join("in"), into, world);
-    if let Ok(list) = std::fs::read_to_string(case.join("charts")) {
+    let fill = |text: &str| world.fill(text);
+    support::copy_tree_filled(&case.path("in"), into, &fill);
+    if let Some(list) = case.read("charts") {
         for line in list.lines() {
             let mut words = line.split_whitespace();
             let Some(dir) = words.next() else { continue };
             for chart in words {
-                copy_tree(
+                support::copy_tree_filled(
                     &fixtures().join("charts").join(chart),
                     &into.join(dir).join(chart),
-                    world,
+                    &fill,
                 );
             }
         }
     }
-    match std::fs::read_to_string(case.join("target")) {
-        Ok(t) => into.join(t.trim()),
-        Err(_) => into.to_path_buf(),
+    match case.read("target") {
+        Some(t) => into.join(t.trim()),
+        None => into.to_path_buf(),
     }
 }
 
 /// The flags for a case built with `helm`; `{{HELM4}}` in its `args`
 /// stands for helm v4.
-fn flags(case: &Path, helm_command: &Path) -> Vec<String> {
+fn flags(case: &Case, helm_command: &Path) -> Vec<String> {
     let helm4 = helm(4).map(|p| p.to_string_lossy().into_owned());
-    let own: Vec<String> = std::fs::read_to_string(case.join("args"))
+    let own: Vec<String> = case
+        .read("args")
         .unwrap_or_default()
         .lines()
         .filter(|l| !l.is_empty())
@@ -312,18 +295,25 @@ fn kubectl_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// What a build printed: its exit status, stdout and stderr, with the
+/// copy built written `{{DIR}}` and helm `{{HELM}}`.
+struct Printed {
+    exit: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
 /// Runs `program` (`krusty build` or `kubectl kustomize`) on a fresh copy
 /// of the case.
 fn build(
-    program: &[&str],
-    case: &Path,
+    mut program: Command,
+    case: &Case,
     scratch_dir: &Path,
     helm: &Path,
     world: &World,
-) -> (String, String) {
+) -> Printed {
     let target = prepare(case, scratch_dir, world);
-    let out = Command::new(program[0])
-        .args(&program[1..])
+    let out = program
         .arg(&target)
         .args(flags(case, helm))
         .env("SSL_CERT_FILE", &world.ca)
@@ -337,44 +327,42 @@ fn build(
             .replace(&scratch_dir.to_string_lossy().into_owned(), "{{DIR}}")
             .replace(&helm.to_string_lossy().into_owned(), "{{HELM}}")
     };
-    (unfill(&out_text), unfill(&err_text))
+    Printed {
+        exit: out.status.code(),
+        stdout: unfill(&out_text),
+        stderr: unfill(&err_text),
+    }
 }
 
-/// What is wrong with krusty's `(stdout, stderr)` for the case built as
-/// Kustomize release `version`, if anything.
-fn check(case: &Path, name: &str, version: &str, printed: &(String, String)) -> Option<String> {
-    let (out, err) = printed;
-    match expected_for(case, version) {
-        Some(Expected::Output(expected, _)) => {
-            let expected = String::from_utf8_lossy(&expected);
-            if *out != expected || !err.is_empty() {
-                return Some(format!(
-                    "{name} ({version}): krusty differs from the golden output\n{}\nstderr: {err}",
-                    diff(&expected, out)
-                ));
-            }
-            None
-        }
-        Some(Expected::Error(wanted)) => {
-            if !out.is_empty() || !err.contains(wanted.as_str()) {
-                return Some(format!(
-                    "{name} ({version}): wanted an error containing\n  {wanted}\ngot stdout {out:?}\nstderr {err}"
-                ));
-            }
-            None
-        }
-        None => Some(format!(
-            "{name} ({version}): no expected output nor error; krusty says:\n{out}{err}"
-        )),
-    }
+/// `krusty build` as Kustomize release `version`.
+fn krusty_build(version: &str) -> Command {
+    let mut krusty = support::krusty_command();
+    krusty.args(["--kustomize-version", version, "build"]);
+    krusty
+}
+
+/// What is wrong with what krusty printed for the case built as Kustomize
+/// release `version`, if anything (a build that works prints nothing on
+/// stderr).
+fn check(case: &Case, name: &str, version: &str, printed: &Printed) -> Option<String> {
+    let Some(want) = case.expected_as(version) else {
+        return Some(format!(
+            "{name} ({version}): no expected output nor error; krusty says:\n{}{}",
+            printed.stdout, printed.stderr
+        ));
+    };
+    let got = want
+        .quiet()
+        .check_run(printed.exit, printed.stdout.as_bytes(), &printed.stderr);
+    got.err().map(|why| format!("{name} ({version}): {why}"))
 }
 
 /// The releases a case has expectations for: those with a file of their
 /// own, or both when it has one shared by both.
-fn versions_of(case: &Path) -> Vec<&'static str> {
+fn versions_of(case: &Case) -> Vec<&'static str> {
     KUSTOMIZE_VERSIONS
         .into_iter()
-        .filter(|v| expected_for(case, v).is_some())
+        .filter(|v| case.expected_as(v).is_some())
         .collect()
 }
 
@@ -390,51 +378,47 @@ fn cases_match_kustomize() {
     let world = world(&helm3);
     let bless = std::env::var_os("KRUSTY_BLESS").is_some();
     let live = kubectl_available();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
     let mut failures = Vec::new();
-    for case in &names {
-        let name = case.file_name().unwrap().to_string_lossy().into_owned();
-        if world.oci.is_none() && mentions(&case.join("in"), "{{OCI}}") {
+    for case in &support::cases(&fixtures().join("cases")) {
+        let name = case.name.clone();
+        if world.oci.is_none() && mentions(&case.path("in"), "{{OCI}}") {
             eprintln!("SKIPPED case {name}: it needs the OCI registry");
             continue;
         }
-        if helm4.is_none() && mentions(case, "{{HELM4}}") {
+        if helm4.is_none() && mentions(&case.dir, "{{HELM4}}") {
             eprintln!("SKIPPED case {name}: it needs helm v4");
             continue;
         }
         let dir = scratch("helm", &name);
         if live && bless {
-            let kubectl = build(
-                &["kubectl", "kustomize"],
-                case,
-                &dir.join("kubectl"),
-                &helm3,
-                world,
-            );
-            if kubectl.1.is_empty() {
-                std::fs::write(case.join("expected.yaml"), &kubectl.0).unwrap();
+            let mut kubectl = Command::new("kubectl");
+            kubectl.arg("kustomize");
+            let kubectl = build(kubectl, case, &dir.join("kubectl"), &helm3, world);
+            if kubectl.stderr.is_empty() {
+                std::fs::write(case.path("expected.yaml"), &kubectl.stdout).unwrap();
             } else {
                 std::fs::write(
-                    case.join("kubectl_error.txt"),
-                    stable_message(&kubectl.1, "/tmp/kustomize-helm-"),
+                    case.path("kubectl_error.txt"),
+                    stable_message(&kubectl.stderr, "/tmp/kustomize-helm-"),
                 )
                 .unwrap();
             }
         }
         for version in versions_of(case) {
-            let krusty = ["--kustomize-version", version, "build"];
-            let program = [KRUSTY, krusty[0], krusty[1], krusty[2]];
-            let out = build(&program, case, &dir.join("krusty"), &helm3, world);
+            let out = build(
+                krusty_build(version),
+                case,
+                &dir.join("krusty"),
+                &helm3,
+                world,
+            );
             failures.extend(check(case, &name, version, &out));
             if let Some(helm4) = helm4
                 .as_deref()
-                .filter(|_| !case.join("helm4-differs").exists())
+                .filter(|_| !case.path("helm4-differs").exists())
             {
-                let out4 = build(&program, case, &dir.join("krusty4"), helm4, world);
+                let dir4 = dir.join("krusty4");
+                let out4 = build(krusty_build(version), case, &dir4, helm4, world);
                 failures.extend(check(case, &format!("{name} (helm v4)"), version, &out4));
             }
         }

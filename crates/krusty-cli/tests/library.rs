@@ -13,8 +13,8 @@ const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 fn eight_trees() -> Vec<(PathBuf, String)> {
     let mut cases: Vec<PathBuf> = ["builtins", "patches", "replacements", "components"]
         .iter()
-        .flat_map(|corpus| std::fs::read_dir(Path::new(TESTS).join(corpus)).expect("corpus"))
-        .map(|e| e.expect("entry").path())
+        .flat_map(|corpus| support::cases(&Path::new(TESTS).join(corpus)))
+        .map(|case| case.dir)
         .filter(|p| p.join("expected.yaml").is_file() && !p.join("target").exists())
         .collect();
     cases.sort();

@@ -7,7 +7,7 @@
 //! `{{SRV}}`, `{{COMMIT_V1}}`); its `expected.yaml` is `kubectl kustomize`'s
 //! output on the same servers, with the same placeholders
 //! (`KRUSTY_BLESS=1` records it), or `expected_error.txt` a part of
-//! krusty's message. Where kubectl is installed, each case is also run
+//! krusty's message (the tests' one convention, `support::Case`). Where kubectl is installed, each case is also run
 //! through it live. The repositories are made from `tests/remote/repos/`
 //! with fixed dates, so their commits are the same on every run.
 //!
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use support::{
     bare_clone, diff, make_certificates, output_text, run, scratch, serve, stable_message, write,
+    Case, Expected,
 };
 
 /// `args` as the server script takes them.
@@ -157,7 +158,7 @@ impl World {
             git(repo, &["init", "-q", "-b", "main"]);
         }
         git(repo, &["rm", "-rq", "--ignore-unmatch", "."]);
-        copy_filled(from, repo, self);
+        support::copy_tree_filled(from, repo, &|text| self.fill(text));
         if message == "v2" {
             std::os::unix::fs::symlink("/tmp", repo.join("escape")).unwrap();
         }
@@ -232,21 +233,6 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1"))
 }
 
-/// Copies the tree `from` into `to`, placeholders filled.
-fn copy_filled(from: &Path, to: &Path, world: &World) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_filled(&entry.path(), &dest, world);
-        } else {
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            std::fs::write(dest, world.fill(&text)).unwrap();
-        }
-    }
-}
-
 fn kubectl_available() -> bool {
     Command::new("kubectl")
         .arg("version")
@@ -257,8 +243,8 @@ fn kubectl_available() -> bool {
 
 /// One case: its tree written with the placeholders filled; the target to
 /// build.
-fn prepare(world: &World, case: &Path, into: &Path) -> String {
-    copy_filled(case, into, world);
+fn prepare(world: &World, case: &Case, into: &Path) -> String {
+    support::copy_tree_filled(&case.dir, into, &|text| world.fill(text));
     for name in [
         "expected.yaml",
         "expected_error.txt",
@@ -267,9 +253,9 @@ fn prepare(world: &World, case: &Path, into: &Path) -> String {
     ] {
         let _ = std::fs::remove_file(into.join(name));
     }
-    match std::fs::read_to_string(case.join("target")) {
-        Ok(t) => world.fill(t.trim()),
-        Err(_) => into.to_str().unwrap().to_string(),
+    match case.read("target") {
+        Some(t) => world.fill(t.trim()),
+        None => into.to_str().unwrap().to_string(),
     }
 }
 
@@ -279,19 +265,15 @@ fn cases_match_kustomize() {
     let bless = std::env::var_os("KRUSTY_BLESS").is_some();
     let live = kubectl_available();
     let mut failures = Vec::new();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
-    for case in &names {
-        let name = case.file_name().unwrap().to_string_lossy().into_owned();
-        let dir = scratch("remote", &name);
+    for case in &support::cases(&fixtures().join("cases")) {
+        let name = &case.name;
+        let dir = scratch("remote", name);
         let input = dir.join("in");
         std::fs::create_dir_all(&input).unwrap();
         let target = prepare(world, case, &input);
         let cache = dir.join("cache");
-        let (out, err) = output_text(&world.krusty(&target, &cache, None, &[]).output().unwrap());
+        let out = world.krusty(&target, &cache, None, &[]).output().unwrap();
+        let (stdout, stderr) = output_text(&out);
         let kubectl = live.then(|| {
             let mut cmd = Command::new("kubectl");
             cmd.arg("kustomize").arg(&target);
@@ -301,52 +283,38 @@ fn cases_match_kustomize() {
         if bless {
             if let Some((k_out, k_err)) = &kubectl {
                 if k_err.is_empty() || !k_out.is_empty() {
-                    std::fs::write(case.join("expected.yaml"), world.unfill(k_out)).unwrap();
+                    std::fs::write(case.path("expected.yaml"), world.unfill(k_out)).unwrap();
                 } else {
                     std::fs::write(
-                        case.join("kubectl_error.txt"),
+                        case.path("kubectl_error.txt"),
                         stable_message(&world.unfill(k_err), "/tmp/kustomize-"),
                     )
                     .unwrap();
                 }
             }
         }
-        match std::fs::read_to_string(case.join("expected.yaml")) {
-            Ok(expected) => {
-                let expected = world.fill(&expected);
-                if out != expected || !err.is_empty() {
-                    failures.push(format!(
-                        "{name}: krusty differs from the golden output\n{}\nstderr: {err}",
-                        diff(&expected, &out)
-                    ));
-                }
-                if let Some((k_out, _)) = &kubectl {
-                    if *k_out != out {
-                        failures.push(format!(
-                            "{name}: krusty differs from kubectl kustomize\n{}",
-                            diff(k_out, &out)
-                        ));
-                    }
-                }
+        let Some(want) = case.expected() else {
+            failures.push(format!(
+                "{name}: no expected.yaml nor expected_error.txt; krusty says:\n{}",
+                world.unfill(&stderr)
+            ));
+            continue;
+        };
+        let want = want.filled(|text| world.fill(text)).quiet();
+        if let Err(why) = want.check(&out) {
+            failures.push(format!("{name}: krusty differs from the golden one: {why}"));
+        }
+        match (&want, &kubectl) {
+            (Expected::Output { .. }, Some((k_out, _))) if *k_out != stdout => {
+                failures.push(format!(
+                    "{name}: krusty differs from kubectl kustomize\n{}",
+                    diff(k_out, &stdout)
+                ));
             }
-            Err(_) => {
-                let Ok(wanted) = std::fs::read_to_string(case.join("expected_error.txt")) else {
-                    failures.push(format!(
-                        "{name}: no expected.yaml nor expected_error.txt; krusty says:\n{}",
-                        world.unfill(&err)
-                    ));
-                    continue;
-                };
-                let wanted = world.fill(wanted.trim_end());
-                if !out.is_empty() || !err.contains(&wanted) {
-                    failures.push(format!("{name}: wanted an error containing\n  {wanted}\ngot stdout {out:?}\nstderr {err}"));
-                }
-                if let Some((k_out, k_err)) = &kubectl {
-                    if !k_out.is_empty() || k_err.is_empty() {
-                        failures.push(format!("{name}: kubectl kustomize does not fail:\n{k_out}"));
-                    }
-                }
+            (Expected::Error(_), Some((k_out, k_err))) if !k_out.is_empty() || k_err.is_empty() => {
+                failures.push(format!("{name}: kubectl kustomize does not fail:\n{k_out}"));
             }
+            _ => {}
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -85,8 +85,11 @@ fn run(program: &str, args: &[&str]) -> Output {
 
 fn krusty(dir: &Path, flags: &[&str]) -> Output {
     let dir = dir.to_str().expect("UTF-8 path");
-    let args: Vec<&str> = ["build", dir].iter().chain(flags).copied().collect();
-    run(support::KRUSTY, &args)
+    support::krusty_command()
+        .args(["build", dir])
+        .args(flags)
+        .output()
+        .expect("krusty runs")
 }
 
 /// `kubectl kustomize DIR FLAGS`, or `None` (with a message) when kubectl

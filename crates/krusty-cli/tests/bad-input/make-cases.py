@@ -9,7 +9,7 @@ Kustomize accepts).
     make-cases.py [--oracle] NAME...   only the cases named
 
 Then `KRUSTY_BLESS=1 cargo test -p krusty-cli --test bad_input` writes
-expected_exit and expected_stderr. A case whose krusty decision differs from
+expected_error.txt (a refused tree) or expected_stderr.txt. A case whose krusty decision differs from
 kubectl's gets a `disagreement` file (one line) by hand."""
 
 import os

@@ -28,15 +28,29 @@ pub fn write(dir: &Path, rel: &str, text: &str) {
 /// Copies the tree `from` into `to` (created when missing): its folders
 /// and files, recursively.
 pub fn copy_tree(from: &Path, to: &Path) {
+    copy_tree_filled(from, to, &|text| text.to_string());
+}
+
+/// Copies the tree `from` into `to` as `copy_tree` does, with `fill`
+/// applied to each text (UTF-8) file: to put in what placeholders stand
+/// for. Other files are copied as they are.
+pub fn copy_tree_filled(from: &Path, to: &Path, fill: &dyn Fn(&str) -> String) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read the tree") {
         let entry = entry.expect("entry");
         let target = to.join(entry.file_name());
         if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
+            copy_tree_filled(&entry.path(), &target, fill);
+            continue;
         }
+        let bytes = std::fs::read(entry.path()).expect("read a file");
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) => fill(&text).into_bytes(),
+            Err(e) => e.into_bytes(),
+        };
+        std::fs::write(&target, bytes).expect("write a file");
+        let mode = entry.metadata().expect("metadata").permissions();
+        std::fs::set_permissions(&target, mode).expect("set permissions");
     }
 }
 
@@ -486,78 +500,273 @@ pub fn run_bounded(
 /// names them.
 pub const KUSTOMIZE_VERSIONS: [&str; 2] = ["v5.5.0", "v5.8.1"];
 
-/// What a case expects of a build as one Kustomize release.
+/// One case of a corpus: a folder of fixture files.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The case's folder.
+    pub dir: PathBuf,
+    /// The folder's name.
+    pub name: String,
+}
+
+/// The cases of the corpus folder `corpus`: its sub-folders, sorted by
+/// name, but for those whose name starts with `_` or `.` (material the
+/// cases share). Panics when the folder is missing or holds no case.
+pub fn cases(corpus: &Path) -> Vec<Case> {
+    let entries = std::fs::read_dir(corpus).unwrap_or_else(|e| panic!("{}: {e}", corpus.display()));
+    let mut cases: Vec<Case> = entries
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.is_dir())
+        .filter_map(|dir| {
+            let name = dir.file_name()?.to_string_lossy().into_owned();
+            (!name.starts_with(['_', '.'])).then_some(Case { dir, name })
+        })
+        .collect();
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    assert!(!cases.is_empty(), "no cases in {}", corpus.display());
+    cases
+}
+
+impl Case {
+    /// The path of the case's file `name`.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// The text of the case's file `name`, if it has one.
+    pub fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.path(name)).ok()
+    }
+
+    /// The folder the case builds, relative to its own: its `target`
+    /// file's, else `in`.
+    pub fn target(&self) -> String {
+        self.read("target")
+            .map(|t| t.trim().to_string())
+            .unwrap_or_else(|| "in".into())
+    }
+
+    /// The failure the case expects: its `expected_error.txt`.
+    pub fn expected_error(&self) -> Option<ExpectedError> {
+        self.read("expected_error.txt")
+            .map(|text| ExpectedError::parse(&text))
+    }
+
+    /// What the case expects of a build, from the files every release
+    /// shares: `expected_error.txt`, else `expected.yaml` and
+    /// `expected_stderr.txt`. `None`: it has none of them.
+    pub fn expected(&self) -> Option<Expected> {
+        self.expected_from("")
+    }
+
+    /// What the case expects of a build as Kustomize release `version`:
+    /// from the release's own files (`expected_error.VERSION.txt`,
+    /// `expected.VERSION.yaml`, `expected_stderr.VERSION.txt`) where the
+    /// releases differ, else from the shared ones. A release's own output
+    /// or stderr leaves the other shared one in force (but for a shared
+    /// error). `None`: no expectation for that release.
+    pub fn expected_as(&self, version: &str) -> Option<Expected> {
+        self.expected_from(&format!(".{version}"))
+    }
+
+    fn expected_from(&self, release: &str) -> Option<Expected> {
+        let bytes = |name: &str| std::fs::read(self.path(name)).ok();
+        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(error) = bytes(&format!("expected_error{release}.txt")) {
+            return Some(Expected::Error(ExpectedError::parse(&text(error))));
+        }
+        let own_stdout = bytes(&format!("expected{release}.yaml"));
+        let own_stderr = bytes(&format!("expected_stderr{release}.txt")).map(text);
+        if own_stdout.is_none() && own_stderr.is_none() {
+            if let Some(shared) = self.expected_error() {
+                return Some(Expected::Error(shared));
+            }
+        }
+        let stdout = own_stdout.or_else(|| bytes("expected.yaml"));
+        let stderr = own_stderr.or_else(|| bytes("expected_stderr.txt").map(text));
+        if stdout.is_none() && stderr.is_none() {
+            return None;
+        }
+        Some(Expected::Output { stdout, stderr })
+    }
+}
+
+/// What a case expects of a krusty run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expected {
-    /// The exact stdout, and the exact stderr when the case pins it.
-    Output(Vec<u8>, Option<String>),
-    /// A part of the error message.
-    Error(String),
+    /// It works: the exact stdout and the exact stderr, each where the
+    /// case pins it.
+    Output {
+        stdout: Option<Vec<u8>>,
+        stderr: Option<String>,
+    },
+    /// It fails (`expected_error.txt`).
+    Error(ExpectedError),
 }
 
-/// What case folder `case` expects of release `version`: its
-/// `expected.VERSION.yaml` or `expected_error.VERSION.txt` when it has
-/// either (the releases differ there), else the `expected.yaml` or
-/// `expected_error.txt` both share; the stderr of a build that works from
-/// `expected_stderr.VERSION.txt`, else `expected_stderr.txt`. `None`: the
-/// case has no expectation for that release.
-pub fn expected_for(case: &Path, version: &str) -> Option<Expected> {
-    let read = |name: &str| std::fs::read(case.join(name)).ok();
-    let own = (
-        read(&format!("expected.{version}.yaml")),
-        read(&format!("expected_error.{version}.txt")),
-    );
-    let (output, error) = match own {
-        (None, None) => (read("expected.yaml"), read("expected_error.txt")),
-        found => found,
-    };
-    if let Some(error) = error {
-        let error = String::from_utf8_lossy(&error);
-        return Some(Expected::Error(error.trim_end_matches('\n').to_string()));
-    }
-    let stderr = read(&format!("expected_stderr.{version}.txt"))
-        .or_else(|| read("expected_stderr.txt"))
-        .map(|s| String::from_utf8_lossy(&s).into_owned());
-    output.map(|out| Expected::Output(out, stderr))
+/// A failure a case expects: the text of its `expected_error.txt`, a part
+/// of krusty's stderr (trailing newlines aside). The file may start with
+/// a line `#! SETTING…` that says more:
+/// - `exit=N`: krusty exits with status N (else any failure does);
+/// - `exact`: the rest of the file is all of krusty's stderr, byte for
+///   byte, not a part of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedError {
+    pub text: String,
+    pub exit: Option<i32>,
+    pub exact: bool,
 }
 
-/// Checks a build's result against what a case expects; `Err` says how
-/// it differs.
-pub fn check_expected(want: &Expected, out: &std::process::Output) -> Result<(), String> {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    match want {
-        Expected::Error(part) => {
-            if out.status.success() {
-                return Err(format!(
-                    "expected an error containing {part:?}, got success"
-                ));
-            }
-            if !out.stdout.is_empty() {
-                return Err(format!("failed, but printed to stdout:\n{stdout}"));
-            }
-            if !stderr.contains(part.as_str()) {
-                return Err(format!("stderr lacks {part:?}:\n{}", stderr.trim_end()));
-            }
-        }
-        Expected::Output(bytes, want_stderr) => {
-            if !out.status.success() {
-                return Err(format!("failed: {}", stderr.trim_end()));
-            }
-            if out.stdout != *bytes {
-                return Err(format!(
-                    "output differs\n{}",
-                    diff(&String::from_utf8_lossy(bytes), &stdout)
-                ));
-            }
-            if let Some(want) = want_stderr {
-                if stderr != *want {
-                    return Err(format!("stderr differs\n{}", diff(want, &stderr)));
+impl ExpectedError {
+    /// The expectation written in an `expected_error.txt` holding `file`.
+    pub fn parse(file: &str) -> ExpectedError {
+        let mut want = ExpectedError {
+            text: file.trim_end_matches('\n').to_string(),
+            exit: None,
+            exact: false,
+        };
+        if let Some((header, rest)) = file.strip_prefix("#! ").and_then(|f| f.split_once('\n')) {
+            for setting in header.split_whitespace() {
+                match setting.strip_prefix("exit=") {
+                    Some(n) => want.exit = Some(n.parse().expect("exit=N: a number")),
+                    None if setting == "exact" => want.exact = true,
+                    None => panic!("unknown setting {setting:?} in expected_error.txt"),
                 }
             }
+            want.text = if want.exact {
+                rest.to_string()
+            } else {
+                rest.trim_end_matches('\n').to_string()
+            };
+        }
+        want
+    }
+
+    /// The file that says this expectation (what `parse` reads back).
+    pub fn file(&self) -> String {
+        let mut header = Vec::new();
+        if let Some(exit) = self.exit {
+            header.push(format!("exit={exit}"));
+        }
+        if self.exact {
+            header.push("exact".to_string());
+        }
+        let header = match header.is_empty() {
+            true => String::new(),
+            false => format!("#! {}\n", header.join(" ")),
+        };
+        match self.exact {
+            true => format!("{header}{}", self.text),
+            false => format!("{header}{}\n", self.text),
         }
     }
-    Ok(())
+
+    /// Checks a failed run (its exit status, stdout and stderr); `Err`
+    /// says how it differs.
+    pub fn check(&self, exit: Option<i32>, stdout: &[u8], stderr: &str) -> Result<(), String> {
+        match (exit, self.exit) {
+            (Some(0), _) => {
+                return Err(format!(
+                    "expected an error containing {:?}, got success",
+                    self.text
+                ))
+            }
+            (got, Some(want)) if got != Some(want) => {
+                return Err(format!("exit status {got:?}, expected {want}"))
+            }
+            _ => {}
+        }
+        if !stdout.is_empty() {
+            return Err(format!("failed, but printed to stdout:\n{}", text(stdout)));
+        }
+        if self.exact {
+            if stderr != self.text {
+                return Err(format!("stderr differs\n{}", diff(&self.text, stderr)));
+            }
+        } else if !stderr.contains(self.text.as_str()) {
+            return Err(format!(
+                "stderr lacks {:?}:\n{}",
+                self.text,
+                stderr.trim_end()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Expected {
+    /// The same expectation with `fill` applied to its texts (to put in
+    /// what a case's placeholders stand for).
+    pub fn filled(self, fill: impl Fn(&str) -> String) -> Expected {
+        match self {
+            Expected::Output { stdout, stderr } => Expected::Output {
+                stdout: stdout.map(|s| fill(&String::from_utf8_lossy(&s)).into_bytes()),
+                stderr: stderr.map(|s| fill(&s)),
+            },
+            Expected::Error(e) => Expected::Error(ExpectedError {
+                text: fill(&e.text),
+                ..e
+            }),
+        }
+    }
+
+    /// The same expectation, a build that works printing nothing on
+    /// stderr unless the case pins what it prints.
+    pub fn quiet(self) -> Expected {
+        match self {
+            Expected::Output { stdout, stderr } => Expected::Output {
+                stdout,
+                stderr: Some(stderr.unwrap_or_default()),
+            },
+            error => error,
+        }
+    }
+
+    /// Checks a run of krusty; `Err` says how it differs.
+    pub fn check(&self, out: &std::process::Output) -> Result<(), String> {
+        self.check_run(out.status.code(), &out.stdout, &text(&out.stderr))
+    }
+
+    /// Checks a run given as its exit status (`None`: killed), stdout and
+    /// stderr (made portable by the caller where it must be).
+    pub fn check_run(&self, exit: Option<i32>, stdout: &[u8], stderr: &str) -> Result<(), String> {
+        let (want_stdout, want_stderr) = match self {
+            Expected::Error(error) => return error.check(exit, stdout, stderr),
+            Expected::Output { stdout, stderr } => (stdout, stderr),
+        };
+        if exit != Some(0) {
+            return Err(format!("failed ({exit:?}): {}", stderr.trim_end()));
+        }
+        if let Some(bytes) = want_stdout {
+            if stdout != bytes.as_slice() {
+                return Err(format!(
+                    "output differs\n{}",
+                    diff(&String::from_utf8_lossy(bytes), &text(stdout))
+                ));
+            }
+        }
+        if let Some(want) = want_stderr {
+            if stderr != want {
+                return Err(format!("stderr differs\n{}", diff(want, stderr)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `text` with each folder's absolute path (as given and canonical)
+/// written as its name (`$CASE`, …), in the order given (a folder inside
+/// another first), so that a message reads the same
+/// wherever the repository or the scratch folder is.
+pub fn portable(text: &str, folders: &[(&Path, &str)]) -> String {
+    let mut text = text.to_string();
+    for (dir, name) in folders {
+        if let Ok(real) = dir.canonicalize() {
+            text = text.replace(&*real.to_string_lossy(), name);
+        }
+        text = text.replace(&*dir.to_string_lossy(), name);
+    }
+    text
 }
 
 /// The `kubectl` whose `kubectl kustomize` is Kustomize release `version`:
