@@ -25,14 +25,7 @@ pub struct EditChecks {
 impl Checks for EditChecks {
     fn build(&self, dir: &Path) -> Result<String, CheckError> {
         let out = krusty_build::build(dir, &self.options)?;
-        let mut text = String::new();
-        for (i, r) in out.resources.iter().enumerate() {
-            if i > 0 {
-                text.push_str("---\n");
-            }
-            krusty_yaml::emit_document(&r.node, &mut text)?;
-        }
-        Ok(text)
+        Ok(crate::Stream::render(&out.resources)?.into_string())
     }
 
     fn remote_target(&self, target: &str) -> Option<Result<(), CheckError>> {

@@ -2,7 +2,7 @@
 //! its text through the build's loader. The format itself is
 //! [`krusty_schema::kustomization`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use krusty_schema::kustomization::*;
 use krusty_schema::KustomizeVersion;
@@ -41,13 +41,23 @@ pub fn load(
     };
     let path = found.path.clone();
     let text = crate::loader::read_found_text(found, loader.reads.as_deref())?;
-    let mut k = Kustomization::parse(&text, version).map_err(|e| {
+    let k = parse_file(&text, &path, version)?;
+    Ok((k, path))
+}
+
+/// Parses `text` as the kustomization file `path`: errors name the file,
+/// and so do the vars it declares (they are resolved at the top of the
+/// build, where their messages name the file that declares them).
+pub fn parse_file(
+    text: &str,
+    path: &Path,
+    version: KustomizeVersion,
+) -> BuildResult<Kustomization> {
+    let mut k = Kustomization::parse(text, version).map_err(|e| {
         BuildError::from(e).context(format!("invalid kustomization file {}", path.display()))
     })?;
-    // Vars are resolved at the top of the build: their messages name
-    // the file that declares them.
     for var in &mut k.vars {
         var.written_at.0 = Some(path.display().to_string());
     }
-    Ok((k, path))
+    Ok(k)
 }

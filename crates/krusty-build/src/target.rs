@@ -269,17 +269,7 @@ impl Context {
         let loaded = match self.top_kustomization.take() {
             Some(text) => {
                 let path = loader.root.join(crate::kustomization::FILE_NAMES[0]);
-                Kustomization::parse(&text, self.version)
-                    .map_err(|e| {
-                        BuildError::from(e)
-                            .context(format!("invalid kustomization file {}", path.display()))
-                    })
-                    .map(|mut k| {
-                        for var in &mut k.vars {
-                            var.written_at.0 = Some(path.display().to_string());
-                        }
-                        (k, path)
-                    })
+                crate::kustomization::parse_file(&text, &path, self.version).map(|k| (k, path))
             }
             None => crate::kustomization::load(loader, self.version),
         };

@@ -412,13 +412,13 @@ pub enum RemoveCommand {
 /// directory, printing Kustomize's notes on stderr.
 pub fn run(command: &EditCommand, release: KustomizeVersion) -> Result<(), String> {
     let here = Path::new(".");
+    let checks = EditChecks::default();
     let notes = match command {
-        EditCommand::Set(c) => run_set(here, c),
-        EditCommand::Add(c) => run_add(here, c, release),
+        EditCommand::Set(c) => run_set(here, c, &checks),
+        EditCommand::Add(c) => run_add(here, c, release, &checks),
         EditCommand::Remove(c) => run_remove(here, c),
         EditCommand::Fix(f) => {
-            let report = krusty_edit::fix_file(here, f.vars, &EditChecks::default())
-                .map_err(|e| e.to_string())?;
+            let report = krusty_edit::fix_file(here, f.vars, &checks).map_err(|e| e.to_string())?;
             for line in report {
                 println!("{line}");
             }
@@ -439,7 +439,7 @@ pub fn run(command: &EditCommand, release: KustomizeVersion) -> Result<(), Strin
     Ok(())
 }
 
-fn run_set(dir: &Path, command: &SetCommand) -> EditResult<Notes> {
+fn run_set(dir: &Path, command: &SetCommand, checks: &EditChecks) -> EditResult<Notes> {
     match command {
         SetCommand::Nameprefix(v) => {
             krusty_edit::set_scalar(dir, ScalarField::NamePrefix, &v.values)
@@ -455,50 +455,41 @@ fn run_set(dir: &Path, command: &SetCommand) -> EditResult<Notes> {
         SetCommand::Buildmetadata(v) => {
             krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Set, &v.values)
         }
-        SetCommand::Configmap(a) => krusty_edit::set_generated(
-            dir,
-            GeneratedKind::ConfigMap,
-            a.flags(),
-            &EditChecks::default(),
-        ),
-        SetCommand::Secret(a) => krusty_edit::set_generated(
-            dir,
-            GeneratedKind::Secret,
-            a.flags(),
-            &EditChecks::default(),
-        ),
+        SetCommand::Configmap(a) => {
+            krusty_edit::set_generated(dir, GeneratedKind::ConfigMap, a.flags(), checks)
+        }
+        SetCommand::Secret(a) => {
+            krusty_edit::set_generated(dir, GeneratedKind::Secret, a.flags(), checks)
+        }
     }
 }
 
-fn run_add(dir: &Path, command: &AddCommand, release: KustomizeVersion) -> EditResult<Notes> {
+fn run_add(
+    dir: &Path,
+    command: &AddCommand,
+    release: KustomizeVersion,
+    checks: &EditChecks,
+) -> EditResult<Notes> {
     match command {
-        AddCommand::Resource(a) => krusty_edit::add_paths(
-            dir,
-            PathList::Resources,
-            &a.values,
-            !a.no_verify,
-            &EditChecks::default(),
-        ),
-        AddCommand::Component(v) => krusty_edit::add_paths(
-            dir,
-            PathList::Components,
-            &v.values,
-            true,
-            &EditChecks::default(),
-        ),
+        AddCommand::Resource(a) => {
+            krusty_edit::add_paths(dir, PathList::Resources, &a.values, !a.no_verify, checks)
+        }
+        AddCommand::Component(v) => {
+            krusty_edit::add_paths(dir, PathList::Components, &v.values, true, checks)
+        }
         AddCommand::Base(v) => krusty_edit::add_bases(dir, &v.values),
         AddCommand::Patch(p) => krusty_edit::add_patch(dir, &p.to_arg()),
         AddCommand::Configmap(a) => krusty_edit::add_generated(
             dir,
             GeneratedKind::ConfigMap,
             a.common.flags(&a.behavior, ""),
-            &EditChecks::default(),
+            checks,
         ),
         AddCommand::Secret(a) => krusty_edit::add_generated(
             dir,
             GeneratedKind::Secret,
             a.common.flags("", &a.secret_type),
-            &EditChecks::default(),
+            checks,
         ),
         AddCommand::Label(a) => {
             let flags = AddFlags {
@@ -517,20 +508,12 @@ fn run_add(dir: &Path, command: &AddCommand, release: KustomizeVersion) -> EditR
             };
             krusty_edit::add_metadata(dir, Kind::Annotation, &a.values, flags)
         }
-        AddCommand::Generator(v) => krusty_edit::add_paths(
-            dir,
-            PathList::Generators,
-            &v.values,
-            true,
-            &EditChecks::default(),
-        ),
-        AddCommand::Transformer(v) => krusty_edit::add_paths(
-            dir,
-            PathList::Transformers,
-            &v.values,
-            true,
-            &EditChecks::default(),
-        ),
+        AddCommand::Generator(v) => {
+            krusty_edit::add_paths(dir, PathList::Generators, &v.values, true, checks)
+        }
+        AddCommand::Transformer(v) => {
+            krusty_edit::add_paths(dir, PathList::Transformers, &v.values, true, checks)
+        }
         AddCommand::Buildmetadata(v) => {
             krusty_edit::edit_build_metadata(dir, BuildMetadataEdit::Add, &v.values)
         }
